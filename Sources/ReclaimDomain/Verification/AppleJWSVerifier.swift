@@ -1,0 +1,229 @@
+import Crypto
+import Foundation
+import SwiftASN1
+@_spi(FixedExpiryValidationTime) import X509
+
+/// Verifies the compact JWS that Apple signs: App Store Server Notifications V2, signed transaction and
+/// renewal info, and Retention Messaging realtime requests.
+///
+/// A JWS is accepted only when
+/// - it has three non-empty base64url segments and its header says `"alg":"ES256"` (nothing else, so no
+///   algorithm confusion with "none" or HMAC);
+/// - its `x5c` holds exactly three standard-base64 DER certificates, and leaf → intermediate chains to one of
+///   ``trustedRoots`` under RFC 5280 plus ``AppleMarkerExtensionPolicy``, checked at the payload's
+///   `signedDate` (what Apple's library does without online checks; old payloads stay verifiable after the
+///   leaf expires). The third `x5c` certificate is never trusted: a self-made CA copying Apple's subject fails;
+/// - the ES256 signature (raw r‖s) over `header.payload` verifies with the leaf's P-256 key.
+///
+/// Validated chains, and the exact headers that carried them, are cached once a JWS fully verified (see
+/// `VerifiedChainCache`), so the steady state is one ECDSA verification per JWS: no chain build, no header parse.
+/// Pure: no I/O; the clock is injected and only used for payloads without `signedDate`.
+public final class AppleJWSVerifier: Sendable {
+    /// "Apple Root CA - G3", parsed from the embedded PEM.
+    public static let appleRootCAG3: Certificate = {
+        // The PEM is a constant checked by a test (fingerprint); failing here is a build defect, not an input error.
+        do {
+            return try Certificate(pemEncoded: AppleRootCertificates.appleRootCAG3PEM)
+        } catch {
+            fatalError("embedded Apple Root CA - G3 does not parse: \(error)")
+        }
+    }()
+
+    /// The roots a chain must end in. The `x5c` root is not among them unless configured.
+    public let trustedRoots: [Certificate]
+    private let rootStore: CertificateStore
+    private let clock: @Sendable () -> Date
+    private let cache: VerifiedChainCache
+
+    /// - Parameters:
+    ///   - trustedRoots: the only anchors; defaults to Apple Root CA - G3. Tests pass their own CA.
+    ///   - chainCacheCapacity: how many distinct validated chains to remember (0 disables the cache).
+    ///   - clock: the time used for payloads that carry no `signedDate`.
+    public init(
+        trustedRoots: [Certificate] = [AppleJWSVerifier.appleRootCAG3],
+        chainCacheCapacity: Int = 256,
+        clock: @escaping @Sendable () -> Date = { Date() }
+    ) {
+        self.trustedRoots = trustedRoots
+        self.rootStore = CertificateStore(trustedRoots)
+        self.clock = clock
+        self.cache = VerifiedChainCache(capacity: chainCacheCapacity)
+    }
+
+    /// Parses every certificate of a PEM text (one or more `BEGIN CERTIFICATE` blocks), e.g. an operator's extra root.
+    public static func certificates(fromPEM pem: String) throws -> [Certificate] {
+        try PEMDocument.parseMultiple(pemString: pem).map { try Certificate(pemDocument: $0) }
+    }
+
+    /// Distinct validated chains currently cached.
+    public var cachedChainCount: Int { cache.count }
+
+    /// Full chain validations run so far (cache misses); for tests and metrics.
+    public var chainValidationCount: Int { cache.validationCount }
+
+    // MARK: - Core
+
+    /// Verifies a compact JWS, checking the chain at its payload's `signedDate` (the clock if it has none).
+    public func verify(_ compactJWS: String) async throws(JWSVerificationError) -> VerifiedJWS {
+        try await verify(compactJWS, validationTime: Self.signedDate(in:))
+    }
+
+    /// Verifies a compact JWS, checking the chain at `validationTime(payload)`, or at the clock's time when that is `nil`.
+    ///
+    /// `validationTime` sees the payload before its signature is checked; that is sound because the payload is
+    /// accepted only if the signature then verifies with the leaf whose validity was checked at that time.
+    public func verify(
+        _ compactJWS: String,
+        validationTime: (Data) -> Date?
+    ) async throws(JWSVerificationError) -> VerifiedJWS {
+        let segments = try JWSSegmentDecoder.decode(compactJWS)
+        let known = cache.header(segments.headerSegment)
+        let header: JWSHeader
+        if let known {
+            header = known.header
+        } else {
+            header = try Self.parseHeader(segments.headerSegment)
+        }
+        // JWS ES256 signatures are the raw 32-byte r and s, not DER (RFC 7518 §3.4).
+        guard segments.signature.count == 64,
+            let signature = try? P256.Signing.ECDSASignature(rawRepresentation: segments.signature)
+        else {
+            throw JWSVerificationError(.invalidSignature, "an ES256 signature is 64 bytes (r‖s), got \(segments.signature.count)")
+        }
+
+        let time = validationTime(segments.payload) ?? clock()
+        let chainKey = known?.chainKey ?? VerifiedChainCache.key(for: header.x5c)
+        let cachedChain = cache.chain(chainKey, at: time)
+        let chain: VerifiedChainCache.Chain
+        if let cachedChain {
+            chain = cachedChain
+        } else {
+            chain = try await validateChain(header.x5c, at: time)
+        }
+
+        guard chain.leafKey.isValidSignature(signature, for: segments.signingInput) else {
+            throw JWSVerificationError(.invalidSignature, "the ES256 signature does not verify with the leaf certificate's key")
+        }
+        // Remembered only now, once the signature verified: forged JWS with Apple's chain cannot churn the cache.
+        if known == nil || cachedChain == nil {
+            cache.remember(
+                header: VerifiedChainCache.Header(header: header, chainKey: chainKey),
+                segment: segments.headerSegment,
+                chain: cachedChain == nil ? chain : nil
+            )
+        }
+        return VerifiedJWS(header: header, payload: segments.payload, validationTime: time)
+    }
+
+    /// The payload's `signedDate` (UNIX milliseconds) as a date, or `nil` when it has none or is not JSON.
+    public static func signedDate(in payload: Data) -> Date? {
+        guard let probe = try? JSONDecoder().decode(SignedDateProbe.self, from: payload),
+            let milliseconds = probe.signedDate
+        else { return nil }
+        return Date(timeIntervalSince1970: Double(milliseconds) / 1000)
+    }
+
+    private struct SignedDateProbe: Decodable {
+        let signedDate: Int64?
+    }
+
+    private struct RawHeader: Decodable {
+        let alg: String?
+        let x5c: [String]?
+        let kid: String?
+        let typ: String?
+        let crit: [String]?
+    }
+
+    private static func parseHeader(_ segment: Data) throws(JWSVerificationError) -> JWSHeader {
+        guard let bytes = JWSSegmentDecoder.decodeBase64URL(segment) else {
+            throw JWSVerificationError(.malformed, "the header segment is not base64url")
+        }
+        let raw: RawHeader
+        do {
+            raw = try JSONDecoder().decode(RawHeader.self, from: bytes)
+        } catch {
+            throw JWSVerificationError(.malformed, "the header is not a JSON object with string alg and x5c")
+        }
+        // Checked before anything else in the header: the algorithm is fixed, never chosen by the sender.
+        guard let alg = raw.alg else {
+            throw JWSVerificationError(.unsupportedAlgorithm, "the header has no alg; only ES256 is accepted")
+        }
+        guard alg == "ES256" else {
+            throw JWSVerificationError(.unsupportedAlgorithm, "alg \"\(alg)\" is not accepted; only ES256 is")
+        }
+        // RFC 7515 §4.1.11: a recipient must refuse critical parameters it does not understand, and it understands none.
+        if let crit = raw.crit {
+            throw JWSVerificationError(.malformed, "the header marks \(crit) critical; no critical parameter is supported")
+        }
+        guard let x5c = raw.x5c else {
+            throw JWSVerificationError(.invalidChain, "the header has no x5c certificate chain")
+        }
+        guard x5c.count == 3 else {
+            throw JWSVerificationError(.invalidChain, "x5c holds \(x5c.count) certificates; Apple's chain has exactly 3")
+        }
+        var ders: [Data] = []
+        for (index, text) in x5c.enumerated() {
+            // x5c is standard base64 with padding (RFC 7515 §4.1.6), unlike the JWS segments.
+            guard let der = Data(base64Encoded: text), !der.isEmpty else {
+                throw JWSVerificationError(.invalidCertificate, "x5c[\(index)] is not standard base64")
+            }
+            ders.append(der)
+        }
+        return JWSHeader(alg: alg, x5c: ders, kid: raw.kid, typ: raw.typ)
+    }
+
+    // MARK: - Chain
+
+    private func validateChain(_ x5c: [Data], at time: Date) async throws(JWSVerificationError) -> VerifiedChainCache.Chain {
+        cache.recordValidation()
+        var certificates: [Certificate] = []
+        for (index, der) in x5c.enumerated() {
+            do {
+                certificates.append(try Certificate(derEncoded: Array(der)))
+            } catch {
+                throw JWSVerificationError(.invalidCertificate, "x5c[\(index)] is not a DER X.509 certificate")
+            }
+        }
+        let leaf = certificates[0]
+        let intermediate = certificates[1]
+        guard let leafKey = P256.Signing.PublicKey(leaf.publicKey) else {
+            throw JWSVerificationError(.invalidCertificate, "the leaf certificate's key is not P-256, which ES256 needs")
+        }
+
+        // Checked ahead of the chain build only to give a precise code; RFC5280Policy checks the same again.
+        for (role, certificate) in [("leaf", leaf), ("intermediate", intermediate)]
+        where time < certificate.notValidBefore || time > certificate.notValidAfter {
+            throw JWSVerificationError(
+                .chainExpired,
+                "the \(role) certificate \(certificate.subject) is valid from \(certificate.notValidBefore) to "
+                    + "\(certificate.notValidAfter), not at the payload's signedDate \(time)"
+            )
+        }
+        if let missing = AppleMarkerExtensionPolicy.missingMarker(leaf: leaf, intermediate: intermediate) {
+            throw JWSVerificationError(.missingAppleExtension, missing)
+        }
+
+        var verifier = Verifier(rootCertificates: rootStore) {
+            RFC5280Policy(fixedExpiryValidationTime: time)
+            AppleMarkerExtensionPolicy()
+        }
+        // Only the intermediate is offered: the x5c root is never a trust anchor nor a path element.
+        let result = await verifier.validate(leaf: leaf, intermediates: CertificateStore([intermediate]))
+        switch result {
+        case .validCertificate(let chain):
+            let validated = Array(chain)
+            return VerifiedChainCache.Chain(
+                leafKey: leafKey,
+                notValidBefore: validated.map(\.notValidBefore).max() ?? time,
+                notValidAfter: validated.map(\.notValidAfter).min() ?? time
+            )
+        case .couldNotValidate(let failures):
+            let details =
+                failures.isEmpty
+                ? "no path from the leaf through the x5c intermediate to a trusted root (intermediate issuer \(intermediate.issuer))"
+                : failures.map { $0.policyFailureReason.description }.joined(separator: "; ")
+            throw JWSVerificationError(.invalidChain, "the certificate chain does not validate: \(details)")
+        }
+    }
+}

@@ -1,0 +1,90 @@
+import Foundation
+import Yams
+
+extension ReclaimConfig {
+    /// Environments Apple sends.
+    static let knownEnvironments: Set<String> = ["Production", "Sandbox", "Xcode", "LocalTesting"]
+
+    /// Parses YAML text and validates it.
+    public static func parse(yaml: String, source: String = "config") throws -> ReclaimConfig {
+        let config: ReclaimConfig
+        do {
+            config = try YAMLDecoder().decode(ReclaimConfig.self, from: yaml)
+        } catch let error as DecodingError {
+            throw ConfigError("\(source): \(Self.describe(error))")
+        } catch {
+            throw ConfigError("\(source): not valid YAML: \(error)")
+        }
+        try config.validate(source: source)
+        return config
+    }
+
+    /// Loads the file at `path` (the value of `RECLAIM_CONFIG`).
+    public static func load(path: String) throws -> ReclaimConfig {
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw ConfigError("cannot read config file \(path)")
+        }
+        return try parse(yaml: String(decoding: data, as: UTF8.self), source: path)
+    }
+
+    /// Checks what decoding cannot: references between sections and value ranges.
+    public func validate(source: String = "config") throws {
+        var problems: [String] = []
+        var bundles = Set<String>()
+        for app in apps {
+            if app.bundleId.isEmpty { problems.append("an app has an empty bundleId") }
+            if !bundles.insert(app.bundleId).inserted { problems.append("app \(app.bundleId) is listed twice") }
+            for environment in app.environments where !Self.knownEnvironments.contains(environment) {
+                problems.append("app \(app.bundleId): unknown environment \(environment) (use \(Self.knownEnvironments.sorted().joined(separator: ", ")))")
+            }
+            if app.environments.contains("Production") && app.appAppleId == nil {
+                problems.append("app \(app.bundleId): appAppleId is required when Production is accepted")
+            }
+            var keyIds = Set<String>()
+            for key in app.signingKeys where !keyIds.insert(key.keyId).inserted {
+                problems.append("app \(app.bundleId): signing key \(key.keyId) is listed twice")
+            }
+        }
+        var campaignIds = Set<String>()
+        for campaign in campaigns {
+            if !campaignIds.insert(campaign.id).inserted { problems.append("campaign \(campaign.id) is listed twice") }
+            guard let app = apps.first(where: { $0.bundleId == campaign.app }) else {
+                problems.append("campaign \(campaign.id): app \(campaign.app) is not configured under apps")
+                continue
+            }
+            if app.signingKeys.isEmpty { problems.append("campaign \(campaign.id): app \(campaign.app) has no signingKeys to sign offers with") }
+            let parts = campaign.trigger.split(separator: "/", omittingEmptySubsequences: false)
+            if parts.isEmpty || parts.count > 2 || parts.contains(where: \.isEmpty) {
+                problems.append("campaign \(campaign.id): trigger must be TYPE or TYPE/SUBTYPE, e.g. DID_CHANGE_RENEWAL_STATUS/AUTO_RENEW_DISABLED")
+            }
+            if !(0...100).contains(campaign.holdoutPercent) { problems.append("campaign \(campaign.id): holdoutPercent must be 0…100") }
+            if campaign.deliverableFor.seconds <= 0 { problems.append("campaign \(campaign.id): deliverableFor must be positive") }
+            if campaign.offer.productId.isEmpty || campaign.offer.offerIdentifier.isEmpty {
+                problems.append("campaign \(campaign.id): offer needs productId and offerIdentifier")
+            }
+        }
+        if worker.concurrency < 1 { problems.append("worker.concurrency must be at least 1") }
+        if worker.batchSize < 1 { problems.append("worker.batchSize must be at least 1") }
+        if worker.maxAttempts < 1 { problems.append("worker.maxAttempts must be at least 1") }
+        if server.maxBodyBytes < 1024 { problems.append("server.maxBodyBytes must be at least 1024") }
+        if !problems.isEmpty {
+            throw ConfigError("\(source):\n" + problems.map { "  - \($0)" }.joined(separator: "\n"))
+        }
+    }
+
+    private static func describe(_ error: DecodingError) -> String {
+        func path(_ context: DecodingError.Context) -> String {
+            context.codingPath.map { $0.intValue.map { "[\($0)]" } ?? $0.stringValue }.joined(separator: ".")
+        }
+        switch error {
+        case .keyNotFound(let key, let context):
+            let at = path(context)
+            return "missing key \(at.isEmpty ? "" : at + ".")\(key.stringValue)"
+        case .typeMismatch(_, let context), .valueNotFound(_, let context), .dataCorrupted(let context):
+            if let underlying = context.underlyingError as? ConfigError { return "\(path(context)): \(underlying)" }
+            return "\(path(context)): \(context.debugDescription)"
+        @unknown default:
+            return "\(error)"
+        }
+    }
+}

@@ -1,0 +1,153 @@
+import Foundation
+import ReclaimDomain
+import Yams
+
+/// Reclaim's configuration: the YAML file named by `RECLAIM_CONFIG`.
+///
+/// Every key is documented in README.md ("Configuration"). Unknown keys are ignored so that a
+/// newer config file still loads in an older binary; missing optional sections take defaults.
+public struct ReclaimConfig: Decodable, Sendable {
+    public var apps: [App]
+    public var campaigns: [Campaign]
+    public var server: Server
+    public var worker: Worker
+
+    /// One App Store app that Reclaim serves.
+    public struct App: Decodable, Sendable {
+        public var bundleId: String
+        /// Apple's numeric app id; required when Production is accepted (Production payloads must carry it).
+        public var appAppleId: Int64?
+        /// Environments whose notifications are accepted: Production, Sandbox (Xcode, LocalTesting for development).
+        public var environments: [String]
+        /// App Store Connect issuer id, needed for StoreKit 2 offer JWS.
+        public var issuerId: String?
+        /// Subscription keys (.p8) by key id; the first one signs new offers, the others remain known for rotation.
+        public var signingKeys: [SigningKeyFile]
+        /// Extra trusted root certificates (PEM files) for signed payloads; Apple Root CA - G3 is always trusted.
+        public var rootCertificates: [String]
+
+        enum CodingKeys: String, CodingKey {
+            case bundleId, appAppleId, environments, issuerId, signingKeys, rootCertificates
+        }
+
+        public init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            bundleId = try container.decode(String.self, forKey: .bundleId)
+            appAppleId = try container.decodeIfPresent(Int64.self, forKey: .appAppleId)
+            environments = try container.decodeIfPresent([String].self, forKey: .environments) ?? ["Production", "Sandbox"]
+            issuerId = try container.decodeIfPresent(String.self, forKey: .issuerId)
+            signingKeys = try container.decodeIfPresent([SigningKeyFile].self, forKey: .signingKeys) ?? []
+            rootCertificates = try container.decodeIfPresent([String].self, forKey: .rootCertificates) ?? []
+        }
+    }
+
+    public struct SigningKeyFile: Decodable, Sendable {
+        public var keyId: String
+        public var file: String
+    }
+
+    /// A win-back or retention campaign.
+    public struct Campaign: Decodable, Sendable {
+        public var id: String
+        /// Bundle id of the app.
+        public var app: String
+        /// `TYPE` or `TYPE/SUBTYPE` of the notification that makes the subscriber eligible.
+        public var trigger: String
+        public var offer: Offer
+        public var deliverableFor: ConfigDuration
+        public var cooldown: ConfigDuration
+        public var holdoutPercent: Int
+        public var priority: Int
+
+        public struct Offer: Decodable, Sendable {
+            public var productId: String
+            public var offerIdentifier: String
+        }
+
+        enum CodingKeys: String, CodingKey {
+            case id, app, trigger, offer, deliverableFor, cooldown, holdoutPercent, priority
+        }
+
+        public init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            id = try container.decode(String.self, forKey: .id)
+            app = try container.decode(String.self, forKey: .app)
+            trigger = try container.decode(String.self, forKey: .trigger)
+            offer = try container.decode(Offer.self, forKey: .offer)
+            deliverableFor = try container.decodeIfPresent(ConfigDuration.self, forKey: .deliverableFor) ?? ConfigDuration(seconds: 7 * 86_400)
+            cooldown = try container.decodeIfPresent(ConfigDuration.self, forKey: .cooldown) ?? ConfigDuration(seconds: 90 * 86_400)
+            holdoutPercent = try container.decodeIfPresent(Int.self, forKey: .holdoutPercent) ?? 0
+            priority = try container.decodeIfPresent(Int.self, forKey: .priority) ?? 0
+        }
+    }
+
+    /// HTTP server settings.
+    public struct Server: Decodable, Sendable {
+        /// Largest accepted request body in bytes (Apple's notifications are a few KiB).
+        public var maxBodyBytes: Int = 256 * 1024
+        /// Keep this many rejected-input records for forensics; older ones are pruned.
+        public var rejectedInputsKept: Int = 10_000
+
+        public init() {}
+
+        public init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            maxBodyBytes = try container.decodeIfPresent(Int.self, forKey: .maxBodyBytes) ?? maxBodyBytes
+            rejectedInputsKept = try container.decodeIfPresent(Int.self, forKey: .rejectedInputsKept) ?? rejectedInputsKept
+        }
+
+        enum CodingKeys: String, CodingKey { case maxBodyBytes, rejectedInputsKept }
+    }
+
+    /// Worker pool and queue settings.
+    public struct Worker: Decodable, Sendable {
+        /// Jobs run at once by one process.
+        public var concurrency: Int = 8
+        /// Jobs claimed per query.
+        public var batchSize: Int = 16
+        /// Poll interval when no NOTIFY arrives (a lost wake-up costs at most this).
+        public var pollInterval: ConfigDuration = ConfigDuration(seconds: 2)
+        /// How long a claimed job is leased before the rescuer hands it to another worker.
+        public var lease: ConfigDuration = ConfigDuration(seconds: 60)
+        /// Failed attempts before a job is dead.
+        public var maxAttempts: Int = 20
+        /// How long completed jobs are kept.
+        public var completedRetention: ConfigDuration = ConfigDuration(seconds: 7 * 86_400)
+        /// How long in-flight jobs may take to finish on shutdown before they are abandoned (and later rescued).
+        public var shutdownTimeout: ConfigDuration = ConfigDuration(seconds: 30)
+
+        public init() {}
+
+        public init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            concurrency = try container.decodeIfPresent(Int.self, forKey: .concurrency) ?? concurrency
+            batchSize = try container.decodeIfPresent(Int.self, forKey: .batchSize) ?? batchSize
+            pollInterval = try container.decodeIfPresent(ConfigDuration.self, forKey: .pollInterval) ?? pollInterval
+            lease = try container.decodeIfPresent(ConfigDuration.self, forKey: .lease) ?? lease
+            maxAttempts = try container.decodeIfPresent(Int.self, forKey: .maxAttempts) ?? maxAttempts
+            completedRetention = try container.decodeIfPresent(ConfigDuration.self, forKey: .completedRetention) ?? completedRetention
+            shutdownTimeout = try container.decodeIfPresent(ConfigDuration.self, forKey: .shutdownTimeout) ?? shutdownTimeout
+        }
+
+        enum CodingKeys: String, CodingKey {
+            case concurrency, batchSize, pollInterval, lease, maxAttempts, completedRetention, shutdownTimeout
+        }
+    }
+
+    enum CodingKeys: String, CodingKey { case apps, campaigns, server, worker }
+
+    public init(apps: [App] = [], campaigns: [Campaign] = [], server: Server = Server(), worker: Worker = Worker()) {
+        self.apps = apps
+        self.campaigns = campaigns
+        self.server = server
+        self.worker = worker
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        apps = try container.decodeIfPresent([App].self, forKey: .apps) ?? []
+        campaigns = try container.decodeIfPresent([Campaign].self, forKey: .campaigns) ?? []
+        server = try container.decodeIfPresent(Server.self, forKey: .server) ?? Server()
+        worker = try container.decodeIfPresent(Worker.self, forKey: .worker) ?? Worker()
+    }
+}

@@ -1,0 +1,150 @@
+import Foundation
+import Logging
+import PostgresNIO
+import Prometheus
+import ReclaimDomain
+import ReclaimStore
+
+/// `reclaim dev`: zero set-up. Starts (or reuses) a private PostgreSQL under `.reclaim/pg`,
+/// migrates, writes a demo config with a freshly generated demo signing key on first run,
+/// creates a demo app key, serves, and stops PostgreSQL again on Ctrl-C.
+public struct DevEnvironment: Sendable {
+    /// The folder everything lives in (`.reclaim` in the current directory).
+    public let root: URL
+    public let port: Int
+
+    public static let demoBundleId = "com.example.reclaim.demo"
+    public static let demoKeyId = "DEMOKEY001"
+
+    public init(root: URL, port: Int) {
+        self.root = root
+        self.port = port
+    }
+
+    var configFile: URL { root.appendingPathComponent("config.yaml") }
+    var keyFile: URL { root.appendingPathComponent("keys/SubscriptionKey_\(Self.demoKeyId).p8") }
+    var appKeyFile: URL { root.appendingPathComponent("demo-app-key") }
+
+    public func run(databaseURL explicitURL: DatabaseURL?, metricsRegistry: PrometheusCollectorRegistry, logger: Logger) async throws {
+        try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
+        var embedded: EmbeddedPostgres?
+        let url: DatabaseURL
+        if let explicitURL {
+            url = explicitURL
+        } else {
+            let postgres = EmbeddedPostgres(root: root.appendingPathComponent("pg"))
+            try postgres.initializeIfNeeded(logger: logger)
+            try postgres.start(logger: logger)
+            embedded = postgres
+            url = try postgres.url(database: "reclaim")
+            try await Self.createDatabaseIfMissing(url, logger: logger)
+        }
+        do {
+            try await serve(url: url, metricsRegistry: metricsRegistry, logger: logger)
+        } catch {
+            try? embedded?.stop()
+            throw error
+        }
+        try embedded?.stop()
+        logger.info("stopped the private PostgreSQL; `reclaim dev` brings it back with the same data")
+    }
+
+    private func serve(url: DatabaseURL, metricsRegistry: PrometheusCollectorRegistry, logger: Logger) async throws {
+        _ = try await Migrations.run(url, logger: logger)
+        let config = try loadOrWriteConfig()
+        let appKey = try await demoAppKey(url: url, logger: logger)
+        let server = ReclaimServer(config: config, databaseURL: url, role: .all, host: "127.0.0.1", port: port)
+        let base = "http://127.0.0.1:\(port)"
+        try await server.run(metricsRegistry: metricsRegistry, logger: logger) {
+            print(
+                """
+
+                Reclaim is running (dev mode).
+                  API:        \(base)
+                  Health:     \(base)/healthz   \(base)/readyz   \(base)/metrics
+                  Database:   \(url.connectionString)
+                  Config:     \(configFile.path)   (RECLAIM_CONFIG for `reclaim serve`)
+                  Demo app:   \(Self.demoBundleId), demo signing key \(Self.demoKeyId)
+                  App key:    \(appKey)
+
+                Try:
+                  curl -s \(base)/readyz
+                  curl -s -H 'Authorization: Bearer \(appKey)' '\(base)/v1/offers?appAccountToken=00000000-0000-0000-0000-000000000051'
+
+                Ctrl-C stops Reclaim and its PostgreSQL.
+                """
+            )
+        }
+    }
+
+    /// Writes the demo config and key on first run; later runs reuse them (and any edits).
+    func loadOrWriteConfig() throws -> ReclaimConfig {
+        let fileManager = FileManager.default
+        if !fileManager.fileExists(atPath: keyFile.path) {
+            try fileManager.createDirectory(at: keyFile.deletingLastPathComponent(), withIntermediateDirectories: true)
+            let key = SigningKey.generate(keyId: Self.demoKeyId)
+            try Data(key.pkcs8PEM.utf8).write(to: keyFile, options: .atomic)
+            try fileManager.setAttributes([.posixPermissions: 0o600], ofItemAtPath: keyFile.path)
+        }
+        if !fileManager.fileExists(atPath: configFile.path) {
+            try Data(Self.demoConfig(keyFile: keyFile.path).utf8).write(to: configFile, options: .atomic)
+        }
+        return try ReclaimConfig.load(path: configFile.path)
+    }
+
+    static func demoConfig(keyFile: String) -> String {
+        """
+        # Demo configuration written by `reclaim dev`. Edit freely; see README.md, Configuration.
+        apps:
+          - bundleId: \(demoBundleId)
+            environments: [Sandbox, Xcode, LocalTesting]
+            issuerId: 00000000-0000-0000-0000-000000000000
+            signingKeys:
+              - keyId: \(demoKeyId)
+                file: \(keyFile)
+            rootCertificates: []
+        campaigns:
+          - id: retain-auto-renew-off
+            app: \(demoBundleId)
+            trigger: DID_CHANGE_RENEWAL_STATUS/AUTO_RENEW_DISABLED
+            offer: { productId: com.example.reclaim.monthly, offerIdentifier: RETAIN50 }
+            deliverableFor: 7d
+            cooldown: 90d
+            holdoutPercent: 10
+            priority: 10
+          - id: winback-expired
+            app: \(demoBundleId)
+            trigger: EXPIRED/VOLUNTARY
+            offer: { productId: com.example.reclaim.monthly, offerIdentifier: WINBACK30 }
+            deliverableFor: 14d
+            cooldown: 180d
+            holdoutPercent: 10
+            priority: 5
+
+        """
+    }
+
+    /// The demo app key: created once and kept in `.reclaim/demo-app-key` (dev only; production keys are shown once).
+    private func demoAppKey(url: DatabaseURL, logger: Logger) async throws -> String {
+        if let key = try? String(contentsOf: appKeyFile, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines), !key.isEmpty {
+            let known = try await PostgresClient.withClient(url, maxConnections: 1, logger: logger) { client in
+                try await APIKeyStore(postgres: client).authenticate(key, logger: logger) != nil
+            }
+            if known { return key }
+        }
+        let key = try await PostgresClient.withClient(url, maxConnections: 1, logger: logger) { client in
+            try await APIKeyStore(postgres: client).create(scope: .app, bundleId: Self.demoBundleId, logger: logger)
+        }
+        try Data(key.utf8).write(to: appKeyFile, options: .atomic)
+        return key
+    }
+
+    /// Creates the database named in `url` on its server, if it does not exist yet.
+    static func createDatabaseIfMissing(_ url: DatabaseURL, logger: Logger) async throws {
+        try await PostgresClient.withClient(url.with(database: "postgres"), maxConnections: 1, logger: logger) { client in
+            let rows = try await client.query("SELECT 1 FROM pg_database WHERE datname = \(url.database)", logger: logger)
+            for try await _ in rows { return }
+            try await client.query(PostgresQuery(unsafeSQL: "CREATE DATABASE \"\(url.database.replacingOccurrences(of: "\"", with: "\"\""))\""), logger: logger)
+        }
+    }
+}

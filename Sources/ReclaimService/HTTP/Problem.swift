@@ -1,0 +1,59 @@
+import Foundation
+import Hummingbird
+
+/// An RFC 9457 problem (`application/problem+json`): the one error type every route throws.
+///
+/// `type` is stable (`urn:reclaim:problem:<slug>`) so clients and tests can rely on it;
+/// `detail` says in words what was wrong. Never put database text or key material in `detail`.
+public struct Problem: HTTPResponseError, Equatable {
+    public let status: HTTPResponse.Status
+    /// Short stable slug, e.g. `invalid-signature`.
+    public let slug: String
+    public let title: String
+    public let detail: String
+
+    public init(_ status: HTTPResponse.Status, _ slug: String, title: String, detail: String) {
+        self.status = status
+        self.slug = slug
+        self.title = title
+        self.detail = detail
+    }
+
+    public var type: String { "urn:reclaim:problem:\(slug)" }
+
+    struct Body: Encodable {
+        let type: String
+        let title: String
+        let status: Int
+        let detail: String
+        let instance: String?
+    }
+
+    public func response(from request: Request, context: some RequestContext) throws -> Response {
+        let body = Body(type: type, title: title, status: status.code, detail: detail, instance: request.uri.path)
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        var headers = HTTPFields()
+        headers[.contentType] = "application/problem+json"
+        if status == .serviceUnavailable { headers[.retryAfter] = "5" }
+        return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: try encoder.encode(body))))
+    }
+}
+
+extension Problem {
+    public static func badRequest(_ slug: String, _ detail: String) -> Problem {
+        Problem(.badRequest, slug, title: "Bad request", detail: detail)
+    }
+    public static func unauthorized(_ detail: String) -> Problem {
+        Problem(.unauthorized, "unauthorized", title: "Unauthorized", detail: detail)
+    }
+    public static func notFound(_ detail: String) -> Problem {
+        Problem(.notFound, "not-found", title: "Not found", detail: detail)
+    }
+    public static func databaseUnavailable() -> Problem {
+        Problem(.serviceUnavailable, "database-unavailable", title: "Service unavailable", detail: "the database is not reachable; retry later")
+    }
+    public static func internalError(requestId: String) -> Problem {
+        Problem(.internalServerError, "internal-error", title: "Internal error", detail: "an unexpected error occurred (request \(requestId)); it has been logged")
+    }
+}

@@ -1,0 +1,41 @@
+import Foundation
+import Logging
+import PostgresNIO
+import ReclaimStore
+
+/// What the operator commands (`reclaim apps`, `reclaim admin`, `reclaim jobs`) do, so the
+/// executable only parses arguments.
+public enum AdminTasks {
+    /// Creates an app key bound to `bundleId`, after checking the app is configured.
+    public static func createAppKey(bundleId: String, config: ReclaimConfig?, url: DatabaseURL, logger: Logger) async throws -> String {
+        if let config, !config.apps.contains(where: { $0.bundleId == bundleId }) {
+            throw ConfigError("app \(bundleId) is not configured under apps; keys are only made for configured apps")
+        }
+        return try await PostgresClient.withClient(url, maxConnections: 1, logger: logger) { client in
+            try await APIKeyStore(postgres: client).create(scope: .app, bundleId: bundleId, logger: logger)
+        }
+    }
+
+    public static func createAdminKey(url: DatabaseURL, logger: Logger) async throws -> String {
+        try await PostgresClient.withClient(url, maxConnections: 1, logger: logger) { client in
+            try await APIKeyStore(postgres: client).create(scope: .admin, bundleId: nil, logger: logger)
+        }
+    }
+
+    /// Dead jobs as printable lines.
+    public static func deadJobs(url: DatabaseURL, logger: Logger) async throws -> [String] {
+        try await PostgresClient.withClient(url, maxConnections: 1, logger: logger) { client in
+            try await JobQueue(postgres: client).deadJobs(limit: 1000, logger: logger).map { job in
+                let error = (job.lastError ?? "").replacingOccurrences(of: "\n", with: " ")
+                return "\(job.id)\t\(job.kind)\tattempts=\(job.attempts)\tfailed=\(ISO8601DateFormatter().string(from: job.failedAt))\t\(error)"
+            }
+        }
+    }
+
+    /// Requeues one dead job or all of them; returns how many.
+    public static func retryDeadJobs(id: Int64?, url: DatabaseURL, logger: Logger) async throws -> Int {
+        try await PostgresClient.withClient(url, maxConnections: 1, logger: logger) { client in
+            try await JobQueue(postgres: client).retryDead(id: id, logger: logger)
+        }
+    }
+}

@@ -1,0 +1,31 @@
+import Hummingbird
+import Logging
+import ServiceLifecycle
+
+/// Builds the router for `role`. Tests call this with their own dependencies.
+public func buildRouter(_ dependencies: Dependencies, role: ServerRole = .all) -> Router<ReclaimRequestContext> {
+    let router = Router(context: ReclaimRequestContext.self)
+    router.add(middleware: ProblemMiddleware())
+    router.add(middleware: LogRequestsMiddleware(.debug))
+    HealthRoutes(postgres: dependencies.postgres).register(on: router)
+    MetricsRoute(registry: dependencies.metricsRegistry).register(on: router)
+    return router
+}
+
+/// Builds the whole application for `role`: router, HTTP server and the background services
+/// (PostgreSQL pool first, since every other service depends on it).
+public func buildApplication(
+    _ dependencies: Dependencies,
+    role: ServerRole,
+    host: String,
+    port: Int,
+    extraServices: [any Service] = []
+) -> some ApplicationProtocol {
+    let router = buildRouter(dependencies, role: role)
+    return Application(
+        router: router,
+        configuration: .init(address: .hostname(host, port: port), serverName: "reclaim"),
+        services: [dependencies.postgres] + extraServices,
+        logger: dependencies.logger
+    )
+}

@@ -1,0 +1,56 @@
+import Foundation
+import Hummingbird
+import Logging
+import PostgresNIO
+import Prometheus
+import ReclaimStore
+import ServiceLifecycle
+import UnixSignals
+
+/// `reclaim serve`: runs the HTTP API and/or the workers until SIGTERM or SIGINT, then shuts
+/// down gracefully (in-flight requests and jobs finish first).
+public struct ReclaimServer: Sendable {
+    public var config: ReclaimConfig
+    public var databaseURL: DatabaseURL
+    public var role: ServerRole
+    public var host: String
+    public var port: Int
+    /// Apply the schema at start-up (what `reclaim dev` wants; production runs `reclaim migrate` once per release).
+    public var migrateOnStart: Bool
+
+    public init(config: ReclaimConfig, databaseURL: DatabaseURL, role: ServerRole, host: String, port: Int, migrateOnStart: Bool = false) {
+        self.config = config
+        self.databaseURL = databaseURL
+        self.role = role
+        self.host = host
+        self.port = port
+        self.migrateOnStart = migrateOnStart
+    }
+
+    public func run(metricsRegistry: PrometheusCollectorRegistry, logger: Logger, onReady: @escaping @Sendable () -> Void = {}) async throws {
+        let postgres = PostgresClient(configuration: databaseURL.clientConfiguration(maxConnections: 40), backgroundLogger: logger)
+        let dependencies = Dependencies(config: config, postgres: postgres, metricsRegistry: metricsRegistry, logger: logger)
+        if migrateOnStart {
+            try await PostgresClient.withClient(databaseURL, maxConnections: 2, logger: logger) { client in
+                try await Migrator().migrate(client: client, logger: logger)
+            }
+        }
+        var services: [any Service] = []
+        if role.runsWorkers {
+            let queue = JobQueue(postgres: postgres)
+            services.append(WorkerPool(queue: queue, handlers: jobHandlers(dependencies), options: .init(config.worker), logger: logger))
+            services.append(QueueMaintenance(queue: queue, completedRetention: config.worker.completedRetention.duration, logger: logger))
+        }
+        let application = buildApplication(dependencies, role: role, host: host, port: port, extraServices: services)
+        let group = ServiceGroup(
+            configuration: .init(
+                services: [.init(service: application)],
+                gracefulShutdownSignals: [.sigterm, .sigint],
+                logger: logger
+            )
+        )
+        logger.info("reclaim serving", metadata: ["role": "\(role.rawValue)", "address": "\(host):\(port)", "database": "\(databaseURL)"])
+        onReady()
+        try await group.run()
+    }
+}

@@ -1,0 +1,52 @@
+import Logging
+import Metrics
+import ReclaimStore
+import ServiceLifecycle
+
+/// Background upkeep of the queue, run by every worker process (all steps are safe to run
+/// concurrently from many): rescue jobs whose worker died, prune old completed jobs, and
+/// publish queue depth and backlog age as gauges.
+public struct QueueMaintenance: Service {
+    public let queue: JobQueue
+    public let interval: Duration
+    public let completedRetention: Duration
+    let logger: Logger
+
+    public init(queue: JobQueue, interval: Duration = .seconds(5), completedRetention: Duration, logger: Logger) {
+        self.queue = queue
+        self.interval = interval
+        self.completedRetention = completedRetention
+        self.logger = logger
+    }
+
+    public func run() async throws {
+        let depth = Dictionary(uniqueKeysWithValues: JobState.allCases.map { ($0, Gauge(label: "reclaim_jobs", dimensions: [("state", $0.rawValue)])) })
+        let oldestAge = Gauge(label: "reclaim_jobs_oldest_due_age_seconds")
+        let rescued = Counter(label: "reclaim_jobs_rescued_total")
+        var round = 0
+        while !Task.isCancelledOrShuttingDown {
+            do {
+                let count = try await queue.rescueExpired(logger: logger)
+                if count > 0 {
+                    rescued.increment(by: count)
+                    logger.warning("rescued jobs whose worker stopped", metadata: ["jobs": "\(count)"])
+                }
+                if round % 12 == 0 {
+                    let pruned = try await queue.pruneCompleted(olderThan: completedRetention, logger: logger)
+                    if pruned > 0 { logger.info("pruned completed jobs", metadata: ["jobs": "\(pruned)"]) }
+                }
+                let stats = try await queue.stats(logger: logger)
+                for state in JobState.allCases { depth[state]?.record(stats.counts[state] ?? 0) }
+                oldestAge.record(stats.oldestDueAgeSeconds)
+            } catch {
+                if !Task.isCancelledOrShuttingDown { logger.warning("queue maintenance failed", metadata: ["error": "\(String(reflecting: error))"]) }
+            }
+            round += 1
+            try? await cancelWhenGracefulShutdown { try await Task.sleep(for: interval) }
+        }
+    }
+}
+
+extension Task where Success == Never, Failure == Never {
+    static var isCancelledOrShuttingDown: Bool { Task.isCancelled || Task.isShuttingDownGracefully }
+}

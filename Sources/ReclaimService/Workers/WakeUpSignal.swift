@@ -1,0 +1,58 @@
+import Synchronization
+
+/// Wakes idle workers when PostgreSQL reports new jobs.
+///
+/// A waiter passes the generation it saw before it last looked for work; if a wake-up happened
+/// since, `wait` returns at once, so a NOTIFY that arrives between "found nothing" and "going to
+/// sleep" is never lost.
+final class WakeUpSignal: Sendable {
+    private struct State {
+        var generation = 0
+        var nextWaiter = 0
+        var waiters: [Int: CheckedContinuation<Void, Never>] = [:]
+    }
+
+    private let state = Mutex(State())
+
+    var generation: Int { state.withLock { $0.generation } }
+
+    /// Wakes every waiter.
+    func wakeAll() {
+        let waiters = state.withLock { state in
+            state.generation += 1
+            defer { state.waiters.removeAll() }
+            return Array(state.waiters.values)
+        }
+        for waiter in waiters { waiter.resume() }
+    }
+
+    /// Returns on the next wake-up after `seenGeneration`, after `timeout`, or on cancellation.
+    func wait(after seenGeneration: Int, timeout: Duration) async {
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask { await self.waitForWakeUp(after: seenGeneration) }
+            group.addTask { try? await Task.sleep(for: timeout) }
+            await group.next()
+            group.cancelAll()
+        }
+    }
+
+    private func waitForWakeUp(after seenGeneration: Int) async {
+        let id = state.withLock { state in
+            state.nextWaiter += 1
+            return state.nextWaiter
+        }
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                let resumeNow = state.withLock { state in
+                    if state.generation != seenGeneration || Task.isCancelled { return true }
+                    state.waiters[id] = continuation
+                    return false
+                }
+                if resumeNow { continuation.resume() }
+            }
+        } onCancel: {
+            let waiter = state.withLock { $0.waiters.removeValue(forKey: id) }
+            waiter?.resume()
+        }
+    }
+}

@@ -1,0 +1,255 @@
+import Foundation
+import Logging
+import Metrics
+import PostgresNIO
+import ReclaimStore
+import ServiceLifecycle
+import Synchronization
+
+/// Runs queued jobs: a `Service` with a bounded number of lanes, each claiming a batch, running
+/// the batch's handlers and completing it in one transaction.
+///
+/// - Wake-up: a LISTEN connection wakes idle lanes within milliseconds of an enqueue's commit;
+///   a slow poll covers a lost notification or connection.
+/// - Exactly once: effects and completion commit together; see `JobQueue`.
+/// - Failures: if any handler of a batch throws, the batch's transaction rolls back and each of
+///   its jobs runs again in a transaction of its own, so one bad job fails alone.
+/// - Shutdown: lanes finish their batch and stop; after `shutdownTimeout` they are cancelled
+///   (their transactions roll back) and the pool's unfinished jobs are released at once.
+public struct WorkerPool: Service {
+    public struct Options: Sendable {
+        public var concurrency: Int
+        public var batchSize: Int
+        public var pollInterval: Duration
+        public var lease: Duration
+        public var shutdownTimeout: Duration
+        public var backoff: Backoff
+
+        public init(
+            concurrency: Int = 8,
+            batchSize: Int = 16,
+            pollInterval: Duration = .seconds(2),
+            lease: Duration = .seconds(60),
+            shutdownTimeout: Duration = .seconds(30),
+            backoff: Backoff = Backoff()
+        ) {
+            self.concurrency = concurrency
+            self.batchSize = batchSize
+            self.pollInterval = pollInterval
+            self.lease = lease
+            self.shutdownTimeout = shutdownTimeout
+            self.backoff = backoff
+        }
+
+        public init(_ config: ReclaimConfig.Worker) {
+            self.init(
+                concurrency: config.concurrency,
+                batchSize: config.batchSize,
+                pollInterval: config.pollInterval.duration,
+                lease: config.lease.duration,
+                shutdownTimeout: config.shutdownTimeout.duration
+            )
+        }
+    }
+
+    public let queue: JobQueue
+    public let handlers: [String: any JobHandler]
+    public let options: Options
+    /// Identifies this pool in `locked_by`: host, process and a random suffix.
+    public let workerId: String
+    let logger: Logger
+    let metrics: WorkerMetrics
+
+    public init(queue: JobQueue, handlers: [String: any JobHandler], options: Options, logger: Logger) {
+        self.queue = queue
+        self.handlers = handlers
+        self.options = options
+        self.workerId = "\(ProcessInfo.processInfo.hostName):\(getpid()):\(UUID().uuidString.prefix(8))"
+        self.logger = logger
+        self.metrics = WorkerMetrics()
+    }
+
+    private enum LaneResult { case laneFinished, shutdownTimedOut }
+
+    public func run() async throws {
+        let signal = WakeUpSignal()
+        let stopping = Stopping()
+        logger.info("worker pool started", metadata: ["worker": "\(workerId)", "lanes": "\(options.concurrency)"])
+        await withGracefulShutdownHandler {
+            await withTaskGroup(of: Void.self) { background in
+                background.addTask { await listen(signal: signal) }
+                background.addTask { await heartbeat() }
+                await withTaskGroup(of: LaneResult.self) { lanes in
+                    for _ in 0..<options.concurrency {
+                        lanes.addTask {
+                            await lane(signal: signal, stopping: stopping)
+                            return .laneFinished
+                        }
+                    }
+                    lanes.addTask {
+                        await stopping.wait()
+                        try? await Task.sleep(for: options.shutdownTimeout)
+                        return .shutdownTimedOut
+                    }
+                    var finished = 0
+                    for await result in lanes {
+                        switch result {
+                        case .laneFinished:
+                            finished += 1
+                            if finished == options.concurrency { lanes.cancelAll() }
+                        case .shutdownTimedOut:
+                            if !Task.isCancelled {
+                                logger.warning("shutdown timeout: cancelling jobs still running", metadata: ["worker": "\(workerId)"])
+                            }
+                            lanes.cancelAll()
+                        }
+                    }
+                }
+                background.cancelAll()
+            }
+        } onGracefulShutdown: {
+            stopping.stop()
+            signal.wakeAll()
+        }
+        do {
+            let released = try await queue.release(worker: workerId, logger: logger)
+            logger.info("worker pool stopped", metadata: ["worker": "\(workerId)", "released": "\(released)"])
+        } catch {
+            logger.warning("could not release unfinished jobs; the rescuer will", metadata: ["error": "\(error)"])
+        }
+    }
+
+    /// One lane: claim a batch, run it, repeat; sleep until woken when the queue is empty.
+    private func lane(signal: WakeUpSignal, stopping: Stopping) async {
+        while !stopping.isStopping && !Task.isCancelled {
+            let generation = signal.generation
+            let jobs: [Job]
+            do {
+                jobs = try await queue.claim(limit: options.batchSize, worker: workerId, lease: options.lease, logger: logger)
+            } catch {
+                if !Task.isCancelled { logger.warning("claiming jobs failed", metadata: ["error": "\(String(reflecting: error))"]) }
+                await signal.wait(after: generation &+ 1, timeout: options.pollInterval)
+                continue
+            }
+            if jobs.isEmpty {
+                await signal.wait(after: generation, timeout: options.pollInterval)
+                continue
+            }
+            await runBatch(jobs)
+        }
+    }
+
+    /// Runs a batch in one transaction; on any failure, runs its jobs one transaction each.
+    func runBatch(_ jobs: [Job]) async {
+        let started = ContinuousClock.now
+        do {
+            try await queue.postgres.transaction(logger: logger) { connection in
+                let owned = try await JobQueue.markCompleted(jobs, worker: workerId, connection: connection, logger: logger)
+                for job in jobs where owned.contains(job.id) {
+                    try await handler(for: job).handle(job, connection: connection, logger: logger)
+                }
+            }
+            metrics.completed(jobs, duration: ContinuousClock.now - started)
+        } catch {
+            if Task.isCancelled { return }
+            for job in jobs { await runAlone(job) }
+        }
+    }
+
+    /// Runs one job in its own transaction and records its failure.
+    private func runAlone(_ job: Job) async {
+        let started = ContinuousClock.now
+        var jobLogger = logger
+        jobLogger[metadataKey: "job"] = "\(job.id)"
+        jobLogger[metadataKey: "kind"] = "\(job.kind)"
+        do {
+            try await queue.postgres.transaction(logger: jobLogger) { connection in
+                let owned = try await JobQueue.markCompleted([job], worker: workerId, connection: connection, logger: jobLogger)
+                guard owned.contains(job.id) else { return }
+                try await handler(for: job).handle(job, connection: connection, logger: jobLogger)
+            }
+            metrics.completed([job], duration: ContinuousClock.now - started)
+        } catch {
+            if Task.isCancelled { return }
+            let delay = options.backoff.delay(afterAttempt: job.attempt, unit: Double.random(in: 0..<1))
+            let message = String(describing: error)
+            let state = try? await queue.markFailed(job, worker: workerId, error: message, retryDelay: delay, logger: jobLogger)
+            metrics.failed(job, dead: state == .dead)
+            if state == .dead {
+                jobLogger.error("job dead after \(job.attempt) attempts", metadata: ["error": "\(message)"])
+            } else {
+                jobLogger.warning("job failed; retrying", metadata: ["error": "\(message)", "attempt": "\(job.attempt)", "retryIn": "\(delay)"])
+            }
+        }
+    }
+
+    private func handler(for job: Job) throws -> any JobHandler {
+        guard let handler = handlers[job.kind] else { throw UnknownJobKind(kind: job.kind) }
+        return handler
+    }
+
+    /// Keeps a LISTEN connection open and turns notifications into wake-ups; reconnects after failures.
+    private func listen(signal: WakeUpSignal) async {
+        while !Task.isCancelled {
+            do {
+                try await queue.postgres.withConnection { connection in
+                    try await connection.listen(on: JobQueue.channel) { notifications in
+                        signal.wakeAll()  // jobs may have arrived while we were not listening
+                        for try await _ in notifications { signal.wakeAll() }
+                    }
+                }
+            } catch {
+                if Task.isCancelled { return }
+                logger.warning("LISTEN connection lost; polling until it is back", metadata: ["error": "\(String(reflecting: error))"])
+            }
+            try? await Task.sleep(for: .seconds(1))
+        }
+    }
+
+    /// Extends this pool's leases every third of a lease, so long jobs are not rescued.
+    private func heartbeat() async {
+        while !Task.isCancelled {
+            try? await Task.sleep(for: options.lease / 3)
+            if Task.isCancelled { return }
+            do {
+                try await queue.heartbeat(worker: workerId, lease: options.lease, logger: logger)
+            } catch {
+                if !Task.isCancelled { logger.warning("heartbeat failed", metadata: ["error": "\(String(reflecting: error))"]) }
+            }
+        }
+    }
+}
+
+/// A job whose kind no handler is registered for (e.g. enqueued by a newer release).
+struct UnknownJobKind: Error, CustomStringConvertible {
+    let kind: String
+    var description: String { "no handler registered for job kind '\(kind)'" }
+}
+
+/// The graceful-shutdown flag lanes check between batches.
+final class Stopping: Sendable {
+    private let state = Mutex<(stopping: Bool, waiters: [CheckedContinuation<Void, Never>])>((false, []))
+
+    var isStopping: Bool { state.withLock { $0.stopping } }
+
+    func stop() {
+        let waiters = state.withLock { state in
+            state.stopping = true
+            defer { state.waiters.removeAll() }
+            return state.waiters
+        }
+        for waiter in waiters { waiter.resume() }
+    }
+
+    /// Returns once `stop` was called (or at once if it was).
+    func wait() async {
+        await withCheckedContinuation { continuation in
+            let now = state.withLock { state in
+                if state.stopping { return true }
+                state.waiters.append(continuation)
+                return false
+            }
+            if now { continuation.resume() }
+        }
+    }
+}

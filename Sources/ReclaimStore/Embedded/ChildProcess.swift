@@ -1,0 +1,63 @@
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Runs programs with `posix_spawn` and `waitpid`.
+///
+/// Foundation's `Process` was seen never to notice the exit of `pg_ctl start` (whose server
+/// daemonizes and outlives it), leaving the caller blocked forever; plain POSIX has no such
+/// surprises. Output is captured through a file, not a pipe, for the same reason: a daemon that
+/// inherits a pipe keeps it open and the reader never sees end-of-file.
+enum ChildProcess {
+    struct Result {
+        let status: Int32
+        let output: String
+    }
+
+    struct SpawnFailure: Error, CustomStringConvertible {
+        let description: String
+    }
+
+    /// Runs `arguments` (the first is looked up on PATH), waits for it, and returns its exit
+    /// status and combined standard output and error.
+    static func run(_ arguments: [String]) throws -> Result {
+        let outputPath = FileManager.default.temporaryDirectory.appendingPathComponent("reclaim-child-\(UUID().uuidString)").path
+        defer { unlink(outputPath) }
+        let pid = try spawn(arguments, outputPath: outputPath)
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) == -1 {
+            guard errno == EINTR else { throw SpawnFailure(description: "waitpid failed for \(arguments[0]): errno \(errno)") }
+        }
+        let output = (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? ""
+        // WIFEXITED / WEXITSTATUS, spelled out since the C macros are not imported.
+        let exitStatus = (status & 0x7f) == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f)
+        return Result(status: exitStatus, output: output)
+    }
+
+    /// Starts `arguments` in the background and does not wait for it.
+    static func launch(_ arguments: [String]) throws {
+        _ = try spawn(arguments, outputPath: "/dev/null")
+    }
+
+    private static func spawn(_ arguments: [String], outputPath: String) throws -> pid_t {
+        var fileActions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&fileActions)
+        defer { posix_spawn_file_actions_destroy(&fileActions) }
+        posix_spawn_file_actions_addopen(&fileActions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&fileActions, 1, outputPath, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+        posix_spawn_file_actions_adddup2(&fileActions, 1, 2)
+
+        let cArguments = arguments.map { strdup($0) } + [nil]
+        defer { for argument in cArguments { free(argument) } }
+        var pid: pid_t = 0
+        let result = posix_spawnp(&pid, arguments[0], &fileActions, nil, cArguments, environ)
+        guard result == 0 else {
+            throw SpawnFailure(description: "could not start \(arguments[0]): \(String(cString: strerror(result)))")
+        }
+        return pid
+    }
+}

@@ -1,0 +1,191 @@
+import Foundation
+import Logging
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// A private PostgreSQL cluster in a folder of its own: for `reclaim dev` and the test harness.
+///
+/// It listens on a unix socket inside its folder and on a free TCP port on 127.0.0.1, never
+/// touches a system-wide cluster, and trusts local connections (it is for development only).
+/// PostgreSQL refuses to run as root; as root, every server command runs as the `postgres`
+/// user (created by Debian's postgresql package), which then owns the folder.
+public struct EmbeddedPostgres: Sendable {
+    /// The folder holding `data/`, the socket, the log and the chosen port.
+    public let root: URL
+    /// Settings passed to the server with `-c`, e.g. `fsync=off` for throw-away test clusters.
+    public var serverSettings: [String: String]
+    /// The superuser created by initdb.
+    public let username = "reclaim"
+
+    public struct Failure: Error, CustomStringConvertible {
+        public let description: String
+    }
+
+    public init(root: URL, serverSettings: [String: String] = [:]) {
+        self.root = root.standardizedFileURL
+        self.serverSettings = serverSettings
+    }
+
+    var dataDirectory: URL { root.appendingPathComponent("data") }
+    var logFile: URL { root.appendingPathComponent("postgres.log") }
+    var portFile: URL { root.appendingPathComponent("port") }
+
+    /// The TCP port, chosen once at initialisation and kept in the folder so restarts reuse it.
+    public var port: Int {
+        get throws {
+            guard let text = try? String(contentsOf: portFile, encoding: .utf8), let port = Int(text.trimmingCharacters(in: .whitespacesAndNewlines))
+            else { throw Failure(description: "\(root.path) holds no initialised cluster") }
+            return port
+        }
+    }
+
+    /// A URL for the given database on this cluster, through its unix socket.
+    public func url(database: String = "postgres") throws -> DatabaseURL {
+        DatabaseURL(username: username, port: try port, database: database, socketDirectory: root.path)
+    }
+
+    /// Creates the cluster unless the folder already holds one.
+    public func initializeIfNeeded(logger: Logger) throws {
+        let fileManager = FileManager.default
+        if fileManager.fileExists(atPath: dataDirectory.appendingPathComponent("PG_VERSION").path) { return }
+        try fileManager.createDirectory(at: root, withIntermediateDirectories: true)
+        try? fileManager.removeItem(at: dataDirectory)
+        try String(Self.freePort()).write(to: portFile, atomically: true, encoding: .utf8)
+        try handOverToServerUser()
+        logger.info("creating PostgreSQL cluster", metadata: ["path": "\(dataDirectory.path)"])
+        try runServerTool(
+            "initdb",
+            ["-D", dataDirectory.path, "-U", username, "--auth=trust", "-E", "UTF8", "--locale=C", "--no-sync"]
+        )
+    }
+
+    /// Whether the cluster's server is running (perhaps left running by an earlier process).
+    public func isRunning() -> Bool {
+        (try? runServerTool("pg_ctl", ["-D", dataDirectory.path, "status"])) != nil
+    }
+
+    /// Starts the server unless it already runs, and waits until it accepts connections.
+    public func start(logger: Logger) throws {
+        if isRunning() {
+            logger.info("PostgreSQL already running", metadata: ["path": "\(root.path)"])
+            return
+        }
+        var options = ["-k", root.path, "-p", String(try port), "-c", "listen_addresses=127.0.0.1"]
+        for (key, value) in serverSettings.sorted(by: { $0.key < $1.key }) { options += ["-c", "\(key)=\(value)"] }
+        // The server inherits pg_ctl's output; a pipe would never reach end-of-file while the server
+        // runs, so pg_ctl's own output goes nowhere and its log file tells what went wrong.
+        let pgCtl = try Self.binDirectory().appendingPathComponent("pg_ctl").path
+        let arguments = ["-D", dataDirectory.path, "-l", logFile.path, "-w", "-t", "60", "-o", options.map(Self.shellQuoted).joined(separator: " "), "start"]
+        let status = try ChildProcess.run(Self.asServerUser([pgCtl] + arguments)).status
+        guard status == 0 else {
+            let log = (try? String(contentsOf: logFile, encoding: .utf8)) ?? ""
+            throw Failure(description: "PostgreSQL did not start (pg_ctl exit \(status)); end of \(logFile.path):\n\(log.suffix(2000))")
+        }
+        logger.info("PostgreSQL started", metadata: ["socket": "\(root.path)", "port": "\((try? port) ?? 0)"])
+    }
+
+    /// Stops the server. `immediate` is PostgreSQL's crash-like stop (recovery on next start).
+    public func stop(immediate: Bool = false) throws {
+        guard isRunning() else { return }
+        try runServerTool("pg_ctl", ["-D", dataDirectory.path, "-m", immediate ? "immediate" : "fast", "-w", "stop"])
+    }
+
+    /// Makes the server stop when the process with `pid` ends, even by `kill -9`: a tiny shell
+    /// watchdog polls it once a second. Test clusters use this so no server outlives its tests.
+    public func stopWhenProcessEnds(pid: Int32 = getpid(), removeFolder: Bool = false) throws {
+        let pgCtl = try Self.binDirectory().appendingPathComponent("pg_ctl").path
+        let stop = Self.asServerUser([pgCtl, "-D", dataDirectory.path, "-m", "immediate", "stop"]).map(Self.shellQuoted).joined(separator: " ")
+        let cleanup = removeFolder ? "; rm -rf \(Self.shellQuoted(root.path))" : ""
+        try ChildProcess.launch(["/bin/sh", "-c", "while kill -0 \(pid) 2>/dev/null; do sleep 1; done; \(stop) >/dev/null 2>&1\(cleanup)"])
+    }
+
+    // MARK: - Helpers
+
+    /// Where `initdb`, `pg_ctl` and `postgres` live: `$PG_BINDIR`, else `pg_config --bindir`, else the
+    /// newest `/usr/lib/postgresql/N/bin` (Debian keeps them off PATH), else PATH.
+    public static func binDirectory() throws -> URL {
+        let fileManager = FileManager.default
+        if let dir = ProcessInfo.processInfo.environment["PG_BINDIR"], fileManager.fileExists(atPath: dir + "/initdb") {
+            return URL(fileURLWithPath: dir)
+        }
+        if let dir = try? capture("/bin/sh", ["-c", "pg_config --bindir 2>/dev/null"]).trimmingCharacters(in: .whitespacesAndNewlines),
+            !dir.isEmpty, fileManager.fileExists(atPath: dir + "/initdb")
+        {
+            return URL(fileURLWithPath: dir)
+        }
+        let versions = (try? fileManager.contentsOfDirectory(atPath: "/usr/lib/postgresql")) ?? []
+        for version in versions.compactMap(Int.init).sorted(by: >) {
+            let dir = "/usr/lib/postgresql/\(version)/bin"
+            if fileManager.fileExists(atPath: dir + "/initdb") { return URL(fileURLWithPath: dir) }
+        }
+        if let dir = try? capture("/bin/sh", ["-c", "dirname \"$(command -v initdb)\""]).trimmingCharacters(in: .whitespacesAndNewlines),
+            !dir.isEmpty, fileManager.fileExists(atPath: dir + "/initdb")
+        {
+            return URL(fileURLWithPath: dir)
+        }
+        throw Failure(
+            description: "PostgreSQL server binaries (initdb, pg_ctl) not found: install them (Debian: apt-get install -y postgresql) or set PG_BINDIR"
+        )
+    }
+
+    private static var isRoot: Bool { geteuid() == 0 }
+
+    private static func asServerUser(_ command: [String]) -> [String] {
+        isRoot ? ["runuser", "-u", "postgres", "--"] + command : command
+    }
+
+    /// As root, gives the folder to the `postgres` user, since the server refuses to run as root.
+    private func handOverToServerUser() throws {
+        guard Self.isRoot else { return }
+        _ = try Self.capture("/usr/bin/env", ["chown", "-R", "postgres:postgres", root.path])
+        // Every parent must be traversable by the server user.
+        var parent = root.deletingLastPathComponent()
+        while parent.path != "/" {
+            _ = try? Self.capture("/usr/bin/env", ["chmod", "o+x", parent.path])
+            parent = parent.deletingLastPathComponent()
+        }
+    }
+
+    @discardableResult
+    private func runServerTool(_ tool: String, _ arguments: [String]) throws -> String {
+        let path = try Self.binDirectory().appendingPathComponent(tool).path
+        let command = Self.asServerUser([path] + arguments)
+        return try Self.capture("/usr/bin/env", command)
+    }
+
+    /// Runs a program and returns its standard output; throws with its output when it fails.
+    @discardableResult
+    static func capture(_ executable: String, _ arguments: [String]) throws -> String {
+        let result = try ChildProcess.run([executable] + arguments)
+        guard result.status == 0 else {
+            throw Failure(description: "\(([executable] + arguments).joined(separator: " ")) failed (\(result.status)): \(result.output)")
+        }
+        return result.output
+    }
+
+    private static func shellQuoted(_ text: String) -> String {
+        if text.allSatisfy({ $0.isLetter || $0.isNumber || "-_=./:".contains($0) }) { return text }
+        return "'" + text.replacingOccurrences(of: "'", with: "'\\''") + "'"
+    }
+
+    /// A TCP port on 127.0.0.1 that nothing listens on right now (bound, read, released).
+    static func freePort() throws -> Int {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { throw Failure(description: "socket() failed") }
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = 0
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0 }
+        }
+        guard bound else { throw Failure(description: "could not find a free TCP port") }
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
+}

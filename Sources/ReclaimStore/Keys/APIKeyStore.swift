@@ -1,0 +1,65 @@
+import Crypto
+import Foundation
+import Logging
+import PostgresNIO
+import ReclaimDomain
+
+/// App keys (delivery API, bound to one bundle id) and admin keys (admin API).
+///
+/// A key is 32 random bytes in base64url behind a readable prefix (`rk_app_`, `rk_admin_`).
+/// Only its SHA-256 is stored, so a database dump reveals no usable key; the key is shown once.
+public struct APIKeyStore: Sendable {
+    public enum Scope: String, Sendable {
+        case app
+        case admin
+    }
+
+    /// Who a presented key belongs to.
+    public struct Caller: Sendable, Equatable {
+        public let keyId: UUID
+        public let scope: Scope
+        public let bundleId: String?
+    }
+
+    public let postgres: PostgresClient
+
+    public init(postgres: PostgresClient) {
+        self.postgres = postgres
+    }
+
+    /// Creates a key and returns it; this is the only time the key exists in clear.
+    public func create(scope: Scope, bundleId: String?, logger: Logger) async throws -> String {
+        var generator = SystemRandomNumberGenerator()
+        let secret = Base64URL.encode((0..<32).map { _ in UInt8.random(in: .min ... .max, using: &generator) })
+        let key = "rk_\(scope.rawValue)_\(secret)"
+        let id = UUID()
+        let hash = Self.hash(key)
+        let prefix = String(key.prefix(scope == .app ? 12 : 14))
+        try await postgres.query(
+            """
+            INSERT INTO reclaim.api_keys (id, scope, bundle_id, key_hash, key_prefix)
+            VALUES (\(id), \(scope.rawValue), \(bundleId), \(hash), \(prefix))
+            """,
+            logger: logger
+        )
+        return key
+    }
+
+    /// The caller a key belongs to, or nil for an unknown or revoked key.
+    public func authenticate(_ key: String, logger: Logger) async throws -> Caller? {
+        let hash = Self.hash(key)
+        let rows = try await postgres.query(
+            "SELECT id, scope, bundle_id FROM reclaim.api_keys WHERE key_hash = \(hash) AND revoked_at IS NULL",
+            logger: logger
+        )
+        for try await (id, scope, bundleId) in rows.decode((UUID, String, String?).self) {
+            guard let scope = Scope(rawValue: scope) else { return nil }
+            return Caller(keyId: id, scope: scope, bundleId: bundleId)
+        }
+        return nil
+    }
+
+    static func hash(_ key: String) -> ByteBuffer {
+        ByteBuffer(bytes: SHA256.hash(data: Data(key.utf8)))
+    }
+}

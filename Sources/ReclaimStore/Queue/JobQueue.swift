@@ -1,0 +1,293 @@
+import Foundation
+import Logging
+import PostgresNIO
+
+/// The durable job queue in `reclaim.jobs`.
+///
+/// Life of a job: `enqueue` (in the caller's transaction, with a NOTIFY that PostgreSQL delivers
+/// on commit) → `claim` (one statement, `FOR UPDATE SKIP LOCKED`, leases a batch to a worker and
+/// commits, so a crash leaves a lease that the rescuer later returns) → the worker's transaction
+/// runs the handlers and `markCompleted` in the same commit → or `markFailed` (retry with backoff,
+/// dead after `max_attempts`).
+///
+/// Ownership is checked on completion: a job counts as this worker's only while it is `running`,
+/// `locked_by` this worker and at the attempt it claimed. A worker whose lease was rescued and
+/// re-claimed elsewhere finds nothing to complete and rolls its effects back, so every job's
+/// effects are applied exactly once.
+public struct JobQueue: Sendable {
+    /// The NOTIFY channel that wakes idle workers.
+    public static let channel = "reclaim_jobs"
+
+    public let postgres: PostgresClient
+
+    public init(postgres: PostgresClient) {
+        self.postgres = postgres
+    }
+
+    // MARK: Enqueue
+
+    /// Adds a job inside the caller's transaction; workers wake when it commits.
+    /// Returns the job id, or nil when a job for the same notification and kind already exists.
+    @discardableResult
+    public static func enqueue(_ job: NewJob, connection: PostgresConnection, logger: Logger) async throws -> Int64? {
+        let rows = try await connection.query(
+            """
+            INSERT INTO reclaim.jobs (kind, payload, notification_uuid, priority, run_at, max_attempts)
+            VALUES (\(job.kind), \(job.payload)::jsonb, \(job.notificationUUID), \(job.priority), coalesce(\(job.runAt), now()), \(job.maxAttempts))
+            ON CONFLICT (notification_uuid, kind) WHERE notification_uuid IS NOT NULL DO NOTHING
+            RETURNING id
+            """,
+            logger: logger
+        )
+        var id: Int64?
+        for try await value in rows.decode(Int64.self) { id = value }
+        if id != nil { try await notify(connection: connection, logger: logger) }
+        return id
+    }
+
+    /// Adds many jobs of one kind in one statement (bulk loads, benchmarks).
+    public static func enqueue(kind: String, payloads: [String], connection: PostgresConnection, logger: Logger) async throws {
+        guard !payloads.isEmpty else { return }
+        try await connection.query(
+            "INSERT INTO reclaim.jobs (kind, payload) SELECT \(kind), p::jsonb FROM unnest(\(payloads)::text[]) AS p",
+            logger: logger
+        )
+        try await notify(connection: connection, logger: logger)
+    }
+
+    static func notify(connection: PostgresConnection, logger: Logger) async throws {
+        try await connection.query("SELECT pg_notify(\(channel), '')", logger: logger)
+    }
+
+    // MARK: Claim and finish
+
+    /// Leases up to `limit` due jobs to `worker` for `lease`, highest priority and oldest first,
+    /// skipping rows other workers have locked. Commits before returning.
+    public func claim(limit: Int, worker: String, lease: Duration, logger: Logger) async throws -> [Job] {
+        try await postgres.execute(ClaimStatement(limit: Int32(limit), worker: worker, leaseSeconds: lease.seconds), logger: logger)
+            .reduce(into: []) { $0.append($1) }
+    }
+
+    /// Marks claimed jobs completed inside the caller's transaction and returns the ids this worker
+    /// still owned. Jobs not returned were rescued and re-claimed: skip their effects.
+    public static func markCompleted(_ jobs: [Job], worker: String, connection: PostgresConnection, logger: Logger) async throws -> Set<Int64> {
+        let rows = try await connection.query(
+            """
+            UPDATE reclaim.jobs
+            SET state = 'completed', completed_at = now(), updated_at = now(), locked_by = NULL, lease_expires_at = NULL
+            WHERE (id, attempts) IN (SELECT * FROM unnest(\(jobs.map(\.id))::bigint[], \(jobs.map { Int32($0.attempt) })::int[]))
+              AND state = 'running' AND locked_by = \(worker)
+            RETURNING id
+            """,
+            logger: logger
+        )
+        var owned = Set<Int64>()
+        for try await id in rows.decode(Int64.self) { owned.insert(id) }
+        return owned
+    }
+
+    /// Records a failed attempt: `retryable` after `retryDelay`, or `dead` once attempts reach the maximum.
+    /// Returns the new state, or nil when the job is no longer this worker's.
+    @discardableResult
+    public func markFailed(_ job: Job, worker: String, error: String, retryDelay: Double, logger: Logger) async throws -> JobState? {
+        let rows = try await postgres.query(
+            """
+            UPDATE reclaim.jobs
+            SET state = CASE WHEN attempts >= max_attempts THEN 'dead' ELSE 'retryable' END,
+                run_at = now() + make_interval(secs => \(retryDelay)),
+                last_error = \(String(error.prefix(2000))), locked_by = NULL, lease_expires_at = NULL, updated_at = now()
+            WHERE id = \(job.id) AND attempts = \(Int32(job.attempt)) AND state = 'running' AND locked_by = \(worker)
+            RETURNING state
+            """,
+            logger: logger
+        )
+        for try await state in rows.decode(String.self) { return JobState(rawValue: state) }
+        return nil
+    }
+
+    /// Extends the leases of this worker's running jobs. Rows locked by an open completion
+    /// transaction are skipped: they are already safe from the rescuer.
+    @discardableResult
+    public func heartbeat(worker: String, lease: Duration, logger: Logger) async throws -> Int {
+        try await countRows(
+            """
+            UPDATE reclaim.jobs SET lease_expires_at = now() + make_interval(secs => \(lease.seconds)), updated_at = now()
+            WHERE id IN (SELECT id FROM reclaim.jobs WHERE state = 'running' AND locked_by = \(worker) FOR UPDATE SKIP LOCKED)
+            RETURNING id
+            """,
+            logger: logger
+        )
+    }
+
+    /// Returns this worker's unfinished jobs to the queue at once (graceful shutdown).
+    @discardableResult
+    public func release(worker: String, logger: Logger) async throws -> Int {
+        try await countRows(
+            """
+            UPDATE reclaim.jobs SET state = 'available', locked_by = NULL, lease_expires_at = NULL, run_at = now(), updated_at = now()
+            WHERE id IN (SELECT id FROM reclaim.jobs WHERE state = 'running' AND locked_by = \(worker) FOR UPDATE SKIP LOCKED)
+            RETURNING id
+            """,
+            logger: logger
+        )
+    }
+
+    // MARK: Maintenance
+
+    /// Returns jobs whose lease expired (their worker died) to `available`, or `dead` when that was the last attempt.
+    @discardableResult
+    public func rescueExpired(limit: Int = 1000, logger: Logger) async throws -> Int {
+        try await countRows(
+            """
+            UPDATE reclaim.jobs
+            SET state = CASE WHEN attempts >= max_attempts THEN 'dead' ELSE 'available' END,
+                last_error = 'lease expired: the worker stopped before finishing the job',
+                locked_by = NULL, lease_expires_at = NULL, run_at = now(), updated_at = now()
+            WHERE id IN (
+                SELECT id FROM reclaim.jobs WHERE state = 'running' AND lease_expires_at < now()
+                ORDER BY lease_expires_at LIMIT \(Int32(limit)) FOR UPDATE SKIP LOCKED)
+            RETURNING id
+            """,
+            logger: logger
+        )
+    }
+
+    /// Deletes completed jobs older than `retention`, `batch` rows per statement so no statement
+    /// holds many locks or bloats the WAL at once. Returns how many were deleted.
+    @discardableResult
+    public func pruneCompleted(olderThan retention: Duration, batch: Int = 1000, logger: Logger) async throws -> Int {
+        var total = 0
+        while true {
+            let deleted = try await countRows(
+                """
+                DELETE FROM reclaim.jobs WHERE id IN (
+                    SELECT id FROM reclaim.jobs WHERE state = 'completed' AND completed_at < now() - make_interval(secs => \(retention.seconds))
+                    LIMIT \(Int32(batch)) FOR UPDATE SKIP LOCKED)
+                RETURNING id
+                """,
+                logger: logger
+            )
+            total += deleted
+            if deleted < batch { return total }
+        }
+    }
+
+    // MARK: Inspection
+
+    /// Jobs per state and the age of the oldest due job, for metrics and `reclaim jobs`.
+    public struct Stats: Sendable, Equatable {
+        public var counts: [JobState: Int] = [:]
+        /// Seconds since the oldest available or retryable job became due; 0 when none waits.
+        public var oldestDueAgeSeconds: Double = 0
+    }
+
+    public func stats(logger: Logger) async throws -> Stats {
+        var stats = Stats()
+        let rows = try await postgres.query(
+            """
+            SELECT state, count(*)::bigint,
+                   coalesce(extract(epoch FROM now() - min(run_at) FILTER (WHERE run_at <= now())), 0)::float8
+            FROM reclaim.jobs GROUP BY state
+            """,
+            logger: logger
+        )
+        for try await (state, count, age) in rows.decode((String, Int64, Double).self) {
+            guard let state = JobState(rawValue: state) else { continue }
+            stats.counts[state] = Int(count)
+            if state == .available || state == .retryable { stats.oldestDueAgeSeconds = max(stats.oldestDueAgeSeconds, age) }
+        }
+        return stats
+    }
+
+    /// A dead job, as `reclaim jobs dead` lists it.
+    public struct DeadJob: Sendable, Equatable {
+        public let id: Int64
+        public let kind: String
+        public let attempts: Int
+        public let lastError: String?
+        public let failedAt: Date
+    }
+
+    public func deadJobs(limit: Int = 100, logger: Logger) async throws -> [DeadJob] {
+        let rows = try await postgres.query(
+            """
+            SELECT id, kind, attempts, last_error, updated_at FROM reclaim.jobs
+            WHERE state = 'dead' ORDER BY id LIMIT \(Int32(limit))
+            """,
+            logger: logger
+        )
+        var jobs: [DeadJob] = []
+        for try await (id, kind, attempts, error, at) in rows.decode((Int64, String, Int32, String?, Date).self) {
+            jobs.append(DeadJob(id: id, kind: kind, attempts: Int(attempts), lastError: error, failedAt: at))
+        }
+        return jobs
+    }
+
+    /// Requeues dead jobs (one by id, or all) with a fresh set of attempts. Returns how many.
+    @discardableResult
+    public func retryDead(id: Int64?, logger: Logger) async throws -> Int {
+        let rows = try await postgres.query(
+            """
+            WITH requeued AS (
+                UPDATE reclaim.jobs SET state = 'available', attempts = 0, run_at = now(), updated_at = now()
+                WHERE state = 'dead' AND (\(id)::bigint IS NULL OR id = \(id)::bigint)
+                RETURNING id)
+            SELECT count(*)::bigint, pg_notify(\(Self.channel), '') FROM requeued
+            """,
+            logger: logger
+        )
+        for try await (count, _) in rows.decode((Int64, String?).self) { return Int(count) }
+        return 0
+    }
+
+    private func countRows(_ query: PostgresQuery, logger: Logger) async throws -> Int {
+        let rows = try await postgres.query(query, logger: logger)
+        var count = 0
+        for try await _ in rows { count += 1 }
+        return count
+    }
+}
+
+/// The claim, prepared once per connection: it runs for every batch.
+struct ClaimStatement: PostgresPreparedStatement {
+    static let sql = """
+        UPDATE reclaim.jobs AS j
+        SET state = 'running', attempts = j.attempts + 1, locked_by = $2,
+            lease_expires_at = now() + make_interval(secs => $3), updated_at = now()
+        FROM (
+            SELECT id FROM reclaim.jobs
+            WHERE state IN ('available', 'retryable') AND run_at <= now()
+            ORDER BY priority DESC, run_at, id
+            LIMIT $1
+            FOR UPDATE SKIP LOCKED
+        ) AS next
+        WHERE j.id = next.id
+        RETURNING j.id, j.kind, j.payload::text, j.notification_uuid, j.attempts, j.max_attempts
+        """
+    typealias Row = Job
+
+    var limit: Int32
+    var worker: String
+    var leaseSeconds: Double
+
+    func makeBindings() throws -> PostgresBindings {
+        var bindings = PostgresBindings(capacity: 3)
+        bindings.append(limit)
+        bindings.append(worker)
+        bindings.append(leaseSeconds)
+        return bindings
+    }
+
+    func decodeRow(_ row: PostgresRow) throws -> Job {
+        let (id, kind, payload, notification, attempts, maxAttempts) = try row.decode((Int64, String, String, UUID?, Int32, Int32).self)
+        return Job(id: id, kind: kind, payload: payload, notificationUUID: notification, attempt: Int(attempts), maxAttempts: Int(maxAttempts))
+    }
+}
+
+extension Duration {
+    /// Whole and fractional seconds, for SQL intervals.
+    var seconds: Double {
+        let (whole, attoseconds) = components
+        return Double(whole) + Double(attoseconds) / 1e18
+    }
+}

@@ -1,0 +1,54 @@
+import Foundation
+
+/// `--name value` options and positional arguments, without a parser dependency.
+struct BenchOptions {
+    private var values: [String: String] = [:]
+    private var positionals: [String] = []
+
+    init(_ arguments: [String]) {
+        var index = 0
+        while index < arguments.count {
+            let argument = arguments[index]
+            if argument.hasPrefix("--"), index + 1 < arguments.count {
+                values[String(argument.dropFirst(2))] = arguments[index + 1]
+                index += 2
+            } else {
+                positionals.append(argument)
+                index += 1
+            }
+        }
+    }
+
+    func positional(_ index: Int) throws -> String {
+        guard index < positionals.count else { throw BenchError("missing argument \(index + 1)") }
+        return positionals[index]
+    }
+
+    func string(_ name: String) throws -> String {
+        guard let value = values[name] ?? ProcessInfo.processInfo.environment[name.uppercased().replacingOccurrences(of: "-", with: "_")] else {
+            throw BenchError("missing --\(name)")
+        }
+        return value
+    }
+
+    func int(_ name: String, default value: Int) -> Int { values[name].flatMap(Int.init) ?? value }
+    func double(_ name: String, default value: Double) -> Double { values[name].flatMap(Double.init) ?? value }
+}
+
+struct BenchError: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// Prints figures as one line of JSON (sorted keys), the contract of `scripts/bench`.
+func printFigures(_ figures: [String: Any]) {
+    let data = (try? JSONSerialization.data(withJSONObject: figures, options: [.sortedKeys])) ?? Data("{}".utf8)
+    print(String(decoding: data, as: UTF8.self))
+}
+
+/// Nearest-rank percentile of sorted values.
+func percentile(_ sorted: [Double], _ p: Double) -> Double {
+    guard !sorted.isEmpty else { return 0 }
+    let rank = Int((p / 100 * Double(sorted.count)).rounded(.up)) - 1
+    return sorted[min(max(rank, 0), sorted.count - 1)]
+}

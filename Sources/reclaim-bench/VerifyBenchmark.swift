@@ -1,0 +1,53 @@
+import Foundation
+import ReclaimDomain
+
+/// `reclaim-bench verify [DIR] [--seconds S]`: how many real App Store notifications one task verifies per second,
+/// each with its nested transaction and renewal JWS, once the chain cache is warm (the service's steady state).
+enum VerifyBenchmark {
+    /// Loads every `{"signedPayload": …}` body in `directory`, warms the cache, then verifies them round-robin
+    /// on the calling task for `seconds`.
+    static func run(directory: URL, seconds: Double = 3) async throws -> (notificationsPerSecond: Double, jwsPerSecond: Double) {
+        let files = try FileManager.default.contentsOfDirectory(atPath: directory.path)
+            .filter { $0.hasSuffix(".json") }
+            .sorted()
+        let payloads = try files.map { file in
+            try JSONDecoder().decode(SignedPayloadBody.self, from: Data(contentsOf: directory.appendingPathComponent(file)))
+                .signedPayload
+        }
+        guard !payloads.isEmpty else { throw BenchError("no notifications in \(directory.path)") }
+
+        let verifier = AppleJWSVerifier()
+        // Warm-up: validates the chain once and fills the cache, and tells how many JWS each notification holds.
+        var jwsCounts: [Int] = []
+        for payload in payloads {
+            let verified = try await verifier.verifyNotification(payload)
+            jwsCounts.append(1 + (verified.transaction == nil ? 0 : 1) + (verified.renewalInfo == nil ? 0 : 1))
+        }
+
+        let clock = ContinuousClock()
+        let start = clock.now
+        let deadline = start.advanced(by: .nanoseconds(Int64(seconds * 1_000_000_000)))
+        var notifications = 0
+        var jws = 0
+        var index = 0
+        while clock.now < deadline {
+            _ = try await verifier.verifyNotification(payloads[index])
+            notifications += 1
+            jws += jwsCounts[index]
+            index = (index + 1) % payloads.count
+        }
+        let elapsed = start.duration(to: clock.now)
+        let secondsElapsed = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        return (Double(notifications) / secondsElapsed, Double(jws) / secondsElapsed)
+    }
+
+    /// `reclaim-bench verify DIR [--seconds S]`: prints `{"jws_per_s":M,"notifications_per_s":N}` as its last line.
+    static func run(_ options: BenchOptions) async throws {
+        let directory = (try? options.positional(0)) ?? "Tests/Fixtures/apple-sandbox-notifications"
+        let result = try await run(directory: URL(fileURLWithPath: directory), seconds: options.double("seconds", default: 3))
+        printFigures([
+            "notifications_per_s": Int(result.notificationsPerSecond.rounded()),
+            "jws_per_s": Int(result.jwsPerSecond.rounded()),
+        ])
+    }
+}

@@ -1,0 +1,24 @@
+import ArgumentParser
+import Foundation
+import ReclaimService
+import ReclaimStore
+
+struct DevCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "dev",
+        abstract: "Zero set-up: a private PostgreSQL under .reclaim/, a demo config and key, and the server on :8080."
+    )
+
+    @Option(help: "HTTP port.")
+    var port: Int = 8080
+    @Option(help: "Folder for the private PostgreSQL, demo config and keys.")
+    var directory: String = ".reclaim"
+
+    func run() async throws {
+        let logger = Bootstrap.logging()
+        let registry = Bootstrap.metrics()
+        let explicit = ProcessInfo.processInfo.environment["DATABASE_URL"].flatMap { $0.isEmpty ? nil : $0 }
+        let environment = DevEnvironment(root: URL(fileURLWithPath: directory), port: port)
+        try await environment.run(databaseURL: try explicit.map(DatabaseURL.init), metricsRegistry: registry, logger: logger)
+    }
+}

@@ -1,0 +1,21 @@
+import ArgumentParser
+import ReclaimService
+import ReclaimStore
+
+struct MigrateCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "migrate",
+        abstract: "Apply schema.sql to the database (idempotent; safe to run from several processes at once)."
+    )
+
+    @OptionGroup var database: DatabaseOptions
+
+    func run() async throws {
+        let logger = Bootstrap.logging()
+        let outcome = try await Migrations.run(try database.resolved(), logger: logger)
+        switch outcome {
+        case .applied(let version): print("applied schema version \(version)")
+        case .alreadyCurrent(let version): print("schema already at version \(version)")
+        }
+    }
+}

@@ -1,0 +1,13 @@
+import ArgumentParser
+
+/// The `reclaim` command line. Each subcommand only parses its arguments and calls the service library.
+@main
+struct Reclaim: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "reclaim",
+        abstract: "Wins back and retains App Store subscribers: verified notifications in, signed offers out.",
+        subcommands: [
+            DevCommand.self, ServeCommand.self, MigrateCommand.self, AppsCommand.self, AdminCommand.self, JobsCommand.self,
+        ]
+    )
+}

@@ -1,0 +1,21 @@
+import Foundation
+import ReclaimDomain
+import Testing
+
+@Suite("Base64url (RFC 7515)")
+struct Base64URLTests {
+    @Test("round trip without padding, url alphabet")
+    func roundTrip() throws {
+        let bytes: [UInt8] = [0xfb, 0xff, 0xbf, 0x00, 0x3e]
+        let text = Base64URL.encode(bytes)
+        #expect(text == "-_-_AD4")
+        #expect(try #require(Base64URL.decode(text)) == Data(bytes))
+    }
+
+    @Test("refuses the standard alphabet and malformed input")
+    func refuses() {
+        #expect(Base64URL.decode("+/+/AD4") == nil)
+        #expect(Base64URL.decode("a") == nil)
+        #expect(Base64URL.decode("ab=") == nil)
+    }
+}

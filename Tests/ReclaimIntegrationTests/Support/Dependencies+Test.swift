@@ -1,0 +1,11 @@
+import Logging
+import PostgresNIO
+import Prometheus
+import ReclaimService
+
+extension Dependencies {
+    /// Dependencies for route tests: the given database, an empty config, a private metrics registry.
+    static func test(postgres: PostgresClient, config: ReclaimConfig = ReclaimConfig()) -> Dependencies {
+        Dependencies(config: config, postgres: postgres, metricsRegistry: PrometheusCollectorRegistry(), logger: TestPostgres.logger)
+    }
+}

@@ -1,0 +1,70 @@
+import Foundation
+import Logging
+import PostgresNIO
+import ReclaimStore
+
+/// The test harness's PostgreSQL: one throw-away cluster per test run (initdb into a temporary
+/// folder), with a migrated template database; each test gets its own copy of the template.
+///
+/// The cluster stops and its folder is removed when the test process ends, however it ends.
+actor TestPostgres {
+    static let shared = TestPostgres()
+    static let logger: Logger = {
+        var logger = Logger(label: "test-postgres")
+        logger.logLevel = .warning
+        return logger
+    }()
+
+    private var cluster: EmbeddedPostgres?
+    private var counter = 0
+
+    /// A throw-away cluster of its own, for tests that stop and start the server.
+    static func makeCluster(name: String) throws -> EmbeddedPostgres {
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("reclaim-\(name)-\(getpid())-\(UUID().uuidString.prefix(8))")
+        let cluster = EmbeddedPostgres(
+            root: root,
+            serverSettings: ["fsync": "off", "synchronous_commit": "off", "full_page_writes": "off", "max_connections": "300"]
+        )
+        try cluster.initializeIfNeeded(logger: logger)
+        try cluster.stopWhenProcessEnds(removeFolder: true)
+        try cluster.start(logger: logger)
+        return cluster
+    }
+
+    private func sharedCluster() async throws -> EmbeddedPostgres {
+        if let cluster { return cluster }
+        let cluster = try Self.makeCluster(name: "test")
+        try await PostgresClient.withClient(try cluster.url(database: "postgres"), maxConnections: 1, logger: Self.logger) { client in
+            try await client.query("CREATE DATABASE reclaim_template", logger: Self.logger)
+        }
+        try await PostgresClient.withClient(try cluster.url(database: "reclaim_template"), maxConnections: 1, logger: Self.logger) { client in
+            try await Migrator().migrate(client: client, logger: Self.logger)
+        }
+        self.cluster = cluster
+        return cluster
+    }
+
+    /// A new database: migrated (a copy of the template) or empty.
+    func newDatabase(migrated: Bool = true) async throws -> DatabaseURL {
+        let cluster = try await sharedCluster()
+        counter += 1
+        let name = "t\(counter)"
+        let template = migrated ? "reclaim_template" : "template0"
+        try await PostgresClient.withClient(try cluster.url(database: "postgres"), maxConnections: 1, logger: Self.logger) { client in
+            try await client.query(PostgresQuery(unsafeSQL: "CREATE DATABASE \(name) TEMPLATE \(template)"), logger: Self.logger)
+        }
+        return try cluster.url(database: name)
+    }
+}
+
+/// Runs `body` with a client on a fresh database of its own.
+func withTestDatabase<T: Sendable>(
+    migrated: Bool = true,
+    maxConnections: Int = 20,
+    _ body: @Sendable (PostgresClient, DatabaseURL) async throws -> T
+) async throws -> T {
+    let url = try await TestPostgres.shared.newDatabase(migrated: migrated)
+    return try await PostgresClient.withClient(url, maxConnections: maxConnections, logger: TestPostgres.logger) { client in
+        try await body(client, url)
+    }
+}

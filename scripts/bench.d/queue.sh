@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Queue benchmark: Reclaim's queue (1 and 4 worker pools, no-op jobs, batch 100) and pgqueuer
+# (4 processes, batch 100) on the same private PostgreSQL with production durability, in one run.
+set -euo pipefail
+bin="$1"; shift || true
+jobs="${JOBS:-50000}"
+root="$(mktemp -d /tmp/reclaim-bench-pg.XXXXXX)"
+chmod 755 "$root"
+trap '"$bin" pg-stop "$root/pg" >/dev/null 2>&1 || true; rm -rf "$root"' EXIT
+url="$("$bin" pg-start "$root/pg")"
+echo "bench queue: PostgreSQL at $url" >&2
+
+ours="$("$bin" queue --database-url "$url" --jobs "$jobs" --batch 100 --lanes 2 | tee /dev/stderr | tail -1)"
+
+python3 -c 'import pgqueuer, asyncpg' 2>/dev/null || python3 -m pip install -q --disable-pip-version-check -r scripts/bench.d/requirements-pgqueuer.txt >&2
+theirs="$(python3 scripts/bench.d/pgqueuer_bench.py --dsn "$url" --jobs "$jobs" --workers 4 --batch-size 100 --latency-samples 500 | tee /dev/stderr | tail -1)"
+
+python3 - "$ours" "$theirs" <<'PY'
+import json, sys
+ours, theirs = json.loads(sys.argv[1]), json.loads(sys.argv[2])
+out = {"bench": "queue", **ours, **theirs}
+out["ratio"] = round(ours["workers_4_per_s"] / theirs["pgqueuer_per_s"], 2)
+print(json.dumps(out, sort_keys=True))
+PY
