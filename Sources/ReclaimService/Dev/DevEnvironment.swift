@@ -56,8 +56,10 @@ public struct DevEnvironment: Sendable {
         let server = ReclaimServer(config: config, databaseURL: url, role: .all, host: "127.0.0.1", port: port)
         let base = "http://127.0.0.1:\(port)"
         try await server.run(metricsRegistry: metricsRegistry, logger: logger) {
-            print(
-                """
+            // Written unbuffered: when stdout is a pipe or file, a buffered print would not appear until exit.
+            FileHandle.standardOutput.write(
+                Data(
+                    """
 
                 Reclaim is running (dev mode).
                   API:        \(base)
@@ -72,7 +74,9 @@ public struct DevEnvironment: Sendable {
                   curl -s -H 'Authorization: Bearer \(appKey)' '\(base)/v1/offers?appAccountToken=00000000-0000-0000-0000-000000000051'
 
                 Ctrl-C stops Reclaim and its PostgreSQL.
-                """
+
+                """.utf8
+                )
             )
         }
     }

@@ -69,7 +69,7 @@ public struct WorkerPool: Service {
         self.metrics = WorkerMetrics()
     }
 
-    private enum LaneResult { case laneFinished, shutdownTimedOut }
+    private enum LaneResult { case laneFinished, shutdownTimedOut, timerCancelled }
 
     public func run() async throws {
         let signal = WakeUpSignal()
@@ -88,20 +88,27 @@ public struct WorkerPool: Service {
                     }
                     lanes.addTask {
                         await stopping.wait()
-                        try? await Task.sleep(for: options.shutdownTimeout)
-                        return .shutdownTimedOut
+                        do {
+                            try await Task.sleep(for: options.shutdownTimeout)
+                            return .shutdownTimedOut
+                        } catch {
+                            return .timerCancelled
+                        }
                     }
                     var finished = 0
                     for await result in lanes {
                         switch result {
                         case .laneFinished:
                             finished += 1
-                            if finished == options.concurrency { lanes.cancelAll() }
-                        case .shutdownTimedOut:
-                            if !Task.isCancelled {
-                                logger.warning("shutdown timeout: cancelling jobs still running", metadata: ["worker": "\(workerId)"])
+                            if finished == options.concurrency {
+                                stopping.stop()  // releases the shutdown timer if the lanes ended by cancellation
+                                lanes.cancelAll()
                             }
+                        case .shutdownTimedOut:
+                            logger.warning("shutdown timeout: cancelling jobs still running", metadata: ["worker": "\(workerId)"])
                             lanes.cancelAll()
+                        case .timerCancelled:
+                            break
                         }
                     }
                 }
