@@ -67,6 +67,7 @@ let package = Package(
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
+                .product(name: "X509", package: "swift-certificates"),
                 .product(name: "Yams", package: "Yams"),
             ],
             swiftSettings: swiftSettings
@@ -95,10 +96,22 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // Test helpers shared by both test targets: a throw-away CA shaped like Apple's, the real notifications.
+        .target(
+            name: "ReclaimTestSupport",
+            dependencies: [
+                "ReclaimDomain",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
+                .product(name: "X509", package: "swift-certificates"),
+            ],
+            path: "Tests/ReclaimTestSupport",
+            swiftSettings: swiftSettings
+        ),
         // Fast unit tests: no database, no network.
         .testTarget(
             name: "ReclaimDomainTests",
-            dependencies: ["ReclaimDomain"],
+            dependencies: ["ReclaimDomain", "ReclaimTestSupport"],
             swiftSettings: swiftSettings
         ),
         // Integration tests against a real PostgreSQL that the harness starts (initdb into a temp folder).
@@ -108,6 +121,7 @@ let package = Package(
                 "ReclaimDomain",
                 "ReclaimStore",
                 "ReclaimService",
+                "ReclaimTestSupport",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),

@@ -1,6 +1,7 @@
 import Logging
 import PostgresNIO
 import Prometheus
+import ReclaimDomain
 
 /// Everything the routes and services need, built once in `ReclaimServer` (or a test) and passed in.
 public struct Dependencies: Sendable {
@@ -8,11 +9,21 @@ public struct Dependencies: Sendable {
     public var postgres: PostgresClient
     public var metricsRegistry: PrometheusCollectorRegistry
     public var logger: Logger
+    /// Verifies Apple's signed payloads; shared so its cache of verified chains is too.
+    public var verifier: AppleJWSVerifier
 
-    public init(config: ReclaimConfig, postgres: PostgresClient, metricsRegistry: PrometheusCollectorRegistry, logger: Logger) {
+    /// - Parameter verifier: defaults to one trusting Apple's root and the config's extra roots.
+    public init(
+        config: ReclaimConfig,
+        postgres: PostgresClient,
+        metricsRegistry: PrometheusCollectorRegistry,
+        logger: Logger,
+        verifier: AppleJWSVerifier? = nil
+    ) throws {
         self.config = config
         self.postgres = postgres
         self.metricsRegistry = metricsRegistry
         self.logger = logger
+        self.verifier = try verifier ?? AppleJWSVerifier(trustedRoots: config.trustedRoots())
     }
 }

@@ -29,7 +29,7 @@ public struct ReclaimServer: Sendable {
 
     public func run(metricsRegistry: PrometheusCollectorRegistry, logger: Logger, onReady: @escaping @Sendable () -> Void = {}) async throws {
         let postgres = PostgresClient(configuration: databaseURL.clientConfiguration(maxConnections: 40), backgroundLogger: logger)
-        let dependencies = Dependencies(config: config, postgres: postgres, metricsRegistry: metricsRegistry, logger: logger)
+        let dependencies = try Dependencies(config: config, postgres: postgres, metricsRegistry: metricsRegistry, logger: logger)
         if migrateOnStart {
             try await PostgresClient.withClient(databaseURL, maxConnections: 2, logger: logger) { client in
                 try await Migrator().migrate(client: client, logger: logger)

@@ -1,5 +1,6 @@
 import Foundation
 import ReclaimDomain
+import ReclaimTestSupport
 import Testing
 
 @Suite struct InspectTests {

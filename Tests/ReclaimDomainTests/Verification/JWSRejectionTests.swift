@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import ReclaimDomain
+import ReclaimTestSupport
 import Testing
 import X509
 

@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import ReclaimDomain
+import ReclaimTestSupport
 import Testing
 
 /// The byte-level segment decoding, seen through `verify`.

@@ -12,7 +12,7 @@ struct HealthRoutesTests {
     @Test("healthz is 200; readyz is 200 on a migrated database and 503 problem+json on an empty one")
     func readiness() async throws {
         try await withTestDatabase { client, _ in
-            let app = Application(router: buildRouter(.test(postgres: client)))
+            let app = Application(router: buildRouter(try .test(postgres: client)))
             try await app.test(.router) { http in
                 try await http.execute(uri: "/healthz", method: .get) { #expect($0.status == .ok) }
                 try await http.execute(uri: "/readyz", method: .get) { #expect($0.status == .ok) }
@@ -23,7 +23,7 @@ struct HealthRoutesTests {
             }
         }
         try await withTestDatabase(migrated: false) { client, _ in
-            let app = Application(router: buildRouter(.test(postgres: client)))
+            let app = Application(router: buildRouter(try .test(postgres: client)))
             try await app.test(.router) { http in
                 try await http.execute(uri: "/readyz", method: .get) { response in
                     #expect(response.status == .serviceUnavailable)
@@ -37,7 +37,7 @@ struct HealthRoutesTests {
     @Test("metrics serves the Prometheus text of the registry")
     func metrics() async throws {
         try await withTestDatabase { client, _ in
-            let dependencies = Dependencies.test(postgres: client)
+            let dependencies = try Dependencies.test(postgres: client)
             dependencies.metricsRegistry.makeCounter(name: "reclaim_test_total").increment(by: Int64(3))
             let app = Application(router: buildRouter(dependencies))
             try await app.test(.router) { http in

@@ -9,19 +9,19 @@ import X509
 ///
 /// By default its root copies the subject of "Apple Root CA - G3", so a verifier that trusted the `x5c` root or
 /// matched roots by name would be fooled; pass ``root`` as a trusted root to accept its payloads.
-struct TestCertificateAuthority: Sendable {
-    let rootKey: P384.Signing.PrivateKey
-    let root: Certificate
-    let intermediateKey: P384.Signing.PrivateKey
-    let intermediate: Certificate
-    let leafKey: P256.Signing.PrivateKey
-    let leaf: Certificate
+public struct TestCertificateAuthority: Sendable {
+    public let rootKey: P384.Signing.PrivateKey
+    public let root: Certificate
+    public let intermediateKey: P384.Signing.PrivateKey
+    public let intermediate: Certificate
+    public let leafKey: P256.Signing.PrivateKey
+    public let leaf: Certificate
 
     /// - Parameters:
     ///   - leafValidity: when the leaf is valid (the root and intermediate span a wider window around it).
     ///   - leafMarker / intermediateMarker: whether to include Apple's marker extension on each.
     ///   - rootSubject: the root's (and the intermediate's issuer) name; Apple's by default.
-    init(
+    public init(
         leafValidity: ClosedRange<Date>? = nil,
         leafMarker: Bool = true,
         intermediateMarker: Bool = true,
@@ -113,20 +113,20 @@ struct TestCertificateAuthority: Sendable {
     }
 
     /// DER of a certificate.
-    static func der(_ certificate: Certificate) throws -> Data {
+    public static func der(_ certificate: Certificate) throws -> Data {
         var serializer = DER.Serializer()
         try serializer.serialize(certificate)
         return Data(serializer.serializedBytes)
     }
 
     /// The `x5c` header value: standard base64 DER of leaf, intermediate and root.
-    func x5c() throws -> [String] {
+    public func x5c() throws -> [String] {
         try [leaf, intermediate, root].map { try Self.der($0).base64EncodedString() }
     }
 
     /// Signs `payload` (JSON bytes) into a compact ES256 JWS with the leaf key and the `x5c` chain.
     /// `header` overrides or adds header members (e.g. `["alg": "none"]`, or `["x5c": [...]]`).
-    func sign(payload: Data, header overrides: [String: Any] = [:]) throws -> String {
+    public func sign(payload: Data, header overrides: [String: Any] = [:]) throws -> String {
         var header: [String: Any] = ["alg": "ES256", "x5c": try x5c()]
         for (key, value) in overrides { header[key] = value }
         let headerJSON = try JSONSerialization.data(withJSONObject: header, options: [.sortedKeys])
@@ -134,17 +134,17 @@ struct TestCertificateAuthority: Sendable {
     }
 
     /// Signs a JSON object (as `JSONSerialization` accepts it).
-    func sign(json object: [String: Any], header overrides: [String: Any] = [:]) throws -> String {
+    public func sign(json object: [String: Any], header overrides: [String: Any] = [:]) throws -> String {
         try sign(payload: try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]), header: overrides)
     }
 
     /// Signs an encodable value.
-    func sign(_ value: some Encodable, header overrides: [String: Any] = [:]) throws -> String {
+    public func sign(_ value: some Encodable, header overrides: [String: Any] = [:]) throws -> String {
         try sign(payload: try JSONEncoder().encode(value), header: overrides)
     }
 
     /// `base64url(header).base64url(payload).base64url(r‖s)` signed with `key`.
-    static func signCompact(headerJSON: Data, payload: Data, key: P256.Signing.PrivateKey) throws -> String {
+    public static func signCompact(headerJSON: Data, payload: Data, key: P256.Signing.PrivateKey) throws -> String {
         let input = Base64URL.encode(headerJSON) + "." + Base64URL.encode(payload)
         let signature = try key.signature(for: Data(input.utf8))
         return input + "." + Base64URL.encode(signature.rawRepresentation)

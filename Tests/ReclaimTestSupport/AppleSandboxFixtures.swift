@@ -2,23 +2,23 @@ import Foundation
 import ReclaimDomain
 
 /// The real notifications from Apple's sandbox in `Tests/Fixtures/apple-sandbox-notifications`.
-enum AppleSandboxFixtures {
-    struct Notification: Sendable {
+public enum AppleSandboxFixtures {
+    public struct Notification: Sendable {
         /// File name without `.json`, `TYPE[_SUBTYPE]_UUID`.
-        let name: String
-        let body: Data
-        let signedPayload: String
+        public let name: String
+        public let body: Data
+        public let signedPayload: String
 
         /// The notificationUUID in the file name.
-        var uuid: String { String(name.suffix(36)) }
+        public var uuid: String { String(name.suffix(36)) }
     }
 
-    static let bundleId = "GeniusParentingAI"
-    static let appAppleId: Int64 = 6_747_332_178
+    public static let bundleId = "GeniusParentingAI"
+    public static let appAppleId: Int64 = 6_747_332_178
 
     /// Found by walking up from this file; both the path as compiled and with symlinks resolved are tried,
     /// because a scratch package may reach these sources through a symlink.
-    static let directory: URL? = {
+    public static let directory: URL? = {
         let file = URL(fileURLWithPath: #filePath)
         for start in [file, file.resolvingSymlinksInPath()] {
             var folder = start.deletingLastPathComponent()
@@ -32,7 +32,7 @@ enum AppleSandboxFixtures {
     }()
 
     /// Every notification, sorted by file name.
-    static func all() throws -> [Notification] {
+    public static func all() throws -> [Notification] {
         guard let directory else { throw FixtureMissing() }
         let names = try FileManager.default.contentsOfDirectory(atPath: directory.path)
             .filter { $0.hasSuffix(".json") }
@@ -45,10 +45,10 @@ enum AppleSandboxFixtures {
     }
 
     /// The first notification whose file name starts with `prefix`.
-    static func first(_ prefix: String) throws -> Notification {
+    public static func first(_ prefix: String) throws -> Notification {
         guard let found = try all().first(where: { $0.name.hasPrefix(prefix) }) else { throw FixtureMissing() }
         return found
     }
 
-    struct FixtureMissing: Error {}
+    public struct FixtureMissing: Error {}
 }

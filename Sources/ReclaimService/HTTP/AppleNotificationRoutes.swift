@@ -1,0 +1,54 @@
+import Foundation
+import Hummingbird
+import NIOCore
+
+/// `POST /v1/apple/notifications`: Apple's App Store Server Notifications V2.
+///
+/// 200 only once the notification and its job are committed (or were already stored);
+/// problem+json otherwise: 400 malformed, 401 forged, 403/422 not for a configured app,
+/// 413 too large, 415 not JSON, 503 database unavailable (Apple retries non-2xx answers).
+struct AppleNotificationRoutes {
+    let ingest: NotificationIngest
+    let maxBodyBytes: Int
+
+    struct Accepted: ResponseEncodable {
+        let status: String
+    }
+
+    func register(on router: Router<ReclaimRequestContext>) {
+        router.post("/v1/apple/notifications") { request, context -> Accepted in
+            let body = try await readJSONBody(request, limit: maxBodyBytes, record: { problem in
+                // Refusals before the body is read are recorded with what is known: no body.
+                await ingest.reject(problem, body: ByteBuffer())
+            })
+            let outcome = try await ingest.ingest(body: body)
+            return Accepted(status: outcome.rawValue)
+        }
+    }
+}
+
+/// Reads a JSON request body up to `limit` bytes: 415 for another content type, 413 when larger.
+func readJSONBody(_ request: Request, limit: Int, record: (Problem) async -> Void) async throws -> ByteBuffer {
+    let mediaType = request.headers[.contentType]?.split(separator: ";").first?.trimmingCharacters(in: .whitespaces).lowercased()
+    guard mediaType == "application/json" else {
+        let problem = Problem(
+            .unsupportedMediaType,
+            "unsupported-media-type",
+            title: "Unsupported media type",
+            detail: "send the body as application/json (got \(mediaType ?? "no content type"))"
+        )
+        await record(problem)
+        throw problem
+    }
+    let tooLarge = Problem(.contentTooLarge, "body-too-large", title: "Body too large", detail: "the body exceeds \(limit) bytes")
+    if let length = request.headers[.contentLength].flatMap(Int.init), length > limit {
+        await record(tooLarge)
+        throw tooLarge
+    }
+    do {
+        return try await request.body.collect(upTo: limit)
+    } catch let error as HTTPError where error.status == .contentTooLarge {
+        await record(tooLarge)
+        throw tooLarge
+    }
+}
