@@ -26,8 +26,20 @@ public final class CommitBatcher<Item: Sendable, Output: Sendable>: Sendable {
     private let logger: Logger
     private let state = Mutex(State())
 
-    public init(postgres: PostgresClient, maxBatch: Int = 256, flushers: Int = 4, logger: Logger, flush: @escaping Flush) {
+    /// Longest a commit may take before its callers are told it failed. Safe either way: an
+    /// answer of failure for a commit that did land only causes a retry, which finds the row stored.
+    private let timeout: Duration
+
+    public init(
+        postgres: PostgresClient,
+        maxBatch: Int = 256,
+        flushers: Int = 4,
+        timeout: Duration = .seconds(5),
+        logger: Logger,
+        flush: @escaping Flush
+    ) {
         self.postgres = postgres
+        self.timeout = timeout
         self.maxBatch = maxBatch
         self.flushers = flushers
         self.flush = flush
@@ -61,11 +73,14 @@ public final class CommitBatcher<Item: Sendable, Output: Sendable>: Sendable {
             if batch.isEmpty { return }
             do {
                 let items = batch.map(\.item)
-                let outputs = try await postgres.transaction(logger: logger) { connection in
-                    let outputs = try await flush(items, connection, logger)
-                    // Checked before COMMIT: every caller must get an answer for what was committed.
-                    guard outputs.count == items.count else { throw CommitBatcherMismatch() }
-                    return outputs
+                let (postgres, flush, logger) = (self.postgres, self.flush, self.logger)
+                let outputs = try await withTimeout(timeout) {
+                    try await postgres.transaction(logger: logger) { connection in
+                        let outputs = try await flush(items, connection, logger)
+                        // Checked before COMMIT: every caller must get an answer for what was committed.
+                        guard outputs.count == items.count else { throw CommitBatcherMismatch() }
+                        return outputs
+                    }
                 }
                 for (waiter, output) in zip(batch, outputs) { waiter.continuation.resume(returning: output) }
             } catch {

@@ -104,6 +104,8 @@ public struct DatabaseURL: Sendable, CustomStringConvertible {
         }
         configuration.options.maximumConnections = maxConnections
         configuration.options.minimumConnections = 0
+        // Fail fast while the database is down, so callers can answer 503 rather than hang.
+        configuration.options.connectTimeout = .seconds(3)
         return configuration
     }
 }

@@ -19,11 +19,14 @@ actor TestPostgres {
     private var counter = 0
 
     /// A throw-away cluster of its own, for tests that stop and start the server.
-    static func makeCluster(name: String) throws -> EmbeddedPostgres {
+    /// `durable` keeps PostgreSQL's crash safety (fsync, synchronous_commit), for tests that crash the server.
+    static func makeCluster(name: String, durable: Bool = false) throws -> EmbeddedPostgres {
         let root = FileManager.default.temporaryDirectory.appendingPathComponent("reclaim-\(name)-\(getpid())-\(UUID().uuidString.prefix(8))")
         let cluster = EmbeddedPostgres(
             root: root,
-            serverSettings: ["fsync": "off", "synchronous_commit": "off", "full_page_writes": "off", "max_connections": "300"]
+            serverSettings: durable
+                ? ["max_connections": "300"]
+                : ["fsync": "off", "synchronous_commit": "off", "full_page_writes": "off", "max_connections": "300"]
         )
         try cluster.initializeIfNeeded(logger: logger)
         try cluster.stopWhenProcessEnds(removeFolder: true)
