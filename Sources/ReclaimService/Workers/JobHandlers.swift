@@ -1,6 +1,6 @@
 import ReclaimStore
 
 /// The job kinds this release handles, by kind.
-func jobHandlers(_ dependencies: Dependencies) -> [String: any JobHandler] {
-    [:]
+public func jobHandlers(_ dependencies: Dependencies) -> [String: any JobHandler] {
+    [NotificationStore.processJobKind: NotificationJobHandler(verifier: dependencies.verifier)]
 }
