@@ -86,6 +86,11 @@ let package = Package(
         .executableTarget(
             name: "reclaim-bench",
             dependencies: [
+                "ReclaimTestSupport",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
                 "ReclaimDomain",
                 "ReclaimService",
                 "ReclaimStore",

@@ -20,6 +20,7 @@ do {
         printFigures(["per_s": Int(result.perSecond)])
     case "verify": try await VerifyBenchmark.run(options)
     case "queue": try await QueueBenchmark.run(options)
+    case "ingest": try await IngestBenchmark.run(options)
     case "queue-worker": try await QueueBenchmark.worker(options)
     default:
         FileHandle.standardError.write(Data("unknown mode \(mode)\n".utf8))
