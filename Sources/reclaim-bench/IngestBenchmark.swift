@@ -23,56 +23,47 @@ enum IngestBenchmark {
         let count = options.int("notifications", default: 20_000)
         let connections = options.int("connections", default: 32)
         let port = options.int("port", default: 18_080)
-        let url = server.with(database: "bench_ingest_\(getpid())")
-        try await PostgresClient.withClient(server, maxConnections: 1, logger: logger) { client in
-            try await client.query(PostgresQuery(unsafeSQL: "CREATE DATABASE \(url.database)"), logger: logger)
-        }
-        try await PostgresClient.withClient(url, maxConnections: 2, logger: logger) { client in
-            try await Migrator().migrate(client: client, logger: logger)
-        }
-
         let ca = try TestCertificateAuthority()
         print("ingest: signing \(count) notifications in advance")
         let bodies = try (0..<count).map { _ in ByteBuffer(bytes: try notificationBody(ca: ca)) }
         let averageBytes = bodies.reduce(0) { $0 + $1.readableBytes } / max(bodies.count, 1)
 
         let config = try ReclaimConfig.parse(yaml: "apps:\n  - bundleId: com.example.app\n    environments: [Sandbox]\n")
-        let postgres = PostgresClient(configuration: url.clientConfiguration(maxConnections: 16), backgroundLogger: logger)
-        let dependencies = try Dependencies(
-            config: config,
-            postgres: postgres,
-            metricsRegistry: PrometheusCollectorRegistry(),
-            logger: logger,
-            verifier: AppleJWSVerifier(trustedRoots: [ca.root])
-        )
-        let app = buildApplication(dependencies, role: .api, host: "127.0.0.1", port: port)
-        let group = ServiceGroup(services: [app], logger: logger)
         var figures: [String: Any] = [:]
-        try await withThrowingTaskGroup(of: Void.self) { tasks in
-            tasks.addTask { try await group.run() }
-            try await waitForServer(port: port)
-            // Warm-up: the chain cache and connection pools.
-            _ = try await load(bodies: Array(bodies.prefix(200)), connections: 8, port: port)
-            let started = ContinuousClock.now
-            let latencies = try await load(bodies: Array(bodies.dropFirst(200)), connections: connections, port: port)
-            let elapsed = ContinuousClock.now - started
-            let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
-            let stored = try await storedCount(postgres, logger: logger)
-            guard stored == count else { throw BenchError("\(stored) notifications stored, expected \(count)") }
-            let perSecond = Double(latencies.count) / seconds
-            print("ingest: \(latencies.count) notifications (\(averageBytes) bytes each) over \(connections) connections in \(seconds) s")
-            figures = [
-                "per_s": Int(perSecond),
-                "p50_ms": (percentile(latencies, 50) * 100).rounded() / 100,
-                "p99_ms": (percentile(latencies, 99) * 100).rounded() / 100,
-                "connections": connections,
-                "body_bytes": averageBytes,
-            ]
-            await group.triggerGracefulShutdown()
-            try await tasks.waitForAll()
-        }
-        try await PostgresClient.withClient(server, maxConnections: 1, logger: logger) { client in
-            try await client.query(PostgresQuery(unsafeSQL: "DROP DATABASE \(url.database) WITH (FORCE)"), logger: logger)
+        try await PostgresBench.withMigratedDatabase(on: server, prefix: "bench_ingest", logger: logger) { url in
+            let postgres = PostgresClient(configuration: url.clientConfiguration(maxConnections: 16), backgroundLogger: logger)
+            let dependencies = try Dependencies(
+                config: config,
+                postgres: postgres,
+                metricsRegistry: PrometheusCollectorRegistry(),
+                logger: logger,
+                verifier: AppleJWSVerifier(trustedRoots: [ca.root])
+            )
+            let app = buildApplication(dependencies, role: .api, host: "127.0.0.1", port: port)
+            let group = ServiceGroup(services: [app], logger: logger)
+            try await withThrowingTaskGroup(of: Void.self) { tasks in
+                tasks.addTask { try await group.run() }
+                try await waitForServer(port: port)
+                // Warm-up: the chain cache and connection pools.
+                _ = try await load(bodies: Array(bodies.prefix(200)), connections: 8, port: port)
+                let started = ContinuousClock.now
+                let latencies = try await load(bodies: Array(bodies.dropFirst(200)), connections: connections, port: port)
+                let elapsed = ContinuousClock.now - started
+                let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+                let stored = try await storedCount(postgres, logger: logger)
+                guard stored == count else { throw BenchError("\(stored) notifications stored, expected \(count)") }
+                let perSecond = Double(latencies.count) / seconds
+                print("ingest: \(latencies.count) notifications (\(averageBytes) bytes each) over \(connections) connections in \(seconds) s")
+                figures = [
+                    "per_s": Int(perSecond),
+                    "p50_ms": (percentile(latencies, 50) * 100).rounded() / 100,
+                    "p99_ms": (percentile(latencies, 99) * 100).rounded() / 100,
+                    "connections": connections,
+                    "body_bytes": averageBytes,
+                ]
+                await group.triggerGracefulShutdown()
+                try await tasks.waitForAll()
+            }
         }
         printFigures(figures)
     }

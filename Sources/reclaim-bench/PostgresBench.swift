@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import PostgresNIO
 import ReclaimStore
 
 /// A private PostgreSQL for benchmarks, with production durability (fsync and synchronous_commit on).
@@ -15,5 +16,27 @@ enum PostgresBench {
 
     static func stop(root: String) throws {
         try EmbeddedPostgres(root: URL(fileURLWithPath: root)).stop()
+    }
+}
+
+extension PostgresBench {
+    /// Runs `body` with a freshly created, migrated database on `server`, dropped afterwards.
+    static func withMigratedDatabase(
+        on server: DatabaseURL,
+        prefix: String,
+        logger: Logger,
+        _ body: (DatabaseURL) async throws -> Void
+    ) async throws {
+        let url = server.with(database: "\(prefix)_\(getpid())")
+        try await PostgresClient.withClient(server, maxConnections: 1, logger: logger) { client in
+            try await client.query(PostgresQuery(unsafeSQL: "CREATE DATABASE \(url.database)"), logger: logger)
+        }
+        try await PostgresClient.withClient(url, maxConnections: 2, logger: logger) { client in
+            try await Migrator().migrate(client: client, logger: logger)
+        }
+        try await body(url)
+        try await PostgresClient.withClient(server, maxConnections: 1, logger: logger) { client in
+            try await client.query(PostgresQuery(unsafeSQL: "DROP DATABASE \(url.database) WITH (FORCE)"), logger: logger)
+        }
     }
 }

@@ -4,8 +4,8 @@ import PostgresNIO
 import ReclaimService
 import ReclaimStore
 import ServiceLifecycle
-import UnixSignals
 import Synchronization
+import UnixSignals
 
 /// `reclaim-bench queue`: no-op jobs drained per second with 1 and 4 worker pools (each with its
 /// own connection pool, like separate processes), and enqueue-commit → handler-start latency with
@@ -25,27 +25,19 @@ enum QueueBenchmark {
         let jobs = options.int("jobs", default: 50_000)
         let batch = options.int("batch", default: 100)
         let lanes = options.int("lanes", default: 2)
-        let url = server.with(database: "bench_queue_\(getpid())")
-        try await PostgresClient.withClient(server, maxConnections: 1, logger: logger) { client in
-            try await client.query(PostgresQuery(unsafeSQL: "CREATE DATABASE \(url.database)"), logger: logger)
+        try await PostgresBench.withMigratedDatabase(on: server, prefix: "bench_queue", logger: logger) { url in
+            var figures: [String: Any] = ["jobs": jobs, "batch": batch, "lanes_per_worker": lanes]
+            for workers in [1, 4] {
+                let rate = try await drainRate(url: url, jobs: jobs, workers: workers, lanes: lanes, batch: batch)
+                print("queue: \(workers) worker(s): \(Int(rate)) jobs/s")
+                figures["workers_\(workers)_per_s"] = Int(rate)
+            }
+            let latencies = try await wakeUpLatencies(url: url, samples: options.int("samples", default: 500))
+            print("queue: wake-up p50 \(percentile(latencies, 50)) ms, p99 \(percentile(latencies, 99)) ms")
+            figures["wake_p50_ms"] = (percentile(latencies, 50) * 1000).rounded() / 1000
+            figures["wake_p99_ms"] = (percentile(latencies, 99) * 1000).rounded() / 1000
+            printFigures(figures)
         }
-        try await PostgresClient.withClient(url, maxConnections: 4, logger: logger) { client in
-            try await Migrator().migrate(client: client, logger: logger)
-        }
-        var figures: [String: Any] = ["jobs": jobs, "batch": batch, "lanes_per_worker": lanes]
-        for workers in [1, 4] {
-            let rate = try await drainRate(url: url, jobs: jobs, workers: workers, lanes: lanes, batch: batch)
-            print("queue: \(workers) worker(s): \(Int(rate)) jobs/s")
-            figures["workers_\(workers)_per_s"] = Int(rate)
-        }
-        let latencies = try await wakeUpLatencies(url: url, samples: options.int("samples", default: 500))
-        print("queue: wake-up p50 \(percentile(latencies, 50)) ms, p99 \(percentile(latencies, 99)) ms")
-        figures["wake_p50_ms"] = (percentile(latencies, 50) * 1000).rounded() / 1000
-        figures["wake_p99_ms"] = (percentile(latencies, 99) * 1000).rounded() / 1000
-        try await PostgresClient.withClient(server, maxConnections: 1, logger: logger) { client in
-            try await client.query(PostgresQuery(unsafeSQL: "DROP DATABASE \(url.database) WITH (FORCE)"), logger: logger)
-        }
-        printFigures(figures)
     }
 
     static let noop = ClosureJobHandler { _, _, _ in }
@@ -62,7 +54,9 @@ enum QueueBenchmark {
                 remaining -= chunk
             }
             try await client.query("VACUUM ANALYZE reclaim.jobs", logger: logger)
-            let pools = (0..<workers).map { _ in PostgresClient(configuration: url.clientConfiguration(maxConnections: lanes + 2), backgroundLogger: logger) }
+            let pools = (0..<workers).map { _ in
+                PostgresClient(configuration: url.clientConfiguration(maxConnections: lanes + 2), backgroundLogger: logger)
+            }
             let pool = pools.map {
                 WorkerPool(
                     queue: JobQueue(postgres: $0),
@@ -97,7 +91,12 @@ enum QueueBenchmark {
         return try await PostgresClient.withClient(url, maxConnections: 2, logger: logger) { client in
             let pools = (0..<4).map { _ in PostgresClient(configuration: url.clientConfiguration(maxConnections: 4), backgroundLogger: logger) }
             let workers = pools.map {
-                WorkerPool(queue: JobQueue(postgres: $0), handlers: ["probe": probe], options: .init(concurrency: 1, batchSize: 1, pollInterval: .seconds(30)), logger: logger)
+                WorkerPool(
+                    queue: JobQueue(postgres: $0),
+                    handlers: ["probe": probe],
+                    options: .init(concurrency: 1, batchSize: 1, pollInterval: .seconds(30)),
+                    logger: logger
+                )
             }
             var latencies: [Double] = []
             try await runServices(pools + workers) {
@@ -140,7 +139,11 @@ enum QueueBenchmark {
         )
         let maintenance = QueueMaintenance(queue: queue, interval: .milliseconds(500), completedRetention: .seconds(86_400), logger: logger)
         let group = ServiceGroup(
-            configuration: .init(services: [.init(service: postgres), .init(service: pool), .init(service: maintenance)], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
+            configuration: .init(
+                services: [.init(service: postgres), .init(service: pool), .init(service: maintenance)],
+                gracefulShutdownSignals: [.sigterm, .sigint],
+                logger: logger
+            )
         )
         print("queue-worker ready")
         try await group.run()
