@@ -14,7 +14,13 @@ enum SignBenchmark {
 
         // Warm up (first-use allocation, lazy library initialisation) outside the timed loop.
         for i in 0..<100 {
-            _ = try signer.storeKit1(product: "com.example.pro.monthly", offer: "winback50", applicationUsername: "", nonce: nonce(i), timestamp: timestamp)
+            _ = try signer.storeKit1(
+                product: "com.example.pro.monthly",
+                offer: "winback50",
+                applicationUsername: "",
+                nonce: nonce(i),
+                timestamp: timestamp
+            )
         }
 
         let clock = ContinuousClock()
@@ -24,7 +30,13 @@ enum SignBenchmark {
         var elapsed = Duration.zero
         while elapsed < budget {
             // Nonces come from the counter rather than UUID(), so the loop measures signing, not the random source.
-            _ = try signer.storeKit1(product: "com.example.pro.monthly", offer: "winback50", applicationUsername: "", nonce: nonce(count), timestamp: timestamp)
+            _ = try signer.storeKit1(
+                product: "com.example.pro.monthly",
+                offer: "winback50",
+                applicationUsername: "",
+                nonce: nonce(count),
+                timestamp: timestamp
+            )
             count += 1
             elapsed = clock.now - start
         }
@@ -35,11 +47,13 @@ enum SignBenchmark {
     /// A distinct, valid UUID per iteration.
     private static func nonce(_ i: Int) -> UUID {
         let v = UInt64(truncatingIfNeeded: i)
-        return UUID(uuid: (
-            0x6b, 0xa7, 0xb8, 0x10, 0x9d, 0xad, 0x41, 0xd1, 0x80,
-            UInt8(truncatingIfNeeded: v >> 48), UInt8(truncatingIfNeeded: v >> 40), UInt8(truncatingIfNeeded: v >> 32),
-            UInt8(truncatingIfNeeded: v >> 24), UInt8(truncatingIfNeeded: v >> 16), UInt8(truncatingIfNeeded: v >> 8),
-            UInt8(truncatingIfNeeded: v)
-        ))
+        return UUID(
+            uuid: (
+                0x6b, 0xa7, 0xb8, 0x10, 0x9d, 0xad, 0x41, 0xd1, 0x80,
+                UInt8(truncatingIfNeeded: v >> 48), UInt8(truncatingIfNeeded: v >> 40), UInt8(truncatingIfNeeded: v >> 32),
+                UInt8(truncatingIfNeeded: v >> 24), UInt8(truncatingIfNeeded: v >> 16), UInt8(truncatingIfNeeded: v >> 8),
+                UInt8(truncatingIfNeeded: v)
+            )
+        )
     }
 }

@@ -3,7 +3,11 @@ import Foundation
 import ReclaimService
 
 struct AppsCommand: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "apps", abstract: "Manage app keys for the delivery API.", subcommands: [CreateKey.self])
+    static let configuration = CommandConfiguration(
+        commandName: "apps",
+        abstract: "Manage app keys for the delivery API.",
+        subcommands: [CreateKey.self]
+    )
 
     struct CreateKey: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
@@ -27,7 +31,11 @@ struct AppsCommand: AsyncParsableCommand {
 }
 
 struct AdminCommand: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "admin", abstract: "Manage admin keys for the admin API.", subcommands: [CreateKey.self])
+    static let configuration = CommandConfiguration(
+        commandName: "admin",
+        abstract: "Manage admin keys for the admin API.",
+        subcommands: [CreateKey.self]
+    )
 
     struct CreateKey: AsyncParsableCommand {
         static let configuration = CommandConfiguration(

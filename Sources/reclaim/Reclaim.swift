@@ -7,7 +7,8 @@ struct Reclaim: AsyncParsableCommand {
         commandName: "reclaim",
         abstract: "Wins back and retains App Store subscribers: verified notifications in, signed offers out.",
         subcommands: [
-            DevCommand.self, ServeCommand.self, MigrateCommand.self, SignCommand.self, VerifyCommand.self, AppsCommand.self, AdminCommand.self, JobsCommand.self,
+            DevCommand.self, ServeCommand.self, MigrateCommand.self, SignCommand.self, VerifyCommand.self, AppsCommand.self, AdminCommand.self,
+            JobsCommand.self,
         ]
     )
 }

@@ -26,8 +26,13 @@ public struct IntroductoryOfferEligibilityClaims: Codable, Sendable, Equatable {
 
     /// Checks the inputs and builds the claims.
     public init(
-        issuerId: String, bundleId: String, productId: String, allowIntroductoryOffer: Bool,
-        transactionId: String, nonce: UUID, issuedAt: Int64
+        issuerId: String,
+        bundleId: String,
+        productId: String,
+        allowIntroductoryOffer: Bool,
+        transactionId: String,
+        nonce: UUID,
+        issuedAt: Int64
     ) throws(OfferSigningError) {
         try JWSClaimChecks.require(issuerId: issuerId, bundleId: bundleId, productId: productId, issuedAt: issuedAt, transactionId: transactionId)
         self.iss = issuerId

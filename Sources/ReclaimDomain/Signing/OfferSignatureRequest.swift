@@ -26,8 +26,13 @@ public struct OfferSignatureRequest: Sendable, Equatable {
 
     /// The core initializer: every input explicit.
     public init(
-        appBundleId: String, keyIdentifier: String, productIdentifier: String, offerIdentifier: String,
-        applicationUsername: String, nonce: UUID, timestamp: Int64
+        appBundleId: String,
+        keyIdentifier: String,
+        productIdentifier: String,
+        offerIdentifier: String,
+        applicationUsername: String,
+        nonce: UUID,
+        timestamp: Int64
     ) {
         self.appBundleId = appBundleId
         self.keyIdentifier = keyIdentifier
@@ -40,26 +45,45 @@ public struct OfferSignatureRequest: Sendable, Equatable {
 
     /// For nonces that arrive as text (an API request): refuses anything that is not a UUID, in either case.
     public init(
-        appBundleId: String, keyIdentifier: String, productIdentifier: String, offerIdentifier: String,
-        applicationUsername: String, nonce: String, timestamp: Int64
+        appBundleId: String,
+        keyIdentifier: String,
+        productIdentifier: String,
+        offerIdentifier: String,
+        applicationUsername: String,
+        nonce: String,
+        timestamp: Int64
     ) throws(OfferSigningError) {
         guard let uuid = UUID(uuidString: nonce) else {
             throw OfferSigningError(.invalidNonce, field: "nonce", "nonce is not a UUID (expected the form 8-4-4-4-12 hex digits)")
         }
         self.init(
-            appBundleId: appBundleId, keyIdentifier: keyIdentifier, productIdentifier: productIdentifier,
-            offerIdentifier: offerIdentifier, applicationUsername: applicationUsername, nonce: uuid, timestamp: timestamp
+            appBundleId: appBundleId,
+            keyIdentifier: keyIdentifier,
+            productIdentifier: productIdentifier,
+            offerIdentifier: offerIdentifier,
+            applicationUsername: applicationUsername,
+            nonce: uuid,
+            timestamp: timestamp
         )
     }
 
     /// Convenience taking the signing time as a `Date` (supplied by the caller's clock), truncated to milliseconds.
     public init(
-        appBundleId: String, keyIdentifier: String, productIdentifier: String, offerIdentifier: String,
-        applicationUsername: String, nonce: UUID, now: Date
+        appBundleId: String,
+        keyIdentifier: String,
+        productIdentifier: String,
+        offerIdentifier: String,
+        applicationUsername: String,
+        nonce: UUID,
+        now: Date
     ) {
         self.init(
-            appBundleId: appBundleId, keyIdentifier: keyIdentifier, productIdentifier: productIdentifier,
-            offerIdentifier: offerIdentifier, applicationUsername: applicationUsername, nonce: nonce,
+            appBundleId: appBundleId,
+            keyIdentifier: keyIdentifier,
+            productIdentifier: productIdentifier,
+            offerIdentifier: offerIdentifier,
+            applicationUsername: applicationUsername,
+            nonce: nonce,
             timestamp: Self.milliseconds(since1970: now)
         )
     }
@@ -96,16 +120,26 @@ public struct OfferSignatureRequest: Sendable, Equatable {
         for (name, value, code) in required where value.isEmpty {
             throw OfferSigningError(code, field: name, "\(name) must not be empty")
         }
-        for (name, value) in [("appBundleId", appBundleId), ("keyIdentifier", keyIdentifier), ("productIdentifier", productIdentifier),
-                              ("offerIdentifier", offerIdentifier), ("applicationUsername", applicationUsername)]
+        for (name, value) in [
+            ("appBundleId", appBundleId), ("keyIdentifier", keyIdentifier), ("productIdentifier", productIdentifier),
+            ("offerIdentifier", offerIdentifier), ("applicationUsername", applicationUsername),
+        ]
         where value.unicodeScalars.contains("\u{2063}") {
             throw OfferSigningError(.containsSeparator, field: name, "\(name) contains U+2063, the separator of the signed payload")
         }
         guard timestamp >= Self.minimumTimestamp else {
-            throw OfferSigningError(.timestampNotMilliseconds, field: "timestamp", "timestamp \(timestamp) is too small for UNIX milliseconds (seconds given?)")
+            throw OfferSigningError(
+                .timestampNotMilliseconds,
+                field: "timestamp",
+                "timestamp \(timestamp) is too small for UNIX milliseconds (seconds given?)"
+            )
         }
         guard timestamp <= Self.maximumTimestamp else {
-            throw OfferSigningError(.timestampNotMilliseconds, field: "timestamp", "timestamp \(timestamp) is too large for UNIX milliseconds (microseconds given?)")
+            throw OfferSigningError(
+                .timestampNotMilliseconds,
+                field: "timestamp",
+                "timestamp \(timestamp) is too large for UNIX milliseconds (microseconds given?)"
+            )
         }
     }
 

@@ -18,15 +18,27 @@ public struct OfferSigner: Sendable {
     }
 
     /// The StoreKit 1 request these inputs make, for callers that want the payload or to verify.
-    public func storeKit1Request(product: String, offer: String, applicationUsername: String, nonce: UUID, timestamp: Int64) -> OfferSignatureRequest {
+    public func storeKit1Request(product: String, offer: String, applicationUsername: String, nonce: UUID, timestamp: Int64) -> OfferSignatureRequest
+    {
         OfferSignatureRequest(
-            appBundleId: bundleId, keyIdentifier: key.keyId, productIdentifier: product, offerIdentifier: offer,
-            applicationUsername: applicationUsername, nonce: nonce, timestamp: timestamp
+            appBundleId: bundleId,
+            keyIdentifier: key.keyId,
+            productIdentifier: product,
+            offerIdentifier: offer,
+            applicationUsername: applicationUsername,
+            nonce: nonce,
+            timestamp: timestamp
         )
     }
 
     /// A StoreKit 1 signature (`SKPaymentDiscount`). `timestamp` is UNIX milliseconds.
-    public func storeKit1(product: String, offer: String, applicationUsername: String, nonce: UUID, timestamp: Int64) throws(OfferSigningError) -> StoreKit1OfferSignature {
+    public func storeKit1(
+        product: String,
+        offer: String,
+        applicationUsername: String,
+        nonce: UUID,
+        timestamp: Int64
+    ) throws(OfferSigningError) -> StoreKit1OfferSignature {
         try StoreKit1OfferSigner.sign(
             storeKit1Request(product: product, offer: offer, applicationUsername: applicationUsername, nonce: nonce, timestamp: timestamp),
             with: key
@@ -34,9 +46,18 @@ public struct OfferSigner: Sendable {
     }
 
     /// A StoreKit 1 signature at `now`, read by the caller from its clock.
-    public func storeKit1(product: String, offer: String, applicationUsername: String, nonce: UUID, now: Date) throws(OfferSigningError) -> StoreKit1OfferSignature {
+    public func storeKit1(
+        product: String,
+        offer: String,
+        applicationUsername: String,
+        nonce: UUID,
+        now: Date
+    ) throws(OfferSigningError) -> StoreKit1OfferSignature {
         try storeKit1(
-            product: product, offer: offer, applicationUsername: applicationUsername, nonce: nonce,
+            product: product,
+            offer: offer,
+            applicationUsername: applicationUsername,
+            nonce: nonce,
             timestamp: OfferSignatureRequest.milliseconds(since1970: now)
         )
     }
@@ -46,7 +67,11 @@ public struct OfferSigner: Sendable {
     public func verify(_ signature: StoreKit1OfferSignature, product: String, offer: String) -> Bool {
         guard let nonce = UUID(uuidString: signature.nonce) else { return false }
         let request = storeKit1Request(
-            product: product, offer: offer, applicationUsername: signature.applicationUsername, nonce: nonce, timestamp: signature.timestamp
+            product: product,
+            offer: offer,
+            applicationUsername: signature.applicationUsername,
+            nonce: nonce,
+            timestamp: signature.timestamp
         )
         return StoreKit1OfferSigner.verify(signature, for: request, publicKey: key.publicKey)
     }
@@ -54,19 +79,33 @@ public struct OfferSigner: Sendable {
     /// A StoreKit 2 promotional offer compact JWS. `issuedAt` is UNIX seconds.
     public func storeKit2(product: String, offer: String, nonce: UUID, issuedAt: Int64, transactionId: String?) throws(OfferSigningError) -> String {
         let claims = try PromotionalOfferClaims(
-            issuerId: issuerId ?? "", bundleId: bundleId, productId: product, offerIdentifier: offer,
-            nonce: nonce, issuedAt: issuedAt, transactionId: transactionId
+            issuerId: issuerId ?? "",
+            bundleId: bundleId,
+            productId: product,
+            offerIdentifier: offer,
+            nonce: nonce,
+            issuedAt: issuedAt,
+            transactionId: transactionId
         )
         return try CompactJWSSigner.sign(claims, with: key)
     }
 
     /// A StoreKit 2 introductory-offer-eligibility compact JWS. `issuedAt` is UNIX seconds.
     public func introductoryOfferEligibility(
-        product: String, allowIntroductoryOffer: Bool, transactionId: String, nonce: UUID, issuedAt: Int64
+        product: String,
+        allowIntroductoryOffer: Bool,
+        transactionId: String,
+        nonce: UUID,
+        issuedAt: Int64
     ) throws(OfferSigningError) -> String {
         let claims = try IntroductoryOfferEligibilityClaims(
-            issuerId: issuerId ?? "", bundleId: bundleId, productId: product, allowIntroductoryOffer: allowIntroductoryOffer,
-            transactionId: transactionId, nonce: nonce, issuedAt: issuedAt
+            issuerId: issuerId ?? "",
+            bundleId: bundleId,
+            productId: product,
+            allowIntroductoryOffer: allowIntroductoryOffer,
+            transactionId: transactionId,
+            nonce: nonce,
+            issuedAt: issuedAt
         )
         return try CompactJWSSigner.sign(claims, with: key)
     }

@@ -20,7 +20,8 @@ enum PrivateKeyDecoder {
         // Every key layout is an ASN.1 SEQUENCE, whose DER starts with 0x30.
         guard bytes.first == 0x30 else {
             throw KeyLoadingError(
-                .notAKey, source: source,
+                .notAKey,
+                source: source,
                 "not a private key: expected a PEM block (\"-----BEGIN PRIVATE KEY-----\", as in an App Store Connect .p8 file) or DER"
             )
         }
@@ -42,32 +43,55 @@ enum PrivateKeyDecoder {
             throw KeyLoadingError(.notAKey, source: source, "the PEM block has no matching \"-----END ...-----\" line")
         }
         // "EC PARAMETERS" precedes the key in `openssl ecparam -genkey` output; certificates may sit beside it.
-        let keyLabels: Set<String> = ["PRIVATE KEY", "EC PRIVATE KEY", "ENCRYPTED PRIVATE KEY", "RSA PRIVATE KEY", "DSA PRIVATE KEY", "OPENSSH PRIVATE KEY"]
+        let keyLabels: Set<String> = [
+            "PRIVATE KEY", "EC PRIVATE KEY", "ENCRYPTED PRIVATE KEY", "RSA PRIVATE KEY", "DSA PRIVATE KEY", "OPENSSH PRIVATE KEY",
+        ]
         guard let block = blocks.first(where: { keyLabels.contains($0.label) }) else {
             let labels = blocks.map(\.label)
             if labels.contains(where: { $0.hasSuffix("PUBLIC KEY") }) {
-                throw KeyLoadingError(.publicKeyOnly, source: source, "holds a public key only; signing needs the private key (.p8) from App Store Connect")
+                throw KeyLoadingError(
+                    .publicKeyOnly,
+                    source: source,
+                    "holds a public key only; signing needs the private key (.p8) from App Store Connect"
+                )
             }
             throw KeyLoadingError(
-                .notAKey, source: source,
+                .notAKey,
+                source: source,
                 "holds no private key (found PEM \(labels.map { "\"\($0)\"" }.joined(separator: ", ")))"
             )
         }
         switch block.label {
         case "ENCRYPTED PRIVATE KEY":
-            throw KeyLoadingError(.encryptedKey, source: source, "the key is encrypted with a password; export it unencrypted (openssl pkey -in KEY -out KEY.p8 asks for the password once)")
+            throw KeyLoadingError(
+                .encryptedKey,
+                source: source,
+                "the key is encrypted with a password; export it unencrypted (openssl pkey -in KEY -out KEY.p8 asks for the password once)"
+            )
         case "RSA PRIVATE KEY":
             throw KeyLoadingError(.rsaKey, source: source, Self.rsaDetail)
         case "DSA PRIVATE KEY":
-            throw KeyLoadingError(.unsupportedAlgorithm, source: source, "holds a DSA private key; App Store Connect subscription keys are ECDSA P-256")
+            throw KeyLoadingError(
+                .unsupportedAlgorithm,
+                source: source,
+                "holds a DSA private key; App Store Connect subscription keys are ECDSA P-256"
+            )
         case "OPENSSH PRIVATE KEY":
-            throw KeyLoadingError(.unsupportedAlgorithm, source: source, "holds an OpenSSH private key; use the .p8 file App Store Connect gives, not an SSH key")
+            throw KeyLoadingError(
+                .unsupportedAlgorithm,
+                source: source,
+                "holds an OpenSSH private key; use the .p8 file App Store Connect gives, not an SSH key"
+            )
         default:
             break
         }
         // Legacy OpenSSL encryption keeps the "EC PRIVATE KEY" label and adds "Proc-Type: 4,ENCRYPTED".
         if block.headers.contains(where: { $0.uppercased().contains("ENCRYPTED") }) {
-            throw KeyLoadingError(.encryptedKey, source: source, "the key is encrypted with a password (Proc-Type: 4,ENCRYPTED); export it unencrypted (openssl pkey -in KEY -out KEY.p8 asks for the password once)")
+            throw KeyLoadingError(
+                .encryptedKey,
+                source: source,
+                "the key is encrypted with a password (Proc-Type: 4,ENCRYPTED); export it unencrypted (openssl pkey -in KEY -out KEY.p8 asks for the password once)"
+            )
         }
         guard let der = Data(base64Encoded: block.body), !der.isEmpty else {
             throw KeyLoadingError(.malformed, source: source, "the \"\(block.label)\" PEM block is not valid base64")
@@ -125,11 +149,19 @@ enum PrivateKeyDecoder {
 
         // EncryptedPrivateKeyInfo: SEQUENCE { AlgorithmIdentifier, OCTET STRING }
         if tags == [.sequence, .octetString] {
-            throw KeyLoadingError(.encryptedKey, source: source, "the key is encrypted with a password (PKCS#8 EncryptedPrivateKeyInfo); export it unencrypted")
+            throw KeyLoadingError(
+                .encryptedKey,
+                source: source,
+                "the key is encrypted with a password (PKCS#8 EncryptedPrivateKeyInfo); export it unencrypted"
+            )
         }
         // SubjectPublicKeyInfo: SEQUENCE { AlgorithmIdentifier, BIT STRING }
         if tags == [.sequence, .bitString] {
-            throw KeyLoadingError(.publicKeyOnly, source: source, "holds a public key only; signing needs the private key (.p8) from App Store Connect")
+            throw KeyLoadingError(
+                .publicKeyOnly,
+                source: source,
+                "holds a public key only; signing needs the private key (.p8) from App Store Connect"
+            )
         }
         guard tags.first == .integer, fields.count >= 2 else {
             throw KeyLoadingError(.notAKey, source: source, "not a private key: unrecognised ASN.1 structure")
@@ -142,7 +174,11 @@ enum PrivateKeyDecoder {
         case .integer where tags.allSatisfy({ $0 == .integer }):
             // PKCS#1 RSAPrivateKey has 9 INTEGERs; OpenSSL's DSA private key has 6.
             if fields.count >= 9 { throw KeyLoadingError(.rsaKey, source: source, Self.rsaDetail) }
-            throw KeyLoadingError(.unsupportedAlgorithm, source: source, "holds a DSA private key; App Store Connect subscription keys are ECDSA P-256")
+            throw KeyLoadingError(
+                .unsupportedAlgorithm,
+                source: source,
+                "holds a DSA private key; App Store Connect subscription keys are ECDSA P-256"
+            )
         default:
             throw KeyLoadingError(.notAKey, source: source, "not a private key: unrecognised ASN.1 structure")
         }
@@ -151,7 +187,8 @@ enum PrivateKeyDecoder {
     /// PrivateKeyInfo (RFC 5208): the algorithm OID says what kind of key this is.
     private static func decodePKCS8(algorithm: ASN1Node, privateKey: ASN1Node, source: String) throws(KeyLoadingError) -> P256.Signing.PrivateKey {
         guard case .constructed(let parts) = algorithm.content, let oidNode = Array(parts).first,
-              let algorithmOID = oid(oidNode) else {
+            let algorithmOID = oid(oidNode)
+        else {
             throw KeyLoadingError(.malformed, source: source, "malformed PKCS#8: no algorithm identifier")
         }
         switch algorithmOID {
@@ -184,7 +221,7 @@ enum PrivateKeyDecoder {
         }
         let fields = Array(collection)
         guard fields.count >= 2, fields[0].identifier == .integer, case .primitive(let version) = fields[0].content,
-              Array(version) == [1], fields[1].identifier == .octetString, case .primitive(let scalar) = fields[1].content
+            Array(version) == [1], fields[1].identifier == .octetString, case .primitive(let scalar) = fields[1].content
         else {
             throw KeyLoadingError(.malformed, source: source, "malformed EC private key: expected version 1 and a private scalar")
         }
@@ -195,7 +232,11 @@ enum PrivateKeyDecoder {
             if field.identifier.tagNumber == 0 {
                 let innerCurve = try namedCurve(inner, source: source)
                 if let curve, let innerCurve, curve != innerCurve {
-                    throw KeyLoadingError(.malformed, source: source, "malformed key: PKCS#8 names curve \(curveName(curve)) but the EC key inside names \(curveName(innerCurve))")
+                    throw KeyLoadingError(
+                        .malformed,
+                        source: source,
+                        "malformed key: PKCS#8 names curve \(curveName(curve)) but the EC key inside names \(curveName(innerCurve))"
+                    )
                 }
                 curve = curve ?? innerCurve
             } else if field.identifier.tagNumber == 1, inner.identifier == .bitString, case .primitive(let bits) = inner.content {
@@ -206,7 +247,11 @@ enum PrivateKeyDecoder {
             throw KeyLoadingError(.malformed, source: source, "the EC key does not name its curve; expected P-256 (prime256v1)")
         }
         guard curve == OID.p256 else {
-            throw KeyLoadingError(.wrongCurve, source: source, "holds an EC key on curve \(curveName(curve)); App Store Connect subscription keys use P-256 (prime256v1)")
+            throw KeyLoadingError(
+                .wrongCurve,
+                source: source,
+                "holds an EC key on curve \(curveName(curve)); App Store Connect subscription keys use P-256 (prime256v1)"
+            )
         }
         // RFC 5915 fixes the length at 32 bytes, but some encoders drop leading zero bytes.
         guard !scalar.isEmpty, scalar.count <= 32 else {
@@ -231,12 +276,17 @@ enum PrivateKeyDecoder {
     private static func namedCurve(_ node: ASN1Node, source: String) throws(KeyLoadingError) -> String? {
         if node.identifier == .null { return nil }
         if let curve = oid(node) { return curve }
-        throw KeyLoadingError(.wrongCurve, source: source, "the EC key spells out explicit curve parameters instead of naming P-256 (prime256v1); re-export it with a named curve")
+        throw KeyLoadingError(
+            .wrongCurve,
+            source: source,
+            "the EC key spells out explicit curve parameters instead of naming P-256 (prime256v1); re-export it with a named curve"
+        )
     }
 
     private static func oid(_ node: ASN1Node) -> String? {
         guard node.identifier == .objectIdentifier,
-              let oid = try? ASN1ObjectIdentifier(derEncoded: node, withIdentifier: .objectIdentifier) else { return nil }
+            let oid = try? ASN1ObjectIdentifier(derEncoded: node, withIdentifier: .objectIdentifier)
+        else { return nil }
         return oid.oidComponents.map(String.init).joined(separator: ".")
     }
 

@@ -25,8 +25,13 @@ public struct PromotionalOfferClaims: Codable, Sendable, Equatable {
 
     /// Checks the inputs and builds the claims.
     public init(
-        issuerId: String, bundleId: String, productId: String, offerIdentifier: String,
-        nonce: UUID, issuedAt: Int64, transactionId: String?
+        issuerId: String,
+        bundleId: String,
+        productId: String,
+        offerIdentifier: String,
+        nonce: UUID,
+        issuedAt: Int64,
+        transactionId: String?
     ) throws(OfferSigningError) {
         try JWSClaimChecks.require(issuerId: issuerId, bundleId: bundleId, productId: productId, issuedAt: issuedAt, transactionId: transactionId)
         guard !offerIdentifier.isEmpty else {

@@ -59,16 +59,19 @@ public struct SigningKey: Sendable {
 
     /// Checks the App Store Connect key id format: exactly 10 characters, uppercase A–Z and 0–9.
     public static func validate(keyId: String, source: String) throws(KeyLoadingError) {
-        let isValid = keyId.utf8.count == 10
+        let isValid =
+            keyId.utf8.count == 10
             && keyId.utf8.allSatisfy { (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains($0) || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }
         guard !isValid else { return }
         // Quote the id only when it is short and printable: a caller that swapped arguments must not get
         // key material echoed back into the logs.
-        let shown = keyId.count <= 20 && keyId.unicodeScalars.allSatisfy { $0.isASCII && $0.value >= 0x20 && $0.value < 0x7F }
+        let shown =
+            keyId.count <= 20 && keyId.unicodeScalars.allSatisfy { $0.isASCII && $0.value >= 0x20 && $0.value < 0x7F }
             ? "\"\(keyId)\""
             : "(\(keyId.count) characters)"
         throw KeyLoadingError(
-            .invalidKeyId, source: source,
+            .invalidKeyId,
+            source: source,
             "key id \(shown) must be exactly 10 characters A–Z and 0–9, as App Store Connect shows it"
         )
     }

@@ -7,7 +7,11 @@ public enum StoreKit1OfferSigner {
     /// Signs a request. The request's key identifier must be the key's id: Apple looks the key up by that id.
     public static func sign(_ request: OfferSignatureRequest, with key: SigningKey) throws(OfferSigningError) -> StoreKit1OfferSignature {
         guard request.keyIdentifier == key.keyId else {
-            throw OfferSigningError(.keyMismatch, field: "keyIdentifier", "the request names key \(request.keyIdentifier) but is signed with key \(key.keyId)")
+            throw OfferSigningError(
+                .keyMismatch,
+                field: "keyIdentifier",
+                "the request names key \(request.keyIdentifier) but is signed with key \(key.keyId)"
+            )
         }
         let nonce = request.renderedNonce
         let applicationUsername = request.renderedApplicationUsername
@@ -32,17 +36,19 @@ public enum StoreKit1OfferSigner {
     /// anything malformed.
     public static func verify(payload: Data, signature: String, publicKey: P256.Signing.PublicKey) -> Bool {
         guard let der = Data(base64Encoded: signature),
-              let parsed = try? P256.Signing.ECDSASignature(derRepresentation: der) else { return false }
+            let parsed = try? P256.Signing.ECDSASignature(derRepresentation: der)
+        else { return false }
         return publicKey.isValidSignature(parsed, for: payload)
     }
 
     /// Whether `signature` is valid for `request` under `publicKey`, and carries the request's values.
     public static func verify(_ signature: StoreKit1OfferSignature, for request: OfferSignatureRequest, publicKey: P256.Signing.PublicKey) -> Bool {
         guard signature.keyIdentifier == request.keyIdentifier,
-              signature.nonce == request.renderedNonce,
-              signature.timestamp == request.timestamp,
-              signature.applicationUsername == request.renderedApplicationUsername,
-              let payload = try? request.payload() else { return false }
+            signature.nonce == request.renderedNonce,
+            signature.timestamp == request.timestamp,
+            signature.applicationUsername == request.renderedApplicationUsername,
+            let payload = try? request.payload()
+        else { return false }
         return verify(payload: payload, signature: signature.signature, publicKey: publicKey)
     }
 }

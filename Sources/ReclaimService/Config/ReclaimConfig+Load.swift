@@ -35,7 +35,9 @@ extension ReclaimConfig {
             if app.bundleId.isEmpty { problems.append("an app has an empty bundleId") }
             if !bundles.insert(app.bundleId).inserted { problems.append("app \(app.bundleId) is listed twice") }
             for environment in app.environments where !Self.knownEnvironments.contains(environment) {
-                problems.append("app \(app.bundleId): unknown environment \(environment) (use \(Self.knownEnvironments.sorted().joined(separator: ", ")))")
+                problems.append(
+                    "app \(app.bundleId): unknown environment \(environment) (use \(Self.knownEnvironments.sorted().joined(separator: ", ")))"
+                )
             }
             if app.environments.contains("Production") && app.appAppleId == nil {
                 problems.append("app \(app.bundleId): appAppleId is required when Production is accepted")

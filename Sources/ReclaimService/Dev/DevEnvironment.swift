@@ -61,21 +61,21 @@ public struct DevEnvironment: Sendable {
                 Data(
                     """
 
-                Reclaim is running (dev mode).
-                  API:        \(base)
-                  Health:     \(base)/healthz   \(base)/readyz   \(base)/metrics
-                  Database:   \(url.connectionString)
-                  Config:     \(configFile.path)   (RECLAIM_CONFIG for `reclaim serve`)
-                  Demo app:   \(Self.demoBundleId), demo signing key \(Self.demoKeyId)
-                  App key:    \(appKey)
+                    Reclaim is running (dev mode).
+                      API:        \(base)
+                      Health:     \(base)/healthz   \(base)/readyz   \(base)/metrics
+                      Database:   \(url.connectionString)
+                      Config:     \(configFile.path)   (RECLAIM_CONFIG for `reclaim serve`)
+                      Demo app:   \(Self.demoBundleId), demo signing key \(Self.demoKeyId)
+                      App key:    \(appKey)
 
-                Try:
-                  curl -s \(base)/readyz
-                  curl -s -H 'Authorization: Bearer \(appKey)' '\(base)/v1/offers?appAccountToken=00000000-0000-0000-0000-000000000051'
+                    Try:
+                      curl -s \(base)/readyz
+                      curl -s -H 'Authorization: Bearer \(appKey)' '\(base)/v1/offers?appAccountToken=00000000-0000-0000-0000-000000000051'
 
-                Ctrl-C stops Reclaim and its PostgreSQL.
+                    Ctrl-C stops Reclaim and its PostgreSQL.
 
-                """.utf8
+                    """.utf8
                 )
             )
         }
@@ -148,7 +148,10 @@ public struct DevEnvironment: Sendable {
         try await PostgresClient.withClient(url.with(database: "postgres"), maxConnections: 1, logger: logger) { client in
             let rows = try await client.query("SELECT 1 FROM pg_database WHERE datname = \(url.database)", logger: logger)
             for try await _ in rows { return }
-            try await client.query(PostgresQuery(unsafeSQL: "CREATE DATABASE \"\(url.database.replacingOccurrences(of: "\"", with: "\"\""))\""), logger: logger)
+            try await client.query(
+                PostgresQuery(unsafeSQL: "CREATE DATABASE \"\(url.database.replacingOccurrences(of: "\"", with: "\"\""))\""),
+                logger: logger
+            )
         }
     }
 }

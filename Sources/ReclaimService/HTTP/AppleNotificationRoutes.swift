@@ -17,10 +17,14 @@ struct AppleNotificationRoutes {
 
     func register(on router: Router<ReclaimRequestContext>) {
         router.post("/v1/apple/notifications") { request, context -> Accepted in
-            let body = try await readJSONBody(request, limit: maxBodyBytes, record: { problem in
-                // Refusals before the body is read are recorded with what is known: no body.
-                await ingest.reject(problem, body: ByteBuffer())
-            })
+            let body = try await readJSONBody(
+                request,
+                limit: maxBodyBytes,
+                record: { problem in
+                    // Refusals before the body is read are recorded with what is known: no body.
+                    await ingest.reject(problem, body: ByteBuffer())
+                }
+            )
             let outcome = try await ingest.ingest(body: body)
             return Accepted(status: outcome.rawValue)
         }

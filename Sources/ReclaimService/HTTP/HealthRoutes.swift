@@ -26,7 +26,8 @@ struct HealthRoutes {
                     .serviceUnavailable,
                     "not-ready",
                     title: "Not ready",
-                    detail: "database schema is at version \(version.map(String.init) ?? "none"), expected \(Migrator.targetVersion): run reclaim migrate"
+                    detail:
+                        "database schema is at version \(version.map(String.init) ?? "none"), expected \(Migrator.targetVersion): run reclaim migrate"
                 )
             }
             return try JSONResponse(["status": "ready", "schemaVersion": "\(Migrator.targetVersion)"])

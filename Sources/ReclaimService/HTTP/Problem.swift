@@ -54,6 +54,11 @@ extension Problem {
         Problem(.serviceUnavailable, "database-unavailable", title: "Service unavailable", detail: "the database is not reachable; retry later")
     }
     public static func internalError(requestId: String) -> Problem {
-        Problem(.internalServerError, "internal-error", title: "Internal error", detail: "an unexpected error occurred (request \(requestId)); it has been logged")
+        Problem(
+            .internalServerError,
+            "internal-error",
+            title: "Internal error",
+            detail: "an unexpected error occurred (request \(requestId)); it has been logged"
+        )
     }
 }

@@ -28,8 +28,10 @@ public struct ProblemMiddleware<Context: RequestContext>: RouterMiddleware {
     static func problem(for error: any HTTPResponseError) -> Problem {
         switch error.status {
         case .notFound: return .notFound("no route for this method and path")
-        case .contentTooLarge: return Problem(.contentTooLarge, "body-too-large", title: "Body too large", detail: "the request body exceeds the limit")
-        case .methodNotAllowed: return Problem(.methodNotAllowed, "method-not-allowed", title: "Method not allowed", detail: "method not allowed on this path")
+        case .contentTooLarge:
+            return Problem(.contentTooLarge, "body-too-large", title: "Body too large", detail: "the request body exceeds the limit")
+        case .methodNotAllowed:
+            return Problem(.methodNotAllowed, "method-not-allowed", title: "Method not allowed", detail: "method not allowed on this path")
         case .badRequest: return .badRequest("bad-request", "the request could not be read")
         case let status: return Problem(status, "http-\(status.code)", title: status.reasonPhrase, detail: status.reasonPhrase)
         }

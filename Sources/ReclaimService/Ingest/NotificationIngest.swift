@@ -52,7 +52,10 @@ public struct NotificationIngest: Sendable {
         do {
             stored = try await batcher.submit(record)
         } catch {
-            logger.error("storing a notification failed", metadata: ["notificationUUID": "\(record.notificationUUID)", "error": "\(String(reflecting: error))"])
+            logger.error(
+                "storing a notification failed",
+                metadata: ["notificationUUID": "\(record.notificationUUID)", "error": "\(String(reflecting: error))"]
+            )
             throw Problem.databaseUnavailable()
         }
         (stored ? storedCounter : duplicateCounter).increment()
@@ -80,7 +83,12 @@ public struct NotificationIngest: Sendable {
             throw Problem(.unprocessableContent, "invalid-notification", title: "Invalid notification", detail: "notificationUUID is not a UUID")
         }
         guard let bundleId = payload.bundleId, let environment = payload.environment?.rawValue else {
-            throw Problem(.unprocessableContent, "invalid-notification", title: "Invalid notification", detail: "the notification names no bundleId or environment")
+            throw Problem(
+                .unprocessableContent,
+                "invalid-notification",
+                title: "Invalid notification",
+                detail: "the notification names no bundleId or environment"
+            )
         }
         let transaction = notification.transaction
         return NotificationRecord(
@@ -129,7 +137,13 @@ public struct NotificationIngest: Sendable {
         Counter(label: "reclaim_notifications_rejected_total", dimensions: [("problem", problem.slug)]).increment()
         logger.notice("notification refused", metadata: ["problem": "\(problem.slug)", "detail": "\(problem.detail)"])
         do {
-            try await rejections.record(endpoint: "/v1/apple/notifications", problem: problem.slug, reason: problem.detail, body: body, logger: logger)
+            try await rejections.record(
+                endpoint: "/v1/apple/notifications",
+                problem: problem.slug,
+                reason: problem.detail,
+                body: body,
+                logger: logger
+            )
         } catch {
             logger.warning("could not record a refused notification", metadata: ["error": "\(String(reflecting: error))"])
         }

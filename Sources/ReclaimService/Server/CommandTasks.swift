@@ -55,7 +55,12 @@ public enum CommandTasks {
             let timestamp: Int64
             let signature: String
         }
-        let output = Output(keyIdentifier: signature.keyIdentifier, nonce: signature.nonce, timestamp: signature.timestamp, signature: signature.signature)
+        let output = Output(
+            keyIdentifier: signature.keyIdentifier,
+            nonce: signature.nonce,
+            timestamp: signature.timestamp,
+            signature: signature.signature
+        )
         return String(decoding: try encoder.encode(output), as: UTF8.self)
     }
 

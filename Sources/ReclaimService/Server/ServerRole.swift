@@ -1,4 +1,3 @@
-
 /// What one `reclaim serve` process does. Any number of each can share one database.
 public enum ServerRole: String, Sendable, CaseIterable {
     /// HTTP API and workers in one process (the default, and what `reclaim dev` runs).

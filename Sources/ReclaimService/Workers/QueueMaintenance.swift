@@ -20,7 +20,9 @@ public struct QueueMaintenance: Service {
     }
 
     public func run() async throws {
-        let depth = Dictionary(uniqueKeysWithValues: JobState.allCases.map { ($0, Gauge(label: "reclaim_jobs", dimensions: [("state", $0.rawValue)])) })
+        let depth = Dictionary(
+            uniqueKeysWithValues: JobState.allCases.map { ($0, Gauge(label: "reclaim_jobs", dimensions: [("state", $0.rawValue)])) }
+        )
         let oldestAge = Gauge(label: "reclaim_jobs_oldest_due_age_seconds")
         let rescued = Counter(label: "reclaim_jobs_rescued_total")
         var round = 0

@@ -79,7 +79,9 @@ public struct EmbeddedPostgres: Sendable {
         // The server inherits pg_ctl's output; a pipe would never reach end-of-file while the server
         // runs, so pg_ctl's own output goes nowhere and its log file tells what went wrong.
         let pgCtl = try Self.binDirectory().appendingPathComponent("pg_ctl").path
-        let arguments = ["-D", dataDirectory.path, "-l", logFile.path, "-w", "-t", "60", "-o", options.map(Self.shellQuoted).joined(separator: " "), "start"]
+        let arguments = [
+            "-D", dataDirectory.path, "-l", logFile.path, "-w", "-t", "60", "-o", options.map(Self.shellQuoted).joined(separator: " "), "start",
+        ]
         let status = try ChildProcess.run(Self.asServerUser([pgCtl] + arguments)).status
         guard status == 0 else {
             let log = (try? String(contentsOf: logFile, encoding: .utf8)) ?? ""
@@ -128,7 +130,8 @@ public struct EmbeddedPostgres: Sendable {
             return URL(fileURLWithPath: dir)
         }
         throw Failure(
-            description: "PostgreSQL server binaries (initdb, pg_ctl) not found: install them (Debian: apt-get install -y postgresql) or set PG_BINDIR"
+            description:
+                "PostgreSQL server binaries (initdb, pg_ctl) not found: install them (Debian: apt-get install -y postgresql) or set PG_BINDIR"
         )
     }
 

@@ -39,7 +39,10 @@ public enum SQLScript {
                 index += 1
                 while index < chars.count {
                     current.append(chars[index])
-                    if chars[index] == scalar { index += 1; break }
+                    if chars[index] == scalar {
+                        index += 1
+                        break
+                    }
                     index += 1
                 }
                 continue

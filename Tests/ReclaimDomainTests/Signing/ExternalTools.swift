@@ -38,7 +38,10 @@ enum ExternalTools {
             let candidate = URL(fileURLWithPath: String(directory)).appendingPathComponent(tool)
             if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
         }
-        throw Failure(description: "\(tool) is not on PATH; these tests need it to verify signatures independently (CI installs openssl, python3 and `pip install pyjwt cryptography`)")
+        throw Failure(
+            description:
+                "\(tool) is not on PATH; these tests need it to verify signatures independently (CI installs openssl, python3 and `pip install pyjwt cryptography`)"
+        )
     }
 
     /// Runs a tool in `directory`. Output goes to files rather than pipes so a chatty tool cannot block on a full pipe.

@@ -10,7 +10,11 @@ import Testing
 
     private func hex(_ data: Data) -> String { data.map { String(format: "%02x", $0) }.joined() }
 
-    private func load(_ contents: Data, keyId: String = SigningFixtures.keyId, source: String = "keys/AuthKey_TEST.p8") throws(KeyLoadingError) -> SigningKey {
+    private func load(
+        _ contents: Data,
+        keyId: String = SigningFixtures.keyId,
+        source: String = "keys/AuthKey_TEST.p8"
+    ) throws(KeyLoadingError) -> SigningKey {
         try SigningKey.load(keyId: keyId, contents: contents, source: source)
     }
 
@@ -26,7 +30,10 @@ import Testing
         ("SEC1 PEM", Data(SigningFixtures.p256SEC1.utf8)),
         ("PKCS#8 DER", SigningFixtures.der(SigningFixtures.p256PKCS8)),
         ("SEC1 DER", SigningFixtures.der(SigningFixtures.p256SEC1)),
-        ("SEC1 after EC PARAMETERS", Data(("-----BEGIN EC PARAMETERS-----\nBggqhkjOPQMBBw==\n-----END EC PARAMETERS-----\n" + SigningFixtures.p256SEC1).utf8)),
+        (
+            "SEC1 after EC PARAMETERS",
+            Data(("-----BEGIN EC PARAMETERS-----\nBggqhkjOPQMBBw==\n-----END EC PARAMETERS-----\n" + SigningFixtures.p256SEC1).utf8)
+        ),
         ("CRLF line endings", Data(SigningFixtures.p256PKCS8.replacingOccurrences(of: "\n", with: "\r\n").utf8)),
         ("one line, as pasted into a secret store", Data(SigningFixtures.p256PKCS8.replacingOccurrences(of: "\n", with: "").utf8)),
         ("literal \\n escapes", Data(SigningFixtures.p256PKCS8.replacingOccurrences(of: "\n", with: "\\n").utf8)),
@@ -46,14 +53,18 @@ import Testing
             let path = try ExternalTools.write(Data(key.pkcs8PEM.utf8), to: "demo.p8", in: directory)
             let text = try ExternalTools.openssl(["pkey", "-in", path, "-text", "-noout"], in: directory)
             #expect(text.contains("prime256v1") || text.contains("P-256"))
-            let out = try ExternalTools.python("""
+            let out = try ExternalTools.python(
+                """
                 import sys
                 from cryptography.hazmat.primitives import serialization
                 from cryptography.hazmat.primitives.asymmetric import ec
                 key = serialization.load_pem_private_key(open(sys.argv[1], "rb").read(), password=None)
                 assert isinstance(key.curve, ec.SECP256R1), key.curve
                 print(format(key.private_numbers().private_value, "064x"))
-                """, [path], in: directory)
+                """,
+                [path],
+                in: directory
+            )
             #expect(out.trimmingCharacters(in: .whitespacesAndNewlines) == hex(key.privateKey.rawRepresentation))
         }
     }
@@ -73,9 +84,10 @@ import Testing
         var dumped = ""
         dump(key, to: &dumped)
         let renderings = [key.description, key.debugDescription, "\(key)", String(reflecting: key), dumped, "\([key])"]
-        let secrets = SigningFixtures.bodyLines(SigningFixtures.p256PKCS8) + [
-            Self.expectedScalar, Self.expectedScalar.uppercased(), key.privateKey.rawRepresentation.base64EncodedString(),
-        ]
+        let secrets =
+            SigningFixtures.bodyLines(SigningFixtures.p256PKCS8) + [
+                Self.expectedScalar, Self.expectedScalar.uppercased(), key.privateKey.rawRepresentation.base64EncodedString(),
+            ]
         for text in renderings {
             #expect(text.contains(SigningFixtures.keyId))
             #expect(text.contains(key.publicKeyFingerprint))
@@ -85,30 +97,32 @@ import Testing
         }
     }
 
-    @Test(arguments: [
-        ("empty", Data(), KeyLoadingError.Code.empty),
-        ("whitespace", Data(" \n\t\n".utf8), .empty),
-        ("text", Data("hello, this is not a key\n".utf8), .notAKey),
-        ("binary garbage", Data([0x00, 0xff, 0x13, 0x37, 0x42]), .notAKey),
-        ("DER that is not a key", Data([0x30, 0x03, 0x02, 0x01, 0x05]), .notAKey),
-        ("truncated DER", SigningFixtures.der(SigningFixtures.p256PKCS8).prefix(40), .notAKey),
-        ("PEM without END", Data("-----BEGIN PRIVATE KEY-----\nMIGHAgEA\n".utf8), .notAKey),
-        ("certificate only", Data("-----BEGIN CERTIFICATE-----\nMAMCAQU=\n-----END CERTIFICATE-----\n".utf8), .notAKey),
-        ("public key PEM", Data(SigningFixtures.p256Public.utf8), .publicKeyOnly),
-        ("public key DER", SigningFixtures.der(SigningFixtures.p256Public), .publicKeyOnly),
-        ("RSA PKCS#8", Data(SigningFixtures.rsaPKCS8.utf8), .rsaKey),
-        ("RSA PKCS#8 DER", SigningFixtures.der(SigningFixtures.rsaPKCS8), .rsaKey),
-        ("RSA PKCS#1", Data(SigningFixtures.rsaPKCS1.utf8), .rsaKey),
-        ("RSA PKCS#1 DER", SigningFixtures.der(SigningFixtures.rsaPKCS1), .rsaKey),
-        ("secp256k1 PKCS#8", Data(SigningFixtures.secp256k1PKCS8.utf8), .wrongCurve),
-        ("secp256k1 SEC1", Data(SigningFixtures.secp256k1SEC1.utf8), .wrongCurve),
-        ("P-384 PKCS#8", Data(SigningFixtures.p384PKCS8.utf8), .wrongCurve),
-        ("Ed25519", Data(SigningFixtures.ed25519PKCS8.utf8), .unsupportedAlgorithm),
-        ("encrypted PKCS#8", Data(SigningFixtures.p256EncryptedPKCS8.utf8), .encryptedKey),
-        ("encrypted PKCS#8 DER", SigningFixtures.der(SigningFixtures.p256EncryptedPKCS8), .encryptedKey),
-        ("legacy encrypted SEC1", Data(SigningFixtures.p256EncryptedSEC1.utf8), .encryptedKey),
-        ("bad base64 in PEM", Data("-----BEGIN PRIVATE KEY-----\nMIGH*AgEA\n-----END PRIVATE KEY-----\n".utf8), .malformed),
-    ] as [(String, Data, KeyLoadingError.Code)])
+    @Test(
+        arguments: [
+            ("empty", Data(), KeyLoadingError.Code.empty),
+            ("whitespace", Data(" \n\t\n".utf8), .empty),
+            ("text", Data("hello, this is not a key\n".utf8), .notAKey),
+            ("binary garbage", Data([0x00, 0xff, 0x13, 0x37, 0x42]), .notAKey),
+            ("DER that is not a key", Data([0x30, 0x03, 0x02, 0x01, 0x05]), .notAKey),
+            ("truncated DER", SigningFixtures.der(SigningFixtures.p256PKCS8).prefix(40), .notAKey),
+            ("PEM without END", Data("-----BEGIN PRIVATE KEY-----\nMIGHAgEA\n".utf8), .notAKey),
+            ("certificate only", Data("-----BEGIN CERTIFICATE-----\nMAMCAQU=\n-----END CERTIFICATE-----\n".utf8), .notAKey),
+            ("public key PEM", Data(SigningFixtures.p256Public.utf8), .publicKeyOnly),
+            ("public key DER", SigningFixtures.der(SigningFixtures.p256Public), .publicKeyOnly),
+            ("RSA PKCS#8", Data(SigningFixtures.rsaPKCS8.utf8), .rsaKey),
+            ("RSA PKCS#8 DER", SigningFixtures.der(SigningFixtures.rsaPKCS8), .rsaKey),
+            ("RSA PKCS#1", Data(SigningFixtures.rsaPKCS1.utf8), .rsaKey),
+            ("RSA PKCS#1 DER", SigningFixtures.der(SigningFixtures.rsaPKCS1), .rsaKey),
+            ("secp256k1 PKCS#8", Data(SigningFixtures.secp256k1PKCS8.utf8), .wrongCurve),
+            ("secp256k1 SEC1", Data(SigningFixtures.secp256k1SEC1.utf8), .wrongCurve),
+            ("P-384 PKCS#8", Data(SigningFixtures.p384PKCS8.utf8), .wrongCurve),
+            ("Ed25519", Data(SigningFixtures.ed25519PKCS8.utf8), .unsupportedAlgorithm),
+            ("encrypted PKCS#8", Data(SigningFixtures.p256EncryptedPKCS8.utf8), .encryptedKey),
+            ("encrypted PKCS#8 DER", SigningFixtures.der(SigningFixtures.p256EncryptedPKCS8), .encryptedKey),
+            ("legacy encrypted SEC1", Data(SigningFixtures.p256EncryptedSEC1.utf8), .encryptedKey),
+            ("bad base64 in PEM", Data("-----BEGIN PRIVATE KEY-----\nMIGH*AgEA\n-----END PRIVATE KEY-----\n".utf8), .malformed),
+        ] as [(String, Data, KeyLoadingError.Code)]
+    )
     func refusesWithThePreciseCode(name: String, contents: Data, code: KeyLoadingError.Code) {
         let source = "/etc/reclaim/keys/\(name.replacingOccurrences(of: " ", with: "_")).p8"
         #expect {

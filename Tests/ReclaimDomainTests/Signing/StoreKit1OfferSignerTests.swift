@@ -36,7 +36,8 @@ import Testing
             let openssl = try ExternalTools.openssl(["dgst", "-sha256", "-verify", "pub.pem", "-signature", "sig.der", "payload.bin"], in: directory)
             #expect(openssl.contains("Verified OK"), "\(name): openssl said \(openssl)")
 
-            let python = try ExternalTools.python("""
+            let python = try ExternalTools.python(
+                """
                 import base64, sys
                 from cryptography.hazmat.primitives import hashes, serialization
                 from cryptography.hazmat.primitives.asymmetric import ec
@@ -48,7 +49,10 @@ import Testing
                 fields = payload.decode("utf-8").split("\\u2063")
                 assert len(fields) == 7, fields
                 print("OK", fields[5], fields[6])
-                """, [], in: directory)
+                """,
+                [],
+                in: directory
+            )
             #expect(python.hasPrefix("OK 6ba7b810-9dad-41d1-80b4-00c04fd430c8 \(request.timestamp)"), "\(name): python said \(python)")
         }
     }
@@ -96,7 +100,13 @@ import Testing
     }
 
     @Test func encodesAsJSONWithTheDocumentedFields() throws {
-        let signature = StoreKit1OfferSignature(keyIdentifier: "RECLAIM001", nonce: "n", timestamp: 1_700_000_000_000, signature: "MEUC", applicationUsername: "")
+        let signature = StoreKit1OfferSignature(
+            keyIdentifier: "RECLAIM001",
+            nonce: "n",
+            timestamp: 1_700_000_000_000,
+            signature: "MEUC",
+            applicationUsername: ""
+        )
         let json = try JSONSerialization.jsonObject(with: JSONEncoder().encode(signature)) as? [String: Any]
         #expect(Set(json?.keys ?? [:].keys) == ["keyIdentifier", "nonce", "timestamp", "signature", "applicationUsername"])
         #expect(try JSONDecoder().decode(StoreKit1OfferSignature.self, from: JSONEncoder().encode(signature)) == signature)

@@ -18,13 +18,17 @@ import Testing
             try ExternalTools.write(Data(SigningFixtures.p256PKCS8.utf8), to: "key.p8", in: directory)
             try ExternalTools.openssl(["pkey", "-in", "key.p8", "-pubout", "-out", "pub.pem"], in: directory)
             try ExternalTools.write(Data(token.utf8), to: "token.jws", in: directory)
-            return try ExternalTools.python("""
+            return try ExternalTools.python(
+                """
                 import json, sys, jwt
                 pub = open("pub.pem").read()
                 token = open("token.jws").read()
                 claims = jwt.decode(token, pub, algorithms=["ES256"], audience=sys.argv[1])
                 print(json.dumps({"header": jwt.get_unverified_header(token), "claims": claims}))
-                """, [audience], in: directory)
+                """,
+                [audience],
+                in: directory
+            )
         }
         let object = try #require(try JSONSerialization.jsonObject(with: Data(output.utf8)) as? [String: Any])
         return (try #require(object["header"] as? [String: Any]), try #require(object["claims"] as? [String: Any]))
@@ -38,10 +42,19 @@ import Testing
     }
 
     @Test func promotionalOfferVerifiesWithPyJWT() throws {
-        let token = try Self.signer().storeKit2(product: "com.example.pro.monthly", offer: "winback50", nonce: Self.nonce, issuedAt: Self.issuedAt, transactionId: "2000000123456789")
+        let token = try Self.signer().storeKit2(
+            product: "com.example.pro.monthly",
+            offer: "winback50",
+            nonce: Self.nonce,
+            issuedAt: Self.issuedAt,
+            transactionId: "2000000123456789"
+        )
         // Exact bytes: Apple documents this header, and sorted keys make the claims deterministic.
         #expect(try Self.segment(token, 0) == #"{"alg":"ES256","kid":"RECLAIM001","typ":"JWT"}"#)
-        #expect(try Self.segment(token, 1) == #"{"aud":"promotional-offer","bid":"com.example.reclaim","iat":1700000000,"iss":"57246542-96fe-1a63-e053-0824d011072a","nonce":"6ba7b810-9dad-41d1-80b4-00c04fd430c8","offerIdentifier":"winback50","productId":"com.example.pro.monthly","transactionId":"2000000123456789"}"#)
+        #expect(
+            try Self.segment(token, 1)
+                == #"{"aud":"promotional-offer","bid":"com.example.reclaim","iat":1700000000,"iss":"57246542-96fe-1a63-e053-0824d011072a","nonce":"6ba7b810-9dad-41d1-80b4-00c04fd430c8","offerIdentifier":"winback50","productId":"com.example.pro.monthly","transactionId":"2000000123456789"}"#
+        )
         // ES256 in JWS is raw r||s, 64 bytes, not DER.
         let signature = try #require(Base64URL.decode(token.split(separator: ".")[2]))
         #expect(signature.count == 64)
@@ -63,7 +76,13 @@ import Testing
     }
 
     @Test func promotionalOfferWithoutTransactionIdOmitsTheClaim() throws {
-        let token = try Self.signer().storeKit2(product: "com.example.pro.über", offer: "réduction/50", nonce: Self.nonce, issuedAt: Self.issuedAt, transactionId: nil)
+        let token = try Self.signer().storeKit2(
+            product: "com.example.pro.über",
+            offer: "réduction/50",
+            nonce: Self.nonce,
+            issuedAt: Self.issuedAt,
+            transactionId: nil
+        )
         let (_, claims) = try Self.pyjwtDecode(token, audience: "promotional-offer")
         #expect(Set(claims.keys) == ["iss", "bid", "aud", "iat", "nonce", "productId", "offerIdentifier"])
         #expect(claims["productId"] as? String == "com.example.pro.über")
@@ -73,7 +92,11 @@ import Testing
 
     @Test func introductoryOfferEligibilityVerifiesWithPyJWT() throws {
         let token = try Self.signer().introductoryOfferEligibility(
-            product: "com.example.pro.monthly", allowIntroductoryOffer: false, transactionId: "2000000123456789", nonce: Self.nonce, issuedAt: Self.issuedAt
+            product: "com.example.pro.monthly",
+            allowIntroductoryOffer: false,
+            transactionId: "2000000123456789",
+            nonce: Self.nonce,
+            issuedAt: Self.issuedAt
         )
         #expect(try Self.segment(token, 0) == #"{"alg":"ES256","kid":"RECLAIM001","typ":"JWT"}"#)
         let (_, claims) = try Self.pyjwtDecode(token, audience: "introductory-offer-eligibility")
@@ -94,16 +117,26 @@ import Testing
         }
     }
 
-    @Test(arguments: [
-        ("no issuer id", nil, "p", "o", issuedAt, nil, OfferSigningError.Code.missingIssuerId),
-        ("empty issuer id", "", "p", "o", issuedAt, nil, .missingIssuerId),
-        ("empty product", issuerId, "", "o", issuedAt, nil, .emptyProductIdentifier),
-        ("empty offer", issuerId, "p", "", issuedAt, nil, .emptyOfferIdentifier),
-        ("iat in milliseconds", issuerId, "p", "o", issuedAt * 1000, nil, .issuedAtNotSeconds),
-        ("negative iat", issuerId, "p", "o", -1, nil, .issuedAtNotSeconds),
-        ("empty transaction id", issuerId, "p", "o", issuedAt, "", .emptyTransactionId),
-    ] as [(String, String?, String, String, Int64, String?, OfferSigningError.Code)])
-    func refusesBadInput(name: String, issuer: String?, product: String, offer: String, iat: Int64, transactionId: String?, code: OfferSigningError.Code) throws {
+    @Test(
+        arguments: [
+            ("no issuer id", nil, "p", "o", issuedAt, nil, OfferSigningError.Code.missingIssuerId),
+            ("empty issuer id", "", "p", "o", issuedAt, nil, .missingIssuerId),
+            ("empty product", issuerId, "", "o", issuedAt, nil, .emptyProductIdentifier),
+            ("empty offer", issuerId, "p", "", issuedAt, nil, .emptyOfferIdentifier),
+            ("iat in milliseconds", issuerId, "p", "o", issuedAt * 1000, nil, .issuedAtNotSeconds),
+            ("negative iat", issuerId, "p", "o", -1, nil, .issuedAtNotSeconds),
+            ("empty transaction id", issuerId, "p", "o", issuedAt, "", .emptyTransactionId),
+        ] as [(String, String?, String, String, Int64, String?, OfferSigningError.Code)]
+    )
+    func refusesBadInput(
+        name: String,
+        issuer: String?,
+        product: String,
+        offer: String,
+        iat: Int64,
+        transactionId: String?,
+        code: OfferSigningError.Code
+    ) throws {
         let signer = OfferSigner(key: try SigningFixtures.signingKey(), bundleId: "com.example.reclaim", issuerId: issuer)
         do {
             _ = try signer.storeKit2(product: product, offer: offer, nonce: Self.nonce, issuedAt: iat, transactionId: transactionId)
@@ -116,7 +149,13 @@ import Testing
     @Test func emptyBundleIdIsRefused() throws {
         let signer = OfferSigner(key: try SigningFixtures.signingKey(), bundleId: "", issuerId: Self.issuerId)
         #expect(throws: OfferSigningError.self) {
-            try signer.introductoryOfferEligibility(product: "p", allowIntroductoryOffer: true, transactionId: "1", nonce: Self.nonce, issuedAt: Self.issuedAt)
+            try signer.introductoryOfferEligibility(
+                product: "p",
+                allowIntroductoryOffer: true,
+                transactionId: "1",
+                nonce: Self.nonce,
+                issuedAt: Self.issuedAt
+            )
         }
     }
 }

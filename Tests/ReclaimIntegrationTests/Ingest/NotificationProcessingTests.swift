@@ -46,7 +46,9 @@ struct NotificationProcessingTests {
                 logger: logger
             )
             var found = false
-            for try await (status, autoRenew, product, type, subtype, token, expires) in rows.decode((String, Bool?, String?, String?, String?, String?, Int64?).self) {
+            for try await (status, autoRenew, product, type, subtype, token, expires) in rows.decode(
+                (String, Bool?, String?, String?, String?, String?, Int64?).self
+            ) {
                 found = true
                 #expect(status == "expired")
                 #expect(autoRenew == false)

@@ -7,7 +7,10 @@ import ServiceLifecycle
 /// The effect a test handler writes: one row per run, in the job's transaction. Exactly-once
 /// means as many rows as jobs and no job id twice.
 func createEffectsTable(_ client: PostgresClient) async throws {
-    try await client.query("CREATE TABLE public.effects (job_id bigint NOT NULL, at timestamptz NOT NULL DEFAULT clock_timestamp())", logger: TestPostgres.logger)
+    try await client.query(
+        "CREATE TABLE public.effects (job_id bigint NOT NULL, at timestamptz NOT NULL DEFAULT clock_timestamp())",
+        logger: TestPostgres.logger
+    )
 }
 
 struct EffectCounts: Equatable {
@@ -30,7 +33,12 @@ func enqueue(_ count: Int, kind: String = "effect", client: PostgresClient) asyn
     while remaining > 0 {
         let chunk = min(remaining, 5000)
         try await client.transaction(logger: TestPostgres.logger) { connection in
-            try await JobQueue.enqueue(kind: kind, payloads: Array(repeating: "{}", count: chunk), connection: connection, logger: TestPostgres.logger)
+            try await JobQueue.enqueue(
+                kind: kind,
+                payloads: Array(repeating: "{}", count: chunk),
+                connection: connection,
+                logger: TestPostgres.logger
+            )
         }
         remaining -= chunk
     }

@@ -21,7 +21,10 @@ struct WorkerCrashTests {
             func spawn() throws -> Process {
                 let process = Process()
                 process.executableURL = URL(fileURLWithPath: binary)
-                process.arguments = ["queue-worker", "--database-url", url.connectionString, "--concurrency", "2", "--batch", "10", "--delay-ms", "1", "--lease-seconds", "2"]
+                process.arguments = [
+                    "queue-worker", "--database-url", url.connectionString, "--concurrency", "2", "--batch", "10", "--delay-ms", "1",
+                    "--lease-seconds", "2",
+                ]
                 process.standardOutput = FileHandle.nullDevice
                 process.standardError = FileHandle.nullDevice
                 try process.run()

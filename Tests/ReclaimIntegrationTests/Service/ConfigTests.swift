@@ -43,7 +43,10 @@ struct ConfigTests {
     @Test(
         "mistakes are refused with a message naming them",
         arguments: [
-            ("environments: [Production, Sandbox]\n    issuerId", "environments: [Production]\n    appAppleId: null\n    issuerId", "appAppleId is required"),
+            (
+                "environments: [Production, Sandbox]\n    issuerId", "environments: [Production]\n    appAppleId: null\n    issuerId",
+                "appAppleId is required"
+            ),
             ("app: com.example.app", "app: com.other.app", "not configured under apps"),
             ("deliverableFor: 7d", "deliverableFor: 7 days", "is not a duration"),
             ("holdoutPercent: 10", "holdoutPercent: 120", "holdoutPercent must be 0…100"),

@@ -7,6 +7,12 @@ import ReclaimService
 extension Dependencies {
     /// Dependencies for route tests: the given database, an empty config, a private metrics registry.
     static func test(postgres: PostgresClient, config: ReclaimConfig = ReclaimConfig(), verifier: AppleJWSVerifier? = nil) throws -> Dependencies {
-        try Dependencies(config: config, postgres: postgres, metricsRegistry: PrometheusCollectorRegistry(), logger: TestPostgres.logger, verifier: verifier)
+        try Dependencies(
+            config: config,
+            postgres: postgres,
+            metricsRegistry: PrometheusCollectorRegistry(),
+            logger: TestPostgres.logger,
+            verifier: verifier
+        )
     }
 }
