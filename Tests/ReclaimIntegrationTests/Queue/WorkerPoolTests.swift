@@ -177,3 +177,29 @@ struct TestFailure: Error, CustomStringConvertible {
     let attempt: Int
     var description: String { "test failure on attempt \(attempt)" }
 }
+
+@Suite("Queue maintenance")
+struct QueueMaintenanceTests {
+    let logger = TestPostgres.logger
+
+    @Test("pruning deletes completed jobs past retention in small batches and keeps everything else")
+    func pruning() async throws {
+        try await withTestDatabase { client, _ in
+            try await enqueue(2_500, client: client)
+            let queue = JobQueue(postgres: client)
+            let claimed = try await queue.claim(limit: 2_400, worker: "w", lease: .seconds(60), logger: logger)
+            _ = try await client.transaction(logger: logger) { connection in
+                try await JobQueue.markCompleted(claimed, worker: "w", connection: connection, logger: logger)
+            }
+            // 2,300 completed long ago, 100 completed just now, 100 never run.
+            try await client.query(
+                "UPDATE reclaim.jobs SET completed_at = now() - interval '8 days' WHERE id IN (SELECT id FROM reclaim.jobs WHERE state = 'completed' ORDER BY id LIMIT 2300)",
+                logger: logger
+            )
+            let pruned = try await queue.pruneCompleted(olderThan: .seconds(7 * 86_400), batch: 1000, logger: logger)
+            #expect(pruned == 2_300)
+            #expect(try await jobCount(client, state: .completed) == 100)
+            #expect(try await jobCount(client, state: .available) == 100)
+        }
+    }
+}

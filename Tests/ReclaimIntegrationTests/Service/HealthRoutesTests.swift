@@ -2,6 +2,7 @@ import Foundation
 import Hummingbird
 import HummingbirdTesting
 import Logging
+import Metrics
 import Prometheus
 import ReclaimService
 import ReclaimStore
@@ -38,7 +39,9 @@ struct HealthRoutesTests {
     func metrics() async throws {
         try await withTestDatabase { client, _ in
             let dependencies = try Dependencies.test(postgres: client)
-            dependencies.metricsRegistry.makeCounter(name: "reclaim_test_total").increment(by: Int64(3))
+            // The path the service's swift-metrics counters take into the registry /metrics serves.
+            PrometheusMetricsFactory(registry: dependencies.metricsRegistry).makeCounter(label: "reclaim_test_total", dimensions: [])
+                .increment(by: 3)
             let app = Application(router: buildRouter(dependencies))
             try await app.test(.router) { http in
                 try await http.execute(uri: "/metrics", method: .get) { response in
