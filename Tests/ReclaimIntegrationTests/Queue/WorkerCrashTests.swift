@@ -22,7 +22,7 @@ struct WorkerCrashTests {
                 let process = Process()
                 process.executableURL = URL(fileURLWithPath: binary)
                 process.arguments = [
-                    "queue-worker", "--database-url", url.connectionString, "--concurrency", "2", "--batch", "10", "--delay-ms", "1",
+                    "queue-worker", "--database-url", url.connectionString, "--concurrency", "2", "--batch", "10", "--delay-ms", "3",
                     "--lease-seconds", "2",
                 ]
                 process.standardOutput = FileHandle.nullDevice
