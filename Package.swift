@@ -86,6 +86,7 @@ let package = Package(
         .executableTarget(
             name: "reclaim-bench",
             dependencies: [
+                .product(name: "Crypto", package: "swift-crypto"),
                 "ReclaimTestSupport",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),

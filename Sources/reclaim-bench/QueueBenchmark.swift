@@ -32,10 +32,13 @@ enum QueueBenchmark {
                 print("queue: \(workers) worker(s): \(Int(rate)) jobs/s")
                 figures["workers_\(workers)_per_s"] = Int(rate)
             }
-            let latencies = try await wakeUpLatencies(url: url, samples: options.int("samples", default: 500))
-            print("queue: wake-up p50 \(percentile(latencies, 50)) ms, p99 \(percentile(latencies, 99)) ms")
-            figures["wake_p50_ms"] = (percentile(latencies, 50) * 1000).rounded() / 1000
-            figures["wake_p99_ms"] = (percentile(latencies, 99) * 1000).rounded() / 1000
+            for workers in [1, 4] {
+                let latencies = try await wakeUpLatencies(url: url, workers: workers, samples: options.int("samples", default: 500))
+                print("queue: wake-up with \(workers) idle worker(s): p50 \(percentile(latencies, 50)) ms, p99 \(percentile(latencies, 99)) ms")
+                let suffix = workers == 4 ? "" : "_\(workers)_worker"
+                figures["wake_p50_ms\(suffix)"] = (percentile(latencies, 50) * 1000).rounded() / 1000
+                figures["wake_p99_ms\(suffix)"] = (percentile(latencies, 99) * 1000).rounded() / 1000
+            }
             printFigures(figures)
         }
     }
@@ -82,14 +85,14 @@ enum QueueBenchmark {
     }
 
     /// Milliseconds from an enqueue's commit to its handler's start, with idle workers.
-    static func wakeUpLatencies(url: DatabaseURL, samples: Int) async throws -> [Double] {
+    static func wakeUpLatencies(url: DatabaseURL, workers: Int, samples: Int) async throws -> [Double] {
         let started = Mutex<[Int64: ContinuousClock.Instant]>([:])
         let probe = ClosureJobHandler { job, _, _ in
             let now = ContinuousClock.now
             started.withLock { $0[job.id] = now }
         }
         return try await PostgresClient.withClient(url, maxConnections: 2, logger: logger) { client in
-            let pools = (0..<4).map { _ in PostgresClient(configuration: url.clientConfiguration(maxConnections: 4), backgroundLogger: logger) }
+            let pools = (0..<workers).map { _ in PostgresClient(configuration: url.clientConfiguration(maxConnections: 4), backgroundLogger: logger) }
             let workers = pools.map {
                 WorkerPool(
                     queue: JobQueue(postgres: $0),

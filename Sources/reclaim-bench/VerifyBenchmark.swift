@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import ReclaimDomain
 
@@ -45,9 +46,29 @@ enum VerifyBenchmark {
     static func run(_ options: BenchOptions) async throws {
         let directory = (try? options.positional(0)) ?? "Tests/Fixtures/apple-sandbox-notifications"
         let result = try await run(directory: URL(fileURLWithPath: directory), seconds: options.double("seconds", default: 3))
+        let raw = try rawVerifyRate(seconds: 2)
         printFigures([
             "notifications_per_s": Int(result.notificationsPerSecond.rounded()),
             "jws_per_s": Int(result.jwsPerSecond.rounded()),
+            "swift_crypto_verify_per_s": Int(raw.rounded()),
         ])
+    }
+
+    /// swift-crypto's bare P-256 verify rate (SHA-256 of 64 bytes + ECDSA), the ceiling for `jws_per_s`.
+    static func rawVerifyRate(seconds: Double) throws -> Double {
+        let key = P256.Signing.PrivateKey()
+        let message = Data(repeating: 0x61, count: 64)
+        let signature = try key.signature(for: message)
+        let publicKey = key.publicKey
+        let clock = ContinuousClock()
+        let start = clock.now
+        let deadline = start.advanced(by: .nanoseconds(Int64(seconds * 1_000_000_000)))
+        var count = 0
+        while clock.now < deadline {
+            guard publicKey.isValidSignature(signature, for: message) else { throw BenchError("signature did not verify") }
+            count += 1
+        }
+        let elapsed = start.duration(to: clock.now)
+        return Double(count) / (Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18)
     }
 }

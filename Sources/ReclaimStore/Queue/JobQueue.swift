@@ -260,7 +260,11 @@ struct ClaimStatement: PostgresPreparedStatement {
             ORDER BY priority DESC, run_at, id
             LIMIT $1
             FOR UPDATE SKIP LOCKED
-        ) AS next
+        ) AS next,
+        -- The claim alone need not wait for its WAL flush: if a crash loses it, the jobs are simply
+        -- still available, and the completion's synchronous commit flushes the claim before it.
+        -- This takes an fsync off every batch and off the wake-up path.
+        (SELECT set_config('synchronous_commit', 'off', true)) AS claim_commit
         WHERE j.id = next.id
         RETURNING j.id, j.kind, j.payload::text, j.notification_uuid, j.attempts, j.max_attempts
         """
