@@ -46,6 +46,7 @@ enum IngestBenchmark {
                 try await waitForServer(port: port)
                 // Warm-up: the chain cache and connection pools.
                 _ = try await load(bodies: Array(bodies.prefix(200)), connections: 8, port: port)
+                FileHandle.standardError.write(Data("ingest: posting\n".utf8))  // unbuffered: a profiler can attach now
                 let started = ContinuousClock.now
                 let latencies = try await load(bodies: Array(bodies.dropFirst(200)), connections: connections, port: port)
                 let elapsed = ContinuousClock.now - started

@@ -10,6 +10,9 @@ import ReclaimStore
 /// `POST /v1/apple/notifications` minus HTTP: verify Apple's signature chain and the app's
 /// identity, then store the notification and its processing job durably (group commit) before
 /// the caller may answer 200. Every refusal is a `Problem`, counted and recorded for forensics.
+///
+/// Ingest checks the outer signature, which covers the nested JWS byte for byte; the worker
+/// verifies the nested transaction and renewal info in full before acting on them.
 public struct NotificationIngest: Sendable {
     public enum Outcome: String, Sendable {
         /// Newly committed, with its processing job.
@@ -69,7 +72,7 @@ public struct NotificationIngest: Sendable {
         }
         let notification: VerifiedNotification
         do {
-            notification = try await verifier.verifyNotification(envelope.signedPayload)
+            notification = try await verifier.verifyNotificationEnvelope(envelope.signedPayload)
         } catch {
             throw Self.problem(for: error)
         }
