@@ -36,7 +36,7 @@ pgbench_out="$("$pgbin/pgbench" -n -c 16 -j 2 -T 15 -M prepared -f "$root/insert
 pgbench_tps="$(sed -n 's/^tps = \([0-9.]*\).*/\1/p' <<<"$pgbench_out" | head -1)"
 echo "bench ingest: pgbench $pgbench_tps tps" >&2
 
-ours="$("$bin" ingest --database-url "$url" --notifications "${NOTIFICATIONS:-20000}" --connections 32 | tee /dev/stderr | tail -1)"
+ours="$("$bin" ingest --database-url "$url" --notifications "${NOTIFICATIONS:-10000}" --connections 32 | tee /dev/stderr | tail -1)"
 python3 - "$ours" "$pgbench_tps" <<'PY'
 import json, sys
 ours, tps = json.loads(sys.argv[1]), float(sys.argv[2])
