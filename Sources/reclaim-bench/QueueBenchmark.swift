@@ -32,7 +32,7 @@ enum QueueBenchmark {
                 print("queue: \(workers) worker(s): \(Int(rate)) jobs/s")
                 figures["workers_\(workers)_per_s"] = Int(rate)
             }
-            for workers in [1, 4] {
+            for workers in [1, 4] where options.int("samples", default: 500) > 0 {
                 let latencies = try await wakeUpLatencies(url: url, workers: workers, samples: options.int("samples", default: 500))
                 print("queue: wake-up with \(workers) idle worker(s): p50 \(percentile(latencies, 50)) ms, p99 \(percentile(latencies, 99)) ms")
                 let suffix = workers == 4 ? "" : "_\(workers)_worker"
