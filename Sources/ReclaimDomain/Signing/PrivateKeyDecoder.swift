@@ -22,7 +22,7 @@ enum PrivateKeyDecoder {
             throw KeyLoadingError(
                 .notAKey,
                 source: source,
-                "not a private key: expected a PEM block (\"-----BEGIN PRIVATE KEY-----\", as in an App Store Connect .p8 file) or DER"
+                "not a private key: expected a PKCS#8 or SEC1 PEM block (an App Store Connect .p8 file is PKCS#8) or DER"
             )
         }
         return try decodeDER(bytes, source: source)

@@ -27,13 +27,13 @@ public struct SigningKey: Sendable {
         SHA256.hash(data: publicKey.derRepresentation).map { String(format: "%02x", $0) }.joined()
     }
 
-    /// The private key as PKCS#8 PEM ("BEGIN PRIVATE KEY"), the layout of an App Store Connect `.p8` file.
+    /// The private key as PKCS#8 PEM, the layout of an App Store Connect `.p8` file.
     /// Secret: write it only to files with restricted permissions.
     public var pkcs8PEM: String { privateKey.pemRepresentation }
 
     /// Loads a key from the contents of a key file.
     ///
-    /// Accepts an App Store Connect `.p8` (PKCS#8 PEM), SEC1 PEM ("BEGIN EC PRIVATE KEY", optionally after an
+    /// Accepts an App Store Connect `.p8` (PKCS#8 PEM), SEC1 PEM (the "EC" PEM label, optionally after an
     /// "EC PARAMETERS" block as `openssl ecparam -genkey` writes it), and binary DER in either layout.
     /// - Parameters:
     ///   - keyId: the key id from App Store Connect; exactly 10 characters A–Z / 0–9.

@@ -29,13 +29,13 @@ public struct SubscriptionSnapshot: Sendable, Equatable {
     public init?(_ notification: VerifiedNotification, notificationUUID: UUID) {
         let payload = notification.payload
         guard let bundleId = payload.bundleId, let environment = payload.environment?.rawValue,
-            let originalTransactionId = notification.transaction?.originalTransactionId ?? notification.renewalInfo?.originalTransactionId
+            let originalTransactionId = notification.originalTransactionId
         else { return nil }
         let transaction = notification.transaction
         self.bundleId = bundleId
         self.environment = environment
         self.originalTransactionId = originalTransactionId
-        self.appAccountToken = (transaction?.appAccountToken ?? notification.renewalInfo?.appAccountToken).flatMap(UUID.init(uuidString:))
+        self.appAccountToken = notification.appAccountToken
         self.productId = transaction?.productId ?? notification.renewalInfo?.productId
         self.status = Self.status(apple: payload.data?.status, type: payload.notificationType.rawValue)
         self.autoRenew = notification.renewalInfo?.autoRenewStatus.map { $0 == 1 }

@@ -101,9 +101,9 @@ public struct NotificationIngest: Sendable {
             bundleId: bundleId,
             environment: environment,
             signedDateMillis: payload.signedDate ?? Int64(Date().timeIntervalSince1970 * 1000),
-            originalTransactionId: transaction?.originalTransactionId ?? notification.renewalInfo?.originalTransactionId,
+            originalTransactionId: notification.originalTransactionId,
             transactionId: transaction?.transactionId,
-            appAccountToken: (transaction?.appAccountToken ?? notification.renewalInfo?.appAccountToken).flatMap(UUID.init(uuidString:)),
+            appAccountToken: notification.appAccountToken,
             productId: transaction?.productId,
             signedPayload: envelope.signedPayload
         )
