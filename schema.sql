@@ -5,7 +5,10 @@
 -- at once, leaves one consistent schema. The binary embeds a copy (scripts/embed-schema);
 -- a test fails when the copy and this file differ.
 --
--- reclaim-schema-version: 1
+-- reclaim-schema-version: 2
+--
+-- A database at an older version is upgraded by the scripts in migrations/ (NNN-name.sql takes
+-- version NNN-1 to NNN); applying this file to an empty database gives the same result.
 --
 -- Conventions for dashboard authors: every time is a timestamptz in UTC; Apple's identifiers
 -- (transaction ids, bundle ids) are text exactly as Apple sends them; UUIDs are uuid.
@@ -44,6 +47,14 @@ COMMENT ON COLUMN reclaim.notifications.transaction_id IS 'transactionId of the 
 COMMENT ON COLUMN reclaim.notifications.app_account_token IS 'The appAccountToken the app set on the purchase (the app''s own user id), if any.';
 COMMENT ON COLUMN reclaim.notifications.product_id IS 'productId of the nested signed transaction, if any.';
 COMMENT ON COLUMN reclaim.notifications.signed_payload IS 'The raw signedPayload JWS exactly as Apple sent it, kept for audit and re-processing.';
+-- lz4 where the server has it: pglz cost a fifth of the ingest path's CPU (migrations/002-notifications-lz4.sql).
+DO $$
+BEGIN
+    IF EXISTS (SELECT 1 FROM pg_settings WHERE name = 'default_toast_compression' AND 'lz4' = ANY (enumvals)) THEN
+        ALTER TABLE reclaim.notifications ALTER COLUMN signed_payload SET COMPRESSION lz4;
+    END IF;
+END
+$$;
 COMMENT ON COLUMN reclaim.notifications.received_at IS 'When Reclaim committed the notification.';
 
 -- ---------------------------------------------------------------------------------------------

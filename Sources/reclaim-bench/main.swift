@@ -5,7 +5,7 @@ import Foundation
 
 let arguments = Array(CommandLine.arguments.dropFirst())
 guard let mode = arguments.first else {
-    FileHandle.standardError.write(Data("usage: reclaim-bench sign|verify DIR|queue|queue-worker|pg-start DIR|pg-stop DIR …\n".utf8))
+    FileHandle.standardError.write(Data("usage: reclaim-bench sign|verify DIR|queue|queue-worker|ingest-bodies|pg-start DIR|pg-stop DIR …\n".utf8))
     exit(2)
 }
 let options = BenchOptions(Array(arguments.dropFirst()))
@@ -20,7 +20,7 @@ do {
         printFigures(["per_s": Int(result.perSecond)])
     case "verify": try await VerifyBenchmark.run(options)
     case "queue": try await QueueBenchmark.run(options)
-    case "ingest": try await IngestBenchmark.run(options)
+    case "ingest-bodies": try IngestBodies.run(options)
     case "queue-worker": try await QueueBenchmark.worker(options)
     default:
         FileHandle.standardError.write(Data("unknown mode \(mode)\n".utf8))

@@ -1,13 +1,31 @@
 #!/usr/bin/env bash
-# Ingest benchmark: notifications/s durably committed over HTTP (POST /v1/apple/notifications on
-# loopback, 32 keep-alive connections, each body three signed JWS verified by the server) beside
-# pgbench's rate for a plain single-row insert transaction of a 12 KB body plus a job row, on the
-# same private PostgreSQL (fsync and synchronous_commit on), in the same run.
+# Ingest benchmark: notifications/s durably committed by a real `reclaim serve --role api` (HTTP on
+# loopback, POST /v1/apple/notifications, each body three JWS like Apple's, the outer one verified),
+# posted by wrk over 32 keep-alive connections, each body once; beside pgbench's rate for a plain
+# single-row insert transaction (a 12 KB body plus a job row) on the same private PostgreSQL (fsync
+# and synchronous_commit on), in the same run.
+# Usage (from scripts/bench): ingest.sh PATH/TO/release/reclaim-bench   (cwd: repository root)
+# Environment: INGEST_SECONDS (default 10), NOTIFICATIONS (bodies signed in advance, default 60000).
 set -euo pipefail
 bin="$1"; shift || true
-root="$(mktemp -d /tmp/reclaim-bench-pg.XXXXXX)"
+reclaim="$(dirname "$bin")/reclaim"
+seconds="${INGEST_SECONDS:-10}"
+notifications="${NOTIFICATIONS:-60000}"
+warmup=2000
+for tool in wrk psql curl; do
+  command -v "$tool" >/dev/null || { echo "bench ingest needs $tool (scripts/install-deps --bench installs it)" >&2; exit 1; }
+done
+[ -x "$reclaim" ] || { echo "bench ingest needs $reclaim (scripts/bench builds it)" >&2; exit 1; }
+
+root="$(mktemp -d /tmp/reclaim-bench-ingest.XXXXXX)"
 chmod 755 "$root"
-trap '"$bin" pg-stop "$root/pg" >/dev/null 2>&1 || true; rm -rf "$root"' EXIT
+server_pid=""
+cleanup() {
+  [ -n "$server_pid" ] && kill "$server_pid" 2>/dev/null && wait "$server_pid" 2>/dev/null || true
+  "$bin" pg-stop "$root/pg" >/dev/null 2>&1 || true
+  rm -rf "$root"
+}
+trap cleanup EXIT
 url="$("$bin" pg-start "$root/pg")"
 pgbin="$(pg_config --bindir 2>/dev/null || ls -d /usr/lib/postgresql/*/bin | tail -1)"
 echo "bench ingest: PostgreSQL at $url" >&2
@@ -36,10 +54,51 @@ pgbench_out="$("$pgbin/pgbench" -n -c 16 -j 2 -T 15 -M prepared -f "$root/insert
 pgbench_tps="$(sed -n 's/^tps = \([0-9.]*\).*/\1/p' <<<"$pgbench_out" | head -1)"
 echo "bench ingest: pgbench $pgbench_tps tps" >&2
 
-ours="$("$bin" ingest --database-url "$url" --notifications "${NOTIFICATIONS:-10000}" --connections 32 | tee /dev/stderr | tail -1)"
-python3 - "$ours" "$pgbench_tps" <<'PY'
+# Reclaim: the load, signed in advance by a throw-away CA that the server is configured to trust.
+echo "bench ingest: signing $((notifications + warmup)) notifications in advance" >&2
+"$bin" ingest-bodies --out "$root/load" --notifications "$((notifications + warmup))" >&2
+head -n "$warmup" "$root/load/bodies.ndjson" >"$root/load/warmup.ndjson"
+tail -n "+$((warmup + 1))" "$root/load/bodies.ndjson" >"$root/load/measured.ndjson"
+rm "$root/load/bodies.ndjson"
+
+psql "$url" -qc "CREATE DATABASE reclaim_bench" >/dev/null
+export DATABASE_URL="${url/\/postgres\?//reclaim_bench?}"
+export RECLAIM_CONFIG="$root/config.yaml"
+cat >"$RECLAIM_CONFIG" <<YAML
+apps:
+  - bundleId: com.example.app
+    environments: [Sandbox]
+    rootCertificates: [$root/load/root.pem]
+YAML
+"$reclaim" migrate >&2
+port="$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
+"$reclaim" serve --role api --host 127.0.0.1 --port "$port" >"$root/serve.log" 2>&1 &
+server_pid=$!
+for _ in $(seq 1 100); do
+  curl -fs "http://127.0.0.1:$port/readyz" >/dev/null 2>&1 && break
+  sleep 0.1
+done
+curl -fs "http://127.0.0.1:$port/readyz" >/dev/null || { cat "$root/serve.log" >&2; echo "reclaim serve did not become ready" >&2; exit 1; }
+
+stored() { psql "$DATABASE_URL" -Atc "SELECT count(*) FROM reclaim.notifications"; }
+lua="scripts/bench.d/ingest-post.lua"
+# Warm-up: connection pools, the chain cache, PostgreSQL's caches.
+wrk -t 2 -c 32 -d 2s -s "$lua" "http://127.0.0.1:$port" -- "$root/load/warmup.ndjson" 2 >/dev/null
+before="$(stored)"
+echo "bench ingest: posting for ${seconds}s with wrk (2 threads, 32 connections)" >&2
+wrk_out="$(wrk -t 2 -c 32 -d "${seconds}s" -s "$lua" "http://127.0.0.1:$port" -- "$root/load/measured.ndjson" 2)"
+after="$(stored)"
+echo "$wrk_out" >&2
+
+python3 - "$(tail -n 1 <<<"$wrk_out")" "$before" "$after" "$pgbench_tps" <<'PY'
 import json, sys
-ours, tps = json.loads(sys.argv[1]), float(sys.argv[2])
-out = {"bench": "ingest", **ours, "pgbench_tps": round(tps), "ratio": round(ours["per_s"] / tps, 2)}
+wrk, before, after, tps = json.loads(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), float(sys.argv[4])
+if wrk["non_2xx"] or wrk["socket_errors"]:
+    sys.exit(f"bench ingest: {wrk['non_2xx']} non-2xx responses and {wrk['socket_errors']} socket errors")
+if wrk["exhausted"]:
+    print("bench ingest: warning: wrk ran out of bodies and repeated some; raise NOTIFICATIONS", file=sys.stderr)
+per_s = (after - before) / wrk["duration_s"]
+out = {"bench": "ingest", "per_s": round(per_s), "p50_ms": wrk["p50_ms"], "p99_ms": wrk["p99_ms"], "connections": 32,
+       "stored": after - before, "pgbench_tps": round(tps), "ratio": round(per_s / tps, 2)}
 print(json.dumps(out, sort_keys=True))
 PY

@@ -1,6 +1,47 @@
+import Foundation
+
 /// The HTTP body Apple posts for notifications and retention-messaging requests: `{"signedPayload": JWS}`.
 public struct SignedPayloadBody: Codable, Sendable, Equatable {
     public var signedPayload: String
 
     public init(signedPayload: String) { self.signedPayload = signedPayload }
+
+    /// Decodes a body, reading Apple's exact compact form `{"signedPayload":"<JWS>"}` straight from the bytes.
+    ///
+    /// A JWS holds only base64url characters and dots, none of which JSON escapes, so when the bytes have that
+    /// form the text between the quotes is the value. That skips JSONDecoder's scan and copy of a 10+ KiB
+    /// string on every notification. Any other spelling (whitespace, escapes, more members) goes through
+    /// JSONDecoder, so the result is the same for every input; `nil` when the body is not such an object.
+    public static func decode(_ body: some Collection<UInt8>) -> SignedPayloadBody? {
+        if let fast = body.withContiguousStorageIfAvailable({ compactForm(UnsafeRawBufferPointer($0)) }), let fast {
+            return fast
+        }
+        return try? JSONDecoder().decode(SignedPayloadBody.self, from: Data(body))
+    }
+
+    /// The body if it is exactly `{"signedPayload":"<base64url and dots>"}` (then plus trailing whitespace).
+    private static func compactForm(_ bytes: UnsafeRawBufferPointer) -> SignedPayloadBody? {
+        let prefix = #"{"signedPayload":""#.utf8
+        var end = bytes.count
+        while end > 0, bytes[end - 1] == 0x20 || bytes[end - 1] == 0x0A || bytes[end - 1] == 0x0D || bytes[end - 1] == 0x09 {
+            end -= 1
+        }
+        guard end >= prefix.count + 2, bytes.starts(with: prefix), bytes[end - 2] == UInt8(ascii: "\""), bytes[end - 1] == UInt8(ascii: "}")
+        else { return nil }
+        let value = UnsafeRawBufferPointer(rebasing: bytes[prefix.count..<(end - 2)])
+        let allJWS = jwsCharacters.withUnsafeBufferPointer { table in
+            var all = true
+            for byte in value { all = all && table[Int(byte)] }
+            return all
+        }
+        return allJWS ? SignedPayloadBody(signedPayload: String(decoding: value, as: UTF8.self)) : nil
+    }
+
+    /// Base64url characters and `.`: the bytes a compact JWS is made of.
+    private static let jwsCharacters: [Bool] = (0..<256).map { byte in
+        let character = UInt8(byte)
+        return (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(character) || (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(character)
+            || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(character)
+            || character == UInt8(ascii: "-") || character == UInt8(ascii: "_") || character == UInt8(ascii: ".")
+    }
 }

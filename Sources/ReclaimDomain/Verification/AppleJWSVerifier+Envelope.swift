@@ -23,14 +23,14 @@ extension AppleJWSVerifier {
 
     /// The payload of a compact JWS whose bytes are already authenticated by an enclosing signature.
     static func decodeUnverified<T: Decodable>(_ compactJWS: String, as type: T.Type, field: String) throws(JWSVerificationError) -> (T, Data) {
-        let segments: JWSSegmentDecoder.Segments
+        let payload: Data
         do {
-            segments = try JWSSegmentDecoder.decode(compactJWS)
+            payload = try JWSSegmentDecoder.decodePayload(compactJWS)
         } catch {
             throw error.prefixed(field)
         }
         do {
-            return (try JSONDecoder().decode(T.self, from: segments.payload), segments.payload)
+            return (try JSONDecoder().decode(T.self, from: payload), payload)
         } catch {
             throw JWSVerificationError(.malformed, "\(field): the payload does not decode: \(describe(error))")
         }

@@ -101,7 +101,7 @@ public final class AppleJWSVerifier: Sendable {
             chain = try await validateChain(header.x5c, at: time)
         }
 
-        guard chain.leafKey.isValidSignature(signature, for: segments.signingInput) else {
+        guard chain.leafKey.isValidSignature(signature, for: segments.signingInputDigest) else {
             throw JWSVerificationError(.invalidSignature, "the ES256 signature does not verify with the leaf certificate's key")
         }
         // Remembered only now, once the signature verified: forged JWS with Apple's chain cannot churn the cache.

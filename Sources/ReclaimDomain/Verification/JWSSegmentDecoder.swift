@@ -1,64 +1,94 @@
+import Crypto
 import Foundation
 
 /// Splits a compact JWS and decodes its payload and signature segments, working on the UTF-8 bytes.
 ///
 /// Verification is on the hot path of every notification: character-level `String` work (grapheme splitting,
 /// `replacingOccurrences` through NSString) cost several times the ECDSA verification itself. This accepts
-/// exactly what ``Base64URL/decode(_:)`` accepts, in one pass over contiguous bytes.
+/// exactly what ``Base64URL/decode(_:)`` accepts, in one pass over contiguous bytes, finds the dots with
+/// `memchr`, and hashes the signing input where it lies instead of copying it.
 enum JWSSegmentDecoder {
     /// The segments of a compact JWS: the header as sent (so verified headers can be remembered by their
     /// exact bytes and not decoded again), payload and signature decoded.
     struct Segments {
-        /// The header segment's base64url text (a slice of `signingInput`).
+        /// The header segment's base64url text.
         let headerSegment: Data
         let payload: Data
         let signature: Data
-        /// The bytes the signature covers: the ASCII text `header.payload` exactly as received.
-        let signingInput: Data
+        /// SHA-256 of the bytes the signature covers: the ASCII text `header.payload` exactly as received.
+        let signingInputDigest: SHA256.Digest
     }
 
+    /// Splits `compactJWS`, decodes payload and signature, and hashes the signing input.
     static func decode(_ compactJWS: String) throws(JWSVerificationError) -> Segments {
-        var text = compactJWS
-        // `withUTF8` makes the storage contiguous (a no-op for native strings) so the loops below run on raw bytes.
-        let result: Result<Segments, JWSVerificationError> = text.withUTF8 { bytes in
-            // Found by scanning raw bytes; a third dot is looked for only to reject it.
-            var dots: [Int] = []
-            var index = 0
-            while index < bytes.count, dots.count < 3 {
-                if bytes[index] == UInt8(ascii: ".") { dots.append(index) }
-                index += 1
+        try split(compactJWS) { bytes, dots throws(JWSVerificationError) in
+            let payload = try payload(bytes, dots)
+            guard let signature = decodeBase64URL(UnsafeBufferPointer(rebasing: bytes[(dots.1 + 1)...])) else {
+                throw JWSVerificationError(.malformed, "the signature segment is not base64url")
             }
-            guard dots.count == 2 else {
-                return .failure(
-                    JWSVerificationError(
-                        .malformed,
-                        "a compact JWS has 3 segments separated by '.', found \(dots.count < 2 ? "\(dots.count + 1)" : "more than 3")"
-                    )
-                )
-            }
-            let ranges = [0..<dots[0], (dots[0] + 1)..<dots[1], (dots[1] + 1)..<bytes.count]
-            guard ranges.allSatisfy({ !$0.isEmpty }) else {
-                return .failure(JWSVerificationError(.malformed, "a JWS segment is empty"))
-            }
-            guard let payload = decodeBase64URL(UnsafeBufferPointer(rebasing: bytes[ranges[1]])) else {
-                return .failure(JWSVerificationError(.malformed, "the payload segment is not base64url"))
-            }
-            guard let signature = decodeBase64URL(UnsafeBufferPointer(rebasing: bytes[ranges[2]])) else {
-                return .failure(JWSVerificationError(.malformed, "the signature segment is not base64url"))
-            }
-            let signingInput = Data(UnsafeBufferPointer(rebasing: bytes[0..<dots[1]]))
-            // The header stays encoded, a slice of the signing input: it is decoded (and checked) only when it
-            // is not a header that verified before.
-            return .success(
-                Segments(
-                    headerSegment: signingInput.prefix(dots[0]),
-                    payload: payload,
-                    signature: signature,
-                    signingInput: signingInput
-                )
+            return Segments(
+                headerSegment: Data(UnsafeBufferPointer(rebasing: bytes[..<dots.0])),
+                payload: payload,
+                signature: signature,
+                signingInputDigest: SHA256.hash(data: UnsafeRawBufferPointer(UnsafeBufferPointer(rebasing: bytes[..<dots.1])))
             )
         }
+    }
+
+    /// Only the decoded payload, for a JWS whose bytes an enclosing signature already authenticated.
+    static func decodePayload(_ compactJWS: String) throws(JWSVerificationError) -> Data {
+        try split(compactJWS) { bytes, dots throws(JWSVerificationError) in
+            // The signature is still required to be well-formed: what is stored must be a JWS.
+            guard isBase64URL(UnsafeBufferPointer(rebasing: bytes[(dots.1 + 1)...])) else {
+                throw JWSVerificationError(.malformed, "the signature segment is not base64url")
+            }
+            return try payload(bytes, dots)
+        }
+    }
+
+    /// Runs `body` on the UTF-8 bytes of a JWS with exactly two dots and three non-empty segments.
+    private static func split<T>(
+        _ compactJWS: String,
+        _ body: (UnsafeBufferPointer<UInt8>, (Int, Int)) throws(JWSVerificationError) -> T
+    ) throws(JWSVerificationError) -> T {
+        var text = compactJWS
+        // `withUTF8` makes the storage contiguous (a no-op for native strings) so the work below runs on raw bytes.
+        let result: Result<T, JWSVerificationError> = text.withUTF8 { bytes in
+            var dots: [Int] = []
+            var from = 0
+            while dots.count < 3, from < bytes.count, let base = bytes.baseAddress,
+                let found = memchr(base + from, Int32(UInt8(ascii: ".")), bytes.count - from)
+            {
+                let index = base.distance(to: found.assumingMemoryBound(to: UInt8.self))
+                dots.append(index)
+                from = index + 1
+            }
+            guard dots.count == 2 else {
+                let found = dots.count < 2 ? "\(dots.count + 1)" : "more than 3"
+                return .failure(JWSVerificationError(.malformed, "a compact JWS has 3 segments separated by '.', found \(found)"))
+            }
+            guard dots[0] > 0, dots[1] > dots[0] + 1, dots[1] < bytes.count - 1 else {
+                return .failure(JWSVerificationError(.malformed, "a JWS segment is empty"))
+            }
+            do throws(JWSVerificationError) {
+                return .success(try body(bytes, (dots[0], dots[1])))
+            } catch {
+                return .failure(error)
+            }
+        }
         return try result.get()
+    }
+
+    private static func payload(_ bytes: UnsafeBufferPointer<UInt8>, _ dots: (Int, Int)) throws(JWSVerificationError) -> Data {
+        guard let payload = decodeBase64URL(UnsafeBufferPointer(rebasing: bytes[(dots.0 + 1)..<dots.1])) else {
+            throw JWSVerificationError(.malformed, "the payload segment is not base64url")
+        }
+        return payload
+    }
+
+    /// Whether `input` is base64url that ``decodeBase64URL(_:)-(UnsafeBufferPointer<UInt8>)`` accepts.
+    private static func isBase64URL(_ input: UnsafeBufferPointer<UInt8>) -> Bool {
+        decodeBase64URL(input) != nil
     }
 
     /// Decodes base64url text held in `Data`.

@@ -67,7 +67,7 @@ public struct NotificationIngest: Sendable {
 
     /// The checks, in order: JSON body, JWS and chain, app identity, required fields.
     func verify(_ body: ByteBuffer) async throws -> NotificationRecord {
-        guard let envelope = try? JSONDecoder().decode(SignedPayloadBody.self, from: Data(body.readableBytesView)) else {
+        guard let envelope = SignedPayloadBody.decode(body.readableBytesView) else {
             throw Problem.badRequest("malformed-body", "the body must be JSON of the form {\"signedPayload\": \"<JWS>\"}")
         }
         let notification: VerifiedNotification

@@ -3,8 +3,8 @@ import Foundation
 import Logging
 import PostgresNIO
 
-/// Applies `schema.sql` to a database: idempotent, version-tracked, and safe when several
-/// processes start at once.
+/// Applies `schema.sql` to an empty database, or the upgrade scripts of `migrations/` to an older
+/// one: idempotent, version-tracked, and safe when several processes start at once.
 ///
 /// Everything happens in one transaction that first takes a transaction-scoped advisory lock,
 /// so concurrent migrators queue behind each other, and the second finds the version recorded
@@ -33,22 +33,29 @@ public struct Migrator: Sendable {
         preconditionFailure("schema.sql declares no reclaim-schema-version")
     }()
 
-    /// SHA-256 of the schema text, recorded to spot a database migrated from a different file with the same version.
-    public static let checksum: String = SHA256.hash(data: Data(SchemaSQL.text.utf8)).map { String(format: "%02x", $0) }.joined()
+    /// SHA-256 of a script's text, recorded to spot a database migrated from a different file with the same version.
+    public static func checksum(_ script: String) -> String {
+        SHA256.hash(data: Data(script.utf8)).map { String(format: "%02x", $0) }.joined()
+    }
 
     private let script: String
     private let version: Int
+    private let upgrades: [Int: String]
 
-    public init(script: String = SchemaSQL.text, version: Int = Migrator.targetVersion) {
+    /// - Parameters:
+    ///   - script: the whole schema at `version`, for an empty database.
+    ///   - upgrades: by version N, the script that takes a database from N-1 to N.
+    public init(script: String = SchemaSQL.text, version: Int = Migrator.targetVersion, upgrades: [Int: String] = SchemaSQL.upgrades) {
         self.script = script
         self.version = version
+        self.upgrades = upgrades
     }
 
-    /// Applies the schema unless the database already has this version.
+    /// Brings the database to this version: the whole schema when it has none, the upgrade
+    /// scripts in order when it is older, nothing when it is current. All or nothing.
     @discardableResult
     public func migrate(client: PostgresClient, logger: Logger) async throws -> Outcome {
-        let version = self.version
-        let statements = SQLScript.statements(script)
+        let (version, script, upgrades) = (self.version, self.script, self.upgrades)
         return try await client.transaction(logger: logger) { connection in
             try await connection.query("SELECT pg_advisory_xact_lock(\(Self.advisoryLockKey))", logger: logger)
             try await connection.query("CREATE SCHEMA IF NOT EXISTS reclaim", logger: logger)
@@ -67,23 +74,32 @@ public struct Migrator: Sendable {
             if let current, current >= version {
                 return .alreadyCurrent(version: current)
             }
+            // Each step is a script and the version it leaves the database at.
+            var steps: [(version: Int, script: String, name: String)] = []
             if let current {
-                throw MigrationError(description: "database is at schema version \(current); no upgrade path to \(version) is defined")
-            }
-            for (number, statement) in statements.enumerated() {
-                do {
-                    try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
-                } catch let error as PSQLError {
-                    let message = error.serverInfo?[.message] ?? "\(error.code)"
-                    throw MigrationError(
-                        description: "schema.sql statement \(number + 1) failed: \(message)\n\(statement.prefix(200))"
-                    )
+                for next in (current + 1)...version {
+                    guard let upgrade = upgrades[next] else {
+                        throw MigrationError(description: "database is at schema version \(current); no upgrade script takes it to \(next)")
+                    }
+                    steps.append((next, upgrade, "migrations/\(String(format: "%03d", next))"))
                 }
+            } else {
+                steps.append((version, script, "schema.sql"))
             }
-            try await connection.query(
-                "INSERT INTO reclaim.schema_migrations (version, checksum) VALUES (\(version), \(Self.checksum))",
-                logger: logger
-            )
+            for step in steps {
+                for (number, statement) in SQLScript.statements(step.script).enumerated() {
+                    do {
+                        try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
+                    } catch let error as PSQLError {
+                        let message = error.serverInfo?[.message] ?? "\(error.code)"
+                        throw MigrationError(description: "\(step.name) statement \(number + 1) failed: \(message)\n\(statement.prefix(200))")
+                    }
+                }
+                try await connection.query(
+                    "INSERT INTO reclaim.schema_migrations (version, checksum) VALUES (\(step.version), \(Self.checksum(step.script)))",
+                    logger: logger
+                )
+            }
             logger.info("applied schema", metadata: ["version": "\(version)"])
             return .applied(version: version)
         }

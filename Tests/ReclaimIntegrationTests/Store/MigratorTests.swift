@@ -39,6 +39,67 @@ struct MigratorTests {
         }
     }
 
+    /// Columns (type, nullability, TOAST compression), indexes and comments of the reclaim schema.
+    static func catalog(_ client: PostgresClient) async throws -> String {
+        let rows = try await client.query(
+            """
+            SELECT string_agg(line, E'\n' ORDER BY line) FROM (
+                SELECT format('%s.%s %s notnull=%s compression=%s comment=%s', c.relname, a.attname,
+                              format_type(a.atttypid, a.atttypmod), a.attnotnull, a.attcompression, col_description(c.oid, a.attnum)) AS line
+                FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid JOIN pg_namespace n ON n.oid = c.relnamespace
+                WHERE n.nspname = 'reclaim' AND a.attnum > 0 AND NOT a.attisdropped
+                UNION ALL
+                SELECT indexdef FROM pg_indexes WHERE schemaname = 'reclaim'
+            ) lines
+            """,
+            logger: TestPostgres.logger
+        )
+        for try await text in rows.decode(String.self) { return text }
+        return ""
+    }
+
+    @Test("a database at schema version 1 is upgraded by migrations/ and ends up like a fresh one")
+    func upgradeFromVersion1() async throws {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let version1 = try String(contentsOf: root.appendingPathComponent("Fixtures/schema/schema-v1.sql"), encoding: .utf8)
+        try await withTestDatabase(migrated: false) { upgraded, _ in
+            #expect(try await Migrator(script: version1, version: 1, upgrades: [:]).migrate(client: upgraded, logger: logger) == .applied(version: 1))
+            #expect(try await Migrator().migrate(client: upgraded, logger: logger) == .applied(version: Migrator.targetVersion))
+            #expect(try await Migrator.currentVersion(client: upgraded, logger: logger) == Migrator.targetVersion)
+            try await withTestDatabase(migrated: false) { fresh, _ in
+                try await Migrator().migrate(client: fresh, logger: logger)
+                let expected = try await Self.catalog(fresh)
+                #expect(expected.contains("notifications.signed_payload text notnull=t compression=l"))
+                #expect(try await Self.catalog(upgraded) == expected)
+            }
+        }
+    }
+
+    @Test("upgrades run in order; a missing upgrade script fails, names the version and changes nothing")
+    func upgradeSteps() async throws {
+        try await withTestDatabase(migrated: false) { client, _ in
+            try await Migrator(script: "CREATE TABLE reclaim.one (id int)", version: 1, upgrades: [:]).migrate(client: client, logger: logger)
+            let gap = Migrator(script: "unused", version: 3, upgrades: [2: "CREATE TABLE reclaim.two (id int)"])
+            await #expect { try await gap.migrate(client: client, logger: logger) } throws: { error in
+                "\(error)".contains("no upgrade script takes it to 3")
+            }
+            let rows = try await client.query("SELECT to_regclass('reclaim.two') IS NULL", logger: logger)
+            for try await absent in rows.decode(Bool.self) { #expect(absent) }
+            #expect(try await Migrator.currentVersion(client: client, logger: logger) == 1)
+
+            let complete = Migrator(
+                script: "unused",
+                version: 3,
+                upgrades: [2: "CREATE TABLE reclaim.two (id int)", 3: "ALTER TABLE reclaim.two ADD COLUMN name text"]
+            )
+            #expect(try await complete.migrate(client: client, logger: logger) == .applied(version: 3))
+            let versions = try await client.query("SELECT array_agg(version ORDER BY version) FROM reclaim.schema_migrations", logger: logger)
+            for try await applied in versions.decode([Int].self) { #expect(applied == [1, 2, 3]) }
+            let columns = try await client.query("SELECT count(*)::int FROM information_schema.columns WHERE table_name = 'two'", logger: logger)
+            for try await count in columns.decode(Int.self) { #expect(count == 2) }
+        }
+    }
+
     @Test("a failing schema rolls back completely and records no version")
     func failingSchemaRollsBack() async throws {
         try await withTestDatabase(migrated: false) { client, _ in
@@ -74,11 +135,20 @@ struct MigratorTests {
         }
     }
 
-    @Test("the embedded schema is schema.sql byte for byte (run scripts/embed-schema after editing it)")
+    @Test("the embedded schema and upgrades are schema.sql and migrations/ byte for byte (run scripts/embed-schema after editing them)")
     func embeddedSchemaMatchesFile() throws {
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent().deletingLastPathComponent()
         let file = try String(contentsOf: root.appendingPathComponent("schema.sql"), encoding: .utf8)
         #expect(file == SchemaSQL.text + "\n" || file == SchemaSQL.text)
+        let scripts = try FileManager.default.contentsOfDirectory(atPath: root.appendingPathComponent("migrations").path).filter {
+            $0.hasSuffix(".sql")
+        }
+        #expect(scripts.count == SchemaSQL.upgrades.count)
+        for name in scripts {
+            let version = try #require(Int(name.prefix(3)), "\(name) does not start with a three-digit version")
+            let text = try String(contentsOf: root.appendingPathComponent("migrations/\(name)"), encoding: .utf8)
+            #expect(text == SchemaSQL.upgrades[version].map { $0 + "\n" } || text == SchemaSQL.upgrades[version], "\(name)")
+        }
     }
 }

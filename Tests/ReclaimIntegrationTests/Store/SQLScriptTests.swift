@@ -27,7 +27,7 @@ struct SQLScriptTests {
         #expect(statements.count > 20)
         for statement in statements {
             let firstCode = statement.split(separator: "\n").first { !$0.trimmingPrefix(" ").hasPrefix("--") } ?? ""
-            #expect(["CREATE", "COMMENT"].contains { firstCode.hasPrefix($0) }, "unexpected statement start: \(firstCode)")
+            #expect(["CREATE", "COMMENT", "DO"].contains { firstCode.hasPrefix($0) }, "unexpected statement start: \(firstCode)")
         }
     }
 }

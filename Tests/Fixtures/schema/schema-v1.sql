@@ -1,0 +1,326 @@
+-- Reclaim's database schema: the source of truth.
+--
+-- `reclaim migrate` applies this file in one transaction under an advisory lock and records
+-- the version below in reclaim.schema_migrations, so running it twice, or from two processes
+-- at once, leaves one consistent schema. The binary embeds a copy (scripts/embed-schema);
+-- a test fails when the copy and this file differ.
+--
+-- reclaim-schema-version: 1
+--
+-- Conventions for dashboard authors: every time is a timestamptz in UTC; Apple's identifiers
+-- (transaction ids, bundle ids) are text exactly as Apple sends them; UUIDs are uuid.
+
+CREATE SCHEMA IF NOT EXISTS reclaim;
+COMMENT ON SCHEMA reclaim IS 'Reclaim: App Store subscription win-back and retention. See README.md.';
+
+-- ---------------------------------------------------------------------------------------------
+-- Notifications: every App Store Server Notification accepted, exactly once.
+-- ---------------------------------------------------------------------------------------------
+CREATE TABLE reclaim.notifications (
+    notification_uuid       uuid        PRIMARY KEY,
+    notification_type       text        NOT NULL,
+    subtype                 text,
+    bundle_id               text        NOT NULL,
+    environment             text        NOT NULL,
+    signed_date             timestamptz NOT NULL,
+    original_transaction_id text,
+    transaction_id          text,
+    app_account_token       uuid,
+    product_id              text,
+    signed_payload          text        NOT NULL,
+    received_at             timestamptz NOT NULL DEFAULT now()
+);
+CREATE INDEX notifications_subscriber_idx ON reclaim.notifications (bundle_id, environment, original_transaction_id, signed_date);
+CREATE INDEX notifications_received_idx ON reclaim.notifications (received_at);
+COMMENT ON TABLE reclaim.notifications IS 'Every App Store Server Notification V2 that passed verification, one row per notificationUUID (Apple retries reuse the UUID). Written in the same transaction as its processing job; answered 200 only after commit.';
+COMMENT ON COLUMN reclaim.notifications.notification_uuid IS 'Apple''s notificationUUID; identical on every retry, so it is the deduplication key.';
+COMMENT ON COLUMN reclaim.notifications.notification_type IS 'Apple''s notificationType, e.g. SUBSCRIBED, DID_RENEW, DID_CHANGE_RENEWAL_STATUS, EXPIRED, OFFER_REDEEMED, TEST. Unknown future values are stored as sent.';
+COMMENT ON COLUMN reclaim.notifications.subtype IS 'Apple''s subtype, e.g. AUTO_RENEW_DISABLED, VOLUNTARY, RESUBSCRIBE; NULL when Apple sent none.';
+COMMENT ON COLUMN reclaim.notifications.bundle_id IS 'The app''s bundle id from the payload (data.bundleId or summary.bundleId).';
+COMMENT ON COLUMN reclaim.notifications.environment IS 'Sandbox or Production (Xcode, LocalTesting in development).';
+COMMENT ON COLUMN reclaim.notifications.signed_date IS 'When Apple signed the notification (payload signedDate). The certificate chain is checked at this time.';
+COMMENT ON COLUMN reclaim.notifications.original_transaction_id IS 'originalTransactionId of the subscription, from the nested signed transaction; NULL for TEST and summary notifications.';
+COMMENT ON COLUMN reclaim.notifications.transaction_id IS 'transactionId of the nested signed transaction, if any.';
+COMMENT ON COLUMN reclaim.notifications.app_account_token IS 'The appAccountToken the app set on the purchase (the app''s own user id), if any.';
+COMMENT ON COLUMN reclaim.notifications.product_id IS 'productId of the nested signed transaction, if any.';
+COMMENT ON COLUMN reclaim.notifications.signed_payload IS 'The raw signedPayload JWS exactly as Apple sent it, kept for audit and re-processing.';
+COMMENT ON COLUMN reclaim.notifications.received_at IS 'When Reclaim committed the notification.';
+
+-- ---------------------------------------------------------------------------------------------
+-- Job queue: durable work between ingest and the campaign engine.
+-- ---------------------------------------------------------------------------------------------
+CREATE TABLE reclaim.jobs (
+    id                bigint      GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    kind              text        NOT NULL,
+    payload           jsonb       NOT NULL DEFAULT '{}'::jsonb,
+    notification_uuid uuid        REFERENCES reclaim.notifications (notification_uuid),
+    state             text        NOT NULL DEFAULT 'available'
+                                  CHECK (state IN ('available', 'running', 'retryable', 'completed', 'dead')),
+    priority          smallint    NOT NULL DEFAULT 0,
+    attempts          integer     NOT NULL DEFAULT 0,
+    max_attempts      integer     NOT NULL DEFAULT 20 CHECK (max_attempts > 0),
+    run_at            timestamptz NOT NULL DEFAULT now(),
+    locked_by         text,
+    lease_expires_at  timestamptz,
+    last_error        text,
+    created_at        timestamptz NOT NULL DEFAULT now(),
+    updated_at        timestamptz NOT NULL DEFAULT now(),
+    completed_at      timestamptz
+);
+-- Claiming reads this partial index in order and stops after the batch: O(log n) at any table size.
+CREATE INDEX jobs_claim_idx ON reclaim.jobs (priority DESC, run_at, id) WHERE state IN ('available', 'retryable');
+CREATE INDEX jobs_lease_idx ON reclaim.jobs (lease_expires_at) WHERE state = 'running';
+CREATE INDEX jobs_completed_idx ON reclaim.jobs (completed_at) WHERE state = 'completed';
+CREATE INDEX jobs_dead_idx ON reclaim.jobs (id) WHERE state = 'dead';
+CREATE UNIQUE INDEX jobs_notification_idx ON reclaim.jobs (notification_uuid, kind) WHERE notification_uuid IS NOT NULL;
+COMMENT ON TABLE reclaim.jobs IS 'The durable job queue. Workers claim batches with FOR UPDATE SKIP LOCKED and complete each job in the same transaction as its effects. Completed jobs are pruned after a retention period.';
+COMMENT ON COLUMN reclaim.jobs.id IS 'Job id, increasing in enqueue order.';
+COMMENT ON COLUMN reclaim.jobs.kind IS 'What the job does, e.g. process_notification; selects the handler.';
+COMMENT ON COLUMN reclaim.jobs.payload IS 'Handler arguments as JSON.';
+COMMENT ON COLUMN reclaim.jobs.notification_uuid IS 'The notification a process_notification job handles; at most one job per notification and kind.';
+COMMENT ON COLUMN reclaim.jobs.state IS 'available (waiting), running (leased to a worker), retryable (failed, waits for run_at), completed, dead (failed max_attempts times; see last_error; requeue with `reclaim jobs dead --retry`).';
+COMMENT ON COLUMN reclaim.jobs.priority IS 'Higher runs first.';
+COMMENT ON COLUMN reclaim.jobs.attempts IS 'How many times a worker has started this job.';
+COMMENT ON COLUMN reclaim.jobs.max_attempts IS 'After this many failed attempts the job becomes dead.';
+COMMENT ON COLUMN reclaim.jobs.run_at IS 'Not claimed before this time (backoff after a failure).';
+COMMENT ON COLUMN reclaim.jobs.locked_by IS 'The worker (host:pid:pool) holding the lease while running.';
+COMMENT ON COLUMN reclaim.jobs.lease_expires_at IS 'A running job whose lease expires (its worker died) is returned to available by the rescuer.';
+COMMENT ON COLUMN reclaim.jobs.last_error IS 'The error of the latest failed attempt.';
+COMMENT ON COLUMN reclaim.jobs.created_at IS 'When the job was enqueued.';
+COMMENT ON COLUMN reclaim.jobs.updated_at IS 'Last state change.';
+COMMENT ON COLUMN reclaim.jobs.completed_at IS 'When the job completed (with its effects, in the same transaction).';
+
+-- ---------------------------------------------------------------------------------------------
+-- Subscriptions: the latest known state of each subscription, kept by the workers.
+-- ---------------------------------------------------------------------------------------------
+CREATE TABLE reclaim.subscriptions (
+    bundle_id                text        NOT NULL,
+    environment              text        NOT NULL,
+    original_transaction_id  text        NOT NULL,
+    app_account_token        uuid,
+    product_id               text,
+    status                   text        NOT NULL DEFAULT 'unknown'
+                                         CHECK (status IN ('active', 'expired', 'billing_retry', 'grace_period', 'revoked', 'unknown')),
+    auto_renew               boolean,
+    expires_at               timestamptz,
+    last_notification_type   text,
+    last_subtype             text,
+    last_signed_date         timestamptz,
+    last_notification_uuid   uuid,
+    first_seen_at            timestamptz NOT NULL DEFAULT now(),
+    updated_at               timestamptz NOT NULL DEFAULT now(),
+    PRIMARY KEY (bundle_id, environment, original_transaction_id)
+);
+CREATE INDEX subscriptions_token_idx ON reclaim.subscriptions (bundle_id, app_account_token) WHERE app_account_token IS NOT NULL;
+COMMENT ON TABLE reclaim.subscriptions IS 'One row per subscription (originalTransactionId, bundle, environment): its latest state as told by Apple''s notifications, applied in signedDate order.';
+COMMENT ON COLUMN reclaim.subscriptions.bundle_id IS 'The app''s bundle id.';
+COMMENT ON COLUMN reclaim.subscriptions.environment IS 'Sandbox or Production.';
+COMMENT ON COLUMN reclaim.subscriptions.original_transaction_id IS 'Apple''s originalTransactionId: stable for the life of the subscription.';
+COMMENT ON COLUMN reclaim.subscriptions.app_account_token IS 'The app''s user id carried by the purchases, if the app sets one; offers are delivered by it.';
+COMMENT ON COLUMN reclaim.subscriptions.product_id IS 'The product of the latest transaction.';
+COMMENT ON COLUMN reclaim.subscriptions.status IS 'active, expired, billing_retry, grace_period, revoked, or unknown.';
+COMMENT ON COLUMN reclaim.subscriptions.auto_renew IS 'Whether auto-renew is on (renewal info autoRenewStatus).';
+COMMENT ON COLUMN reclaim.subscriptions.expires_at IS 'expiresDate of the latest transaction.';
+COMMENT ON COLUMN reclaim.subscriptions.last_notification_type IS 'Type of the latest notification applied.';
+COMMENT ON COLUMN reclaim.subscriptions.last_subtype IS 'Subtype of the latest notification applied.';
+COMMENT ON COLUMN reclaim.subscriptions.last_signed_date IS 'signedDate of the latest notification applied; older ones arriving late do not overwrite state.';
+COMMENT ON COLUMN reclaim.subscriptions.last_notification_uuid IS 'The latest notification applied.';
+COMMENT ON COLUMN reclaim.subscriptions.first_seen_at IS 'When Reclaim first heard of this subscription.';
+COMMENT ON COLUMN reclaim.subscriptions.updated_at IS 'Last change of this row.';
+
+-- ---------------------------------------------------------------------------------------------
+-- Campaigns and offers.
+-- ---------------------------------------------------------------------------------------------
+CREATE TABLE reclaim.campaigns (
+    id               text        PRIMARY KEY,
+    bundle_id        text        NOT NULL,
+    trigger          text        NOT NULL,
+    product_id       text        NOT NULL,
+    offer_identifier text        NOT NULL,
+    deliverable_for  interval    NOT NULL,
+    cooldown         interval    NOT NULL,
+    holdout_percent  smallint    NOT NULL DEFAULT 0 CHECK (holdout_percent BETWEEN 0 AND 100),
+    priority         integer     NOT NULL DEFAULT 0,
+    enabled          boolean     NOT NULL DEFAULT true,
+    updated_at       timestamptz NOT NULL DEFAULT now()
+);
+COMMENT ON TABLE reclaim.campaigns IS 'Campaigns as configured in RECLAIM_CONFIG, mirrored here at start-up so dashboards can join on them. The YAML file is authoritative.';
+COMMENT ON COLUMN reclaim.campaigns.id IS 'Campaign id from the config, e.g. retain-auto-renew-off.';
+COMMENT ON COLUMN reclaim.campaigns.bundle_id IS 'The app the campaign runs for.';
+COMMENT ON COLUMN reclaim.campaigns.trigger IS 'TYPE or TYPE/SUBTYPE of the notification that makes a subscriber eligible.';
+COMMENT ON COLUMN reclaim.campaigns.product_id IS 'Product the offer applies to.';
+COMMENT ON COLUMN reclaim.campaigns.offer_identifier IS 'The promotional offer id configured in App Store Connect.';
+COMMENT ON COLUMN reclaim.campaigns.deliverable_for IS 'How long an issued offer stays deliverable.';
+COMMENT ON COLUMN reclaim.campaigns.cooldown IS 'Minimum time between two offers of this campaign to one subscriber.';
+COMMENT ON COLUMN reclaim.campaigns.holdout_percent IS 'Share of eligible subscribers deliberately given no offer (control group), for measuring lift.';
+COMMENT ON COLUMN reclaim.campaigns.priority IS 'When several campaigns fire at once, the highest priority wins.';
+COMMENT ON COLUMN reclaim.campaigns.enabled IS 'false when the campaign was removed from the config.';
+COMMENT ON COLUMN reclaim.campaigns.updated_at IS 'When the config last changed this row.';
+
+CREATE TABLE reclaim.grants (
+    id                      uuid        PRIMARY KEY,
+    bundle_id               text        NOT NULL,
+    idempotency_key         text        NOT NULL,
+    app_account_token       uuid,
+    original_transaction_id text,
+    product_id              text        NOT NULL,
+    offer_identifier        text        NOT NULL,
+    reason                  text        NOT NULL,
+    campaign                text        NOT NULL,
+    admin_key_id            uuid,
+    created_at              timestamptz NOT NULL DEFAULT now(),
+    UNIQUE (bundle_id, idempotency_key),
+    CHECK (app_account_token IS NOT NULL OR original_transaction_id IS NOT NULL)
+);
+COMMENT ON TABLE reclaim.grants IS 'Referral and incentive grants made through POST /v1/grants; each becomes an offer. The Idempotency-Key makes a retried request return the first result.';
+COMMENT ON COLUMN reclaim.grants.id IS 'Grant id.';
+COMMENT ON COLUMN reclaim.grants.bundle_id IS 'The app.';
+COMMENT ON COLUMN reclaim.grants.idempotency_key IS 'The request''s Idempotency-Key header, unique per app.';
+COMMENT ON COLUMN reclaim.grants.app_account_token IS 'The subscriber, by the app''s user id.';
+COMMENT ON COLUMN reclaim.grants.original_transaction_id IS 'The subscriber, by Apple''s originalTransactionId.';
+COMMENT ON COLUMN reclaim.grants.product_id IS 'Product the offer applies to.';
+COMMENT ON COLUMN reclaim.grants.offer_identifier IS 'Promotional offer id in App Store Connect.';
+COMMENT ON COLUMN reclaim.grants.reason IS 'Free text: why the grant was made (e.g. referral).';
+COMMENT ON COLUMN reclaim.grants.campaign IS 'Label for reporting, e.g. referral-2026.';
+COMMENT ON COLUMN reclaim.grants.admin_key_id IS 'The admin key that made the grant.';
+COMMENT ON COLUMN reclaim.grants.created_at IS 'When the grant was made.';
+
+CREATE TABLE reclaim.offers (
+    id                      uuid        PRIMARY KEY,
+    bundle_id               text        NOT NULL,
+    environment             text        NOT NULL,
+    original_transaction_id text,
+    app_account_token       uuid,
+    campaign_id             text        NOT NULL,
+    grant_id                uuid        REFERENCES reclaim.grants (id),
+    source_notification_uuid uuid       REFERENCES reclaim.notifications (notification_uuid),
+    product_id              text        NOT NULL,
+    offer_identifier        text        NOT NULL,
+    state                   text        NOT NULL DEFAULT 'pending'
+                                        CHECK (state IN ('pending', 'delivered', 'redeemed', 'expired', 'cancelled', 'held_out')),
+    key_id                  text,
+    nonce                   uuid,
+    signed_at               timestamptz,
+    application_username    text,
+    storekit1_signature     text,
+    storekit2_jws           text,
+    deliverable_until       timestamptz NOT NULL,
+    created_at              timestamptz NOT NULL DEFAULT now(),
+    delivered_at            timestamptz,
+    redeemed_at             timestamptz,
+    redeemed_transaction_id text,
+    UNIQUE (campaign_id, source_notification_uuid)
+);
+CREATE INDEX offers_deliverable_idx ON reclaim.offers (bundle_id, app_account_token) WHERE state IN ('pending', 'delivered');
+CREATE INDEX offers_refresh_idx ON reclaim.offers (signed_at) WHERE state IN ('pending', 'delivered');
+CREATE INDEX offers_subscriber_idx ON reclaim.offers (bundle_id, original_transaction_id, campaign_id, created_at);
+COMMENT ON TABLE reclaim.offers IS 'Every offer decided for a subscriber, by a campaign or a grant, with its pre-generated signatures. One offer per campaign and triggering notification: a retry never issues a second one.';
+COMMENT ON COLUMN reclaim.offers.id IS 'Offer id, as the app sees it.';
+COMMENT ON COLUMN reclaim.offers.bundle_id IS 'The app.';
+COMMENT ON COLUMN reclaim.offers.environment IS 'Sandbox or Production.';
+COMMENT ON COLUMN reclaim.offers.original_transaction_id IS 'The subscriber''s subscription.';
+COMMENT ON COLUMN reclaim.offers.app_account_token IS 'The subscriber''s app user id; GET /v1/offers looks offers up by it.';
+COMMENT ON COLUMN reclaim.offers.campaign_id IS 'The campaign (or grant campaign label) that produced the offer.';
+COMMENT ON COLUMN reclaim.offers.grant_id IS 'Set when the offer comes from an admin grant.';
+COMMENT ON COLUMN reclaim.offers.source_notification_uuid IS 'The notification that triggered the campaign.';
+COMMENT ON COLUMN reclaim.offers.product_id IS 'Product the offer applies to.';
+COMMENT ON COLUMN reclaim.offers.offer_identifier IS 'Promotional offer id in App Store Connect.';
+COMMENT ON COLUMN reclaim.offers.state IS 'pending (signed, not yet fetched), delivered (handed to the app), redeemed (Apple reported the purchase), expired, cancelled, held_out (control group: never delivered).';
+COMMENT ON COLUMN reclaim.offers.key_id IS 'Id of the App Store Connect subscription key that signed it (never the key itself).';
+COMMENT ON COLUMN reclaim.offers.nonce IS 'The signature''s nonce.';
+COMMENT ON COLUMN reclaim.offers.signed_at IS 'Signature timestamp; Apple accepts a signature for 24 hours, the refresher re-signs before that.';
+COMMENT ON COLUMN reclaim.offers.application_username IS 'applicationUsername in the StoreKit 1 signature: the lowercase appAccountToken, or empty.';
+COMMENT ON COLUMN reclaim.offers.storekit1_signature IS 'Base64 DER ECDSA signature for SKPaymentDiscount / promotionalOffer(offerID:signature:).';
+COMMENT ON COLUMN reclaim.offers.storekit2_jws IS 'Compact JWS for StoreKit 2 promotionalOffer(_:compactJWS:).';
+COMMENT ON COLUMN reclaim.offers.deliverable_until IS 'After this the offer is no longer handed out.';
+COMMENT ON COLUMN reclaim.offers.created_at IS 'When the offer was decided.';
+COMMENT ON COLUMN reclaim.offers.delivered_at IS 'First time the app fetched it.';
+COMMENT ON COLUMN reclaim.offers.redeemed_at IS 'When Apple reported the redemption.';
+COMMENT ON COLUMN reclaim.offers.redeemed_transaction_id IS 'The transaction that redeemed it.';
+
+CREATE TABLE reclaim.offer_events (
+    offer_id    uuid        NOT NULL REFERENCES reclaim.offers (id),
+    event       text        NOT NULL CHECK (event IN ('shown', 'dismissed', 'purchase_started')),
+    occurred_at timestamptz NOT NULL DEFAULT now(),
+    PRIMARY KEY (offer_id, event)
+);
+COMMENT ON TABLE reclaim.offer_events IS 'What the app reported about an offer (POST /v1/offers/{id}/events); each event once per offer.';
+COMMENT ON COLUMN reclaim.offer_events.offer_id IS 'The offer.';
+COMMENT ON COLUMN reclaim.offer_events.event IS 'shown, dismissed or purchase_started.';
+COMMENT ON COLUMN reclaim.offer_events.occurred_at IS 'When Reclaim first recorded it.';
+
+-- ---------------------------------------------------------------------------------------------
+-- API keys and forensics.
+-- ---------------------------------------------------------------------------------------------
+CREATE TABLE reclaim.api_keys (
+    id          uuid        PRIMARY KEY,
+    scope       text        NOT NULL CHECK (scope IN ('app', 'admin')),
+    bundle_id   text,
+    key_hash    bytea       NOT NULL UNIQUE,
+    key_prefix  text        NOT NULL,
+    created_at  timestamptz NOT NULL DEFAULT now(),
+    revoked_at  timestamptz,
+    CHECK ((scope = 'app') = (bundle_id IS NOT NULL))
+);
+COMMENT ON TABLE reclaim.api_keys IS 'Keys for the delivery API (scope app, bound to one bundle id) and the admin API (scope admin). Only a SHA-256 of each key is stored.';
+COMMENT ON COLUMN reclaim.api_keys.id IS 'Key id.';
+COMMENT ON COLUMN reclaim.api_keys.scope IS 'app or admin.';
+COMMENT ON COLUMN reclaim.api_keys.bundle_id IS 'For app keys: the only app whose data the key can read.';
+COMMENT ON COLUMN reclaim.api_keys.key_hash IS 'SHA-256 of the key; the key itself is shown once, at creation.';
+COMMENT ON COLUMN reclaim.api_keys.key_prefix IS 'First characters of the key, to recognise it in lists.';
+COMMENT ON COLUMN reclaim.api_keys.created_at IS 'When the key was created.';
+COMMENT ON COLUMN reclaim.api_keys.revoked_at IS 'Set when the key was revoked; a revoked key is refused.';
+
+CREATE TABLE reclaim.rejected_inputs (
+    id          bigint      GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    received_at timestamptz NOT NULL DEFAULT now(),
+    endpoint    text        NOT NULL,
+    problem     text        NOT NULL,
+    reason      text        NOT NULL,
+    body_sha256 bytea       NOT NULL,
+    body_size   integer     NOT NULL
+);
+CREATE INDEX rejected_inputs_received_idx ON reclaim.rejected_inputs (received_at);
+COMMENT ON TABLE reclaim.rejected_inputs IS 'Forensics: inputs refused at the edge (forged, malformed, unknown app). Only a hash of the body is kept, never the body. Pruned to the newest rows.';
+COMMENT ON COLUMN reclaim.rejected_inputs.id IS 'Row id.';
+COMMENT ON COLUMN reclaim.rejected_inputs.received_at IS 'When it was refused.';
+COMMENT ON COLUMN reclaim.rejected_inputs.endpoint IS 'The HTTP route.';
+COMMENT ON COLUMN reclaim.rejected_inputs.problem IS 'The problem+json type slug, e.g. invalid-signature.';
+COMMENT ON COLUMN reclaim.rejected_inputs.reason IS 'Human-readable reason.';
+COMMENT ON COLUMN reclaim.rejected_inputs.body_sha256 IS 'SHA-256 of the request body, to match against Apple''s notification history.';
+COMMENT ON COLUMN reclaim.rejected_inputs.body_size IS 'Body size in bytes.';
+
+-- ---------------------------------------------------------------------------------------------
+-- Views for dashboards.
+-- ---------------------------------------------------------------------------------------------
+CREATE VIEW reclaim.queue_health AS
+SELECT state,
+       count(*)                                   AS jobs,
+       min(run_at) FILTER (WHERE state IN ('available', 'retryable')) AS oldest_run_at,
+       max(attempts)                              AS max_attempts_seen
+FROM reclaim.jobs
+GROUP BY state;
+COMMENT ON VIEW reclaim.queue_health IS 'Jobs per state, the oldest waiting job and the most attempts seen: the queue at a glance.';
+COMMENT ON COLUMN reclaim.queue_health.state IS 'Job state.';
+COMMENT ON COLUMN reclaim.queue_health.jobs IS 'Number of jobs in that state.';
+COMMENT ON COLUMN reclaim.queue_health.oldest_run_at IS 'For waiting states: run_at of the oldest job (now() minus this is the backlog age).';
+COMMENT ON COLUMN reclaim.queue_health.max_attempts_seen IS 'Highest attempts among the jobs in that state.';
+
+CREATE VIEW reclaim.campaign_funnel AS
+SELECT o.bundle_id,
+       o.campaign_id,
+       count(*)                                             AS decided,
+       count(*) FILTER (WHERE o.state = 'held_out')         AS held_out,
+       count(*) FILTER (WHERE o.delivered_at IS NOT NULL)   AS delivered,
+       count(*) FILTER (WHERE EXISTS (SELECT 1 FROM reclaim.offer_events e WHERE e.offer_id = o.id AND e.event = 'shown')) AS shown,
+       count(*) FILTER (WHERE o.state = 'redeemed')         AS redeemed
+FROM reclaim.offers o
+GROUP BY o.bundle_id, o.campaign_id;
+COMMENT ON VIEW reclaim.campaign_funnel IS 'Per campaign: offers decided, held out, delivered, shown and redeemed.';
+COMMENT ON COLUMN reclaim.campaign_funnel.bundle_id IS 'The app.';
+COMMENT ON COLUMN reclaim.campaign_funnel.campaign_id IS 'The campaign.';
+COMMENT ON COLUMN reclaim.campaign_funnel.decided IS 'Offers decided (including held out).';
+COMMENT ON COLUMN reclaim.campaign_funnel.held_out IS 'Eligible subscribers kept as the control group.';
+COMMENT ON COLUMN reclaim.campaign_funnel.delivered IS 'Offers fetched by the app.';
+COMMENT ON COLUMN reclaim.campaign_funnel.shown IS 'Offers the app reported as shown.';
+COMMENT ON COLUMN reclaim.campaign_funnel.redeemed IS 'Offers Apple reported as redeemed.';
