@@ -9,16 +9,48 @@ extension AppleJWSVerifier {
     /// outer one. Their own chains and signatures are still checked, with `verifyNotification`,
     /// by the worker before anything acts on them (DESIGN.md, worker step 1). One ECDSA
     /// verification per notification instead of three.
+    ///
+    /// The nested payloads are decoded only as far as ingest reads them: the identity fields it
+    /// stores as columns and cross-checks against the outer payload (``NestedIdentity``); every
+    /// other field is nil here, and their JSON is kept whole. Decoding all of their fields cost
+    /// about as much as the outer signature's verification (perf, `scripts/bench ingest`).
     public func verifyNotificationEnvelope(_ signedPayload: String) async throws(JWSVerificationError) -> VerifiedNotification {
         let (payload, outer) = try await verifyDecoded(signedPayload, as: NotificationPayload.self, what: "notification payload")
         var result = VerifiedNotification(payload: payload, payloadJSON: outer.payload)
         if let jws = payload.data?.signedTransactionInfo {
-            (result.transaction, result.transactionJSON) = try Self.decodeUnverified(jws, as: TransactionInfo.self, field: "signedTransactionInfo")
+            let (identity, json) = try Self.decodeUnverified(jws, as: NestedIdentity.self, field: "signedTransactionInfo")
+            result.transaction = TransactionInfo(
+                originalTransactionId: identity.originalTransactionId,
+                transactionId: identity.transactionId,
+                bundleId: identity.bundleId,
+                productId: identity.productId,
+                appAccountToken: identity.appAccountToken,
+                environment: identity.environment
+            )
+            result.transactionJSON = json
         }
         if let jws = payload.data?.signedRenewalInfo {
-            (result.renewalInfo, result.renewalInfoJSON) = try Self.decodeUnverified(jws, as: RenewalInfo.self, field: "signedRenewalInfo")
+            let (identity, json) = try Self.decodeUnverified(jws, as: NestedIdentity.self, field: "signedRenewalInfo")
+            result.renewalInfo = RenewalInfo(
+                originalTransactionId: identity.originalTransactionId,
+                productId: identity.productId,
+                environment: identity.environment,
+                appAccountToken: identity.appAccountToken
+            )
+            result.renewalInfoJSON = json
         }
         return result
+    }
+
+    /// The fields of a nested transaction or renewal info that ingest stores and cross-checks.
+    /// Renewal info has no transactionId or bundleId; they stay nil for it.
+    struct NestedIdentity: Decodable {
+        var originalTransactionId: String?
+        var transactionId: String?
+        var bundleId: String?
+        var productId: String?
+        var appAccountToken: String?
+        var environment: AppStoreEnvironment?
     }
 
     /// The payload of a compact JWS whose bytes are already authenticated by an enclosing signature.
