@@ -72,8 +72,8 @@ enum VerifyBenchmark {
         let seconds = options.double("seconds", default: 3)
         let result = try await run(directory: URL(fileURLWithPath: directory), seconds: seconds)
         let ingest = try await ingestVerifyRate(directory: URL(fileURLWithPath: directory), seconds: seconds)
-        let raw = try rawVerifyRate(seconds: 2)
-        let rawDistinct = try rawVerifyRate(seconds: 2, distinct: 350)
+        let raw = try rawVerifyRate(seconds: seconds)
+        let rawDistinct = try rawVerifyRate(seconds: seconds, distinct: 350)
         printFigures([
             "swift_crypto_verify_350_distinct_per_s": Int(rawDistinct.rounded()),
             "notifications_per_s": Int(result.notificationsPerSecond.rounded()),
