@@ -13,7 +13,8 @@ public struct SignedPayloadBody: Codable, Sendable, Equatable {
     /// string on every notification. Any other spelling (whitespace, escapes, more members) goes through
     /// JSONDecoder, so the result is the same for every input; `nil` when the body is not such an object.
     public static func decode(_ body: some Collection<UInt8>) -> SignedPayloadBody? {
-        // Data offers no contiguous storage through this protocol; a copy is still far cheaper than JSONDecoder.
+        // A collection without contiguous storage (Data, through this generic call) is copied once: still far
+        // cheaper than JSONDecoder.
         let fast =
             body.withContiguousStorageIfAvailable { compactForm(UnsafeRawBufferPointer($0)) }
             ?? Array(body).withUnsafeBytes { compactForm($0) }

@@ -38,7 +38,7 @@ enum JWSSegmentDecoder {
     /// Only the decoded payload, for a JWS whose bytes an enclosing signature already authenticated.
     static func decodePayload(_ compactJWS: String) throws(JWSVerificationError) -> Data {
         try split(compactJWS) { bytes, dots throws(JWSVerificationError) in
-            // The signature is still required to be well-formed: what is stored must be a JWS.
+            // The signature segment must still be base64url, so a mangled nested JWS is refused here too.
             guard isBase64URL(UnsafeBufferPointer(rebasing: bytes[(dots.1 + 1)...])) else {
                 throw JWSVerificationError(.malformed, "the signature segment is not base64url")
             }

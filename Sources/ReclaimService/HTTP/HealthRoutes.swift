@@ -22,12 +22,13 @@ struct HealthRoutes {
                 throw Problem(.serviceUnavailable, "not-ready", title: "Not ready", detail: "the database is not reachable")
             }
             guard version == Migrator.targetVersion else {
+                let remedy = (version ?? 0) > Migrator.targetVersion ? "run a newer reclaim" : "run reclaim migrate"
                 throw Problem(
                     .serviceUnavailable,
                     "not-ready",
                     title: "Not ready",
                     detail:
-                        "database schema is at version \(version.map(String.init) ?? "none"), expected \(Migrator.targetVersion): run reclaim migrate"
+                        "database schema is at version \(version.map(String.init) ?? "none"), expected \(Migrator.targetVersion): \(remedy)"
                 )
             }
             return try JSONResponse(["status": "ready", "schemaVersion": "\(Migrator.targetVersion)"])

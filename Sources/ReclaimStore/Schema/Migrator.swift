@@ -33,7 +33,8 @@ public struct Migrator: Sendable {
         preconditionFailure("schema.sql declares no reclaim-schema-version")
     }()
 
-    /// SHA-256 of a script's text, recorded to spot a database migrated from a different file with the same version.
+    /// SHA-256 of a script's text, recorded with each version so an operator can tell which script
+    /// (`schema.sql` or an upgrade) brought the database there.
     public static func checksum(_ script: String) -> String {
         SHA256.hash(data: Data(script.utf8)).map { String(format: "%02x", $0) }.joined()
     }
@@ -71,8 +72,14 @@ public struct Migrator: Sendable {
                 logger: logger
             )
             let current = try await Self.currentVersion(connection: connection, logger: logger)
-            if let current, current >= version {
+            if let current, current == version {
                 return .alreadyCurrent(version: current)
+            }
+            if let current, current > version {
+                // An older binary must not pretend the schema is fine: its queries may not fit it.
+                throw MigrationError(
+                    description: "database is at schema version \(current), newer than this binary's \(version); run a newer reclaim"
+                )
             }
             // Each step is a script and the version it leaves the database at.
             var steps: [(version: Int, script: String, name: String)] = []

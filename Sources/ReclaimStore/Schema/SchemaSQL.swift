@@ -355,6 +355,11 @@ COMMENT ON COLUMN reclaim.campaign_funnel.redeemed IS 'Offers Apple reported as 
 --
 -- reclaim-schema-version: 2
 
+-- SET COMPRESSION takes an ACCESS EXCLUSIVE lock on reclaim.notifications: give up after a few
+-- seconds rather than queue every ingest insert behind a long-running transaction (then run
+-- `reclaim migrate` again). SET LOCAL ends with the migration's transaction.
+SET LOCAL lock_timeout = '3s';
+
 DO $$
 BEGIN
     IF EXISTS (SELECT 1 FROM pg_settings WHERE name = 'default_toast_compression' AND 'lz4' = ANY (enumvals)) THEN

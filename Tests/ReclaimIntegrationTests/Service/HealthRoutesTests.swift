@@ -3,6 +3,7 @@ import Hummingbird
 import HummingbirdTesting
 import Logging
 import Metrics
+import PostgresNIO
 import Prometheus
 import ReclaimService
 import ReclaimStore
@@ -30,6 +31,21 @@ struct HealthRoutesTests {
                     #expect(response.status == .serviceUnavailable)
                     #expect(response.headers[.contentType] == "application/problem+json")
                     #expect(String(buffer: response.body).contains("urn:reclaim:problem:not-ready"))
+                    #expect(String(buffer: response.body).contains("run reclaim migrate"))
+                }
+            }
+        }
+        // A database a newer binary migrated: this one is not ready, and says migrating will not help.
+        try await withTestDatabase { client, _ in
+            try await client.query(
+                "INSERT INTO reclaim.schema_migrations (version, checksum) VALUES (\(Migrator.targetVersion + 1), 'newer')",
+                logger: TestPostgres.logger
+            )
+            let app = Application(router: buildRouter(try .test(postgres: client)))
+            try await app.test(.router) { http in
+                try await http.execute(uri: "/readyz", method: .get) { response in
+                    #expect(response.status == .serviceUnavailable)
+                    #expect(String(buffer: response.body).contains("run a newer reclaim"))
                 }
             }
         }
