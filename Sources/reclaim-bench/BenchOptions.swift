@@ -52,3 +52,22 @@ func percentile(_ sorted: [Double], _ p: Double) -> Double {
     let rank = Int((p / 100 * Double(sorted.count)).rounded(.up)) - 1
     return sorted[min(max(rank, 0), sorted.count - 1)]
 }
+
+extension Duration {
+    /// Whole and fractional seconds.
+    var inSeconds: Double { Double(components.seconds) + Double(components.attoseconds) / 1e18 }
+}
+
+/// Runs `step` (given the iteration number) again and again on the calling task for about `seconds`;
+/// returns how many iterations ran and in how long exactly.
+func timedLoop(seconds: Double, _ step: (Int) async throws -> Void) async rethrows -> (iterations: Int, seconds: Double) {
+    let clock = ContinuousClock()
+    let start = clock.now
+    let deadline = start.advanced(by: .nanoseconds(Int64(seconds * 1_000_000_000)))
+    var iterations = 0
+    while clock.now < deadline {
+        try await step(iterations)
+        iterations += 1
+    }
+    return (iterations, start.duration(to: clock.now).inSeconds)
+}

@@ -80,7 +80,7 @@ enum QueueBenchmark {
                 }
                 elapsed = ContinuousClock.now - started
             }
-            return Double(jobs) / (Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18)
+            return Double(jobs) / elapsed.inSeconds
         }
     }
 
@@ -112,7 +112,7 @@ enum QueueBenchmark {
                     guard let id else { continue }
                     while started.withLock({ $0[id] }) == nil { try await Task.sleep(for: .microseconds(50)) }
                     let latency = started.withLock { $0[id]! } - committed
-                    latencies.append(Double(latency.components.attoseconds) / 1e15 + Double(latency.components.seconds) * 1000)
+                    latencies.append(latency.inSeconds * 1000)
                     try await Task.sleep(for: .milliseconds(2))
                 }
             }

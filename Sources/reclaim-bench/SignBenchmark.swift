@@ -40,8 +40,7 @@ enum SignBenchmark {
             count += 1
             elapsed = clock.now - start
         }
-        let secondsElapsed = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
-        return (Double(count) / secondsElapsed, count)
+        return (Double(count) / elapsed.inSeconds, count)
     }
 
     /// A distinct, valid UUID per iteration.

@@ -39,13 +39,9 @@ public struct SignedPayloadBody: Codable, Sendable, Equatable {
         return foreign == 0 ? SignedPayloadBody(signedPayload: String(decoding: value, as: UTF8.self)) : nil
     }
 
-    /// 0 for the bytes a compact JWS is made of (base64url characters and `.`), 1 for every other byte.
-    private static let notJWSCharacter: [UInt8] = (0..<256).map { byte in
-        let character = UInt8(byte)
-        let isJWS =
-            (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(character) || (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(character)
-            || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(character)
-            || character == UInt8(ascii: "-") || character == UInt8(ascii: "_") || character == UInt8(ascii: ".")
-        return isJWS ? 0 : 1
+    /// 0 for the bytes a compact JWS is made of (the base64url alphabet the segment decoder knows, and `.`),
+    /// 1 for every other byte.
+    private static let notJWSCharacter: [UInt8] = JWSSegmentDecoder.decodeTable.enumerated().map { byte, value in
+        value != 0xFF || byte == Int(UInt8(ascii: ".")) ? 0 : 1
     }
 }

@@ -19,25 +19,11 @@ extension AppleJWSVerifier {
         var result = VerifiedNotification(payload: payload, payloadJSON: outer.payload)
         if let jws = payload.data?.signedTransactionInfo {
             let (identity, json) = try Self.decodeUnverified(jws, as: NestedIdentity.self, field: "signedTransactionInfo")
-            result.transaction = TransactionInfo(
-                originalTransactionId: identity.originalTransactionId,
-                transactionId: identity.transactionId,
-                bundleId: identity.bundleId,
-                productId: identity.productId,
-                appAccountToken: identity.appAccountToken,
-                environment: identity.environment
-            )
-            result.transactionJSON = json
+            (result.transaction, result.transactionJSON) = (identity.transaction, json)
         }
         if let jws = payload.data?.signedRenewalInfo {
             let (identity, json) = try Self.decodeUnverified(jws, as: NestedIdentity.self, field: "signedRenewalInfo")
-            result.renewalInfo = RenewalInfo(
-                originalTransactionId: identity.originalTransactionId,
-                productId: identity.productId,
-                environment: identity.environment,
-                appAccountToken: identity.appAccountToken
-            )
-            result.renewalInfoJSON = json
+            (result.renewalInfo, result.renewalInfoJSON) = (identity.renewalInfo, json)
         }
         return result
     }
@@ -51,6 +37,28 @@ extension AppleJWSVerifier {
         var productId: String?
         var appAccountToken: String?
         var environment: AppStoreEnvironment?
+
+        /// A transaction with these fields and every other one nil.
+        var transaction: TransactionInfo {
+            TransactionInfo(
+                originalTransactionId: originalTransactionId,
+                transactionId: transactionId,
+                bundleId: bundleId,
+                productId: productId,
+                appAccountToken: appAccountToken,
+                environment: environment
+            )
+        }
+
+        /// Renewal info with these fields and every other one nil.
+        var renewalInfo: RenewalInfo {
+            RenewalInfo(
+                originalTransactionId: originalTransactionId,
+                productId: productId,
+                environment: environment,
+                appAccountToken: appAccountToken
+            )
+        }
     }
 
     /// The payload of a compact JWS whose bytes are already authenticated by an enclosing signature.

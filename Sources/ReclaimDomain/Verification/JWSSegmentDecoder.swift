@@ -39,7 +39,7 @@ enum JWSSegmentDecoder {
     static func decodePayload(_ compactJWS: String) throws(JWSVerificationError) -> Data {
         try split(compactJWS) { bytes, dots throws(JWSVerificationError) in
             // The signature segment must still be base64url, so a mangled nested JWS is refused here too.
-            guard isBase64URL(UnsafeBufferPointer(rebasing: bytes[(dots.1 + 1)...])) else {
+            guard decodeBase64URL(UnsafeBufferPointer(rebasing: bytes[(dots.1 + 1)...])) != nil else {
                 throw JWSVerificationError(.malformed, "the signature segment is not base64url")
             }
             return try payload(bytes, dots)
@@ -84,11 +84,6 @@ enum JWSSegmentDecoder {
             throw JWSVerificationError(.malformed, "the payload segment is not base64url")
         }
         return payload
-    }
-
-    /// Whether `input` is base64url that ``decodeBase64URL(_:)-(UnsafeBufferPointer<UInt8>)`` accepts.
-    private static func isBase64URL(_ input: UnsafeBufferPointer<UInt8>) -> Bool {
-        decodeBase64URL(input) != nil
     }
 
     /// Decodes base64url text held in `Data`.
@@ -146,7 +141,7 @@ enum JWSSegmentDecoder {
     }
 
     /// Value of each base64url character, 0xFF for every other byte.
-    private static let decodeTable: [UInt8] = {
+    static let decodeTable: [UInt8] = {
         var table = [UInt8](repeating: 0xFF, count: 256)
         for (value, character) in "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8.enumerated() {
             table[Int(character)] = UInt8(value)

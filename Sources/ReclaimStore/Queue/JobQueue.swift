@@ -55,7 +55,7 @@ public struct JobQueue: Sendable {
         try await notify(connection: connection, logger: logger)
     }
 
-    static func notify(connection: PostgresConnection, logger: Logger) async throws {
+    private static func notify(connection: PostgresConnection, logger: Logger) async throws {
         try await connection.query("SELECT pg_notify(\(channel), '')", logger: logger)
     }
 
