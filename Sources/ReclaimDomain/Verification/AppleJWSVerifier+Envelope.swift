@@ -70,7 +70,7 @@ extension AppleJWSVerifier {
             throw error.prefixed(field)
         }
         do {
-            return (try JSONDecoder().decode(T.self, from: payload), payload)
+            return (try PayloadDecoder.decode(T.self, from: payload), payload)
         } catch {
             throw JWSVerificationError(.malformed, "\(field): the payload does not decode: \(describe(error))")
         }

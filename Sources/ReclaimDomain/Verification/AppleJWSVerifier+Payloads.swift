@@ -52,13 +52,13 @@ extension AppleJWSVerifier {
         // returned after the signature verified.
         var decoded: T?
         let verified = try await verify(compactJWS) { payload in
-            decoded = try? JSONDecoder().decode(T.self, from: payload)
+            decoded = try? PayloadDecoder.decode(T.self, from: payload)
             if let carrier = decoded as? any SignedDateCarrying { return carrier.signedDateValue }
             return Self.signedDate(in: payload)
         }
         if let decoded { return (decoded, verified) }
         do {
-            return (try JSONDecoder().decode(T.self, from: verified.payload), verified)
+            return (try PayloadDecoder.decode(T.self, from: verified.payload), verified)
         } catch {
             throw JWSVerificationError(.malformed, "the \(what) does not decode: \(Self.describe(error))")
         }

@@ -117,7 +117,7 @@ public final class AppleJWSVerifier: Sendable {
 
     /// The payload's `signedDate` (UNIX milliseconds) as a date, or `nil` when it has none or is not JSON.
     public static func signedDate(in payload: Data) -> Date? {
-        guard let probe = try? JSONDecoder().decode(SignedDateProbe.self, from: payload),
+        guard let probe = try? PayloadDecoder.decode(SignedDateProbe.self, from: payload),
             let milliseconds = probe.signedDate
         else { return nil }
         return Date(timeIntervalSince1970: Double(milliseconds) / 1000)
