@@ -22,6 +22,8 @@ struct JSONTape {
         var count: Int32
         /// The tape index just past this value and everything inside it.
         var next: Int32
+        /// A string's first byte (nil when empty), so that most key comparisons end without touching the bytes.
+        var first: UInt8? = nil
     }
 
     /// Deeper nesting than this is left to `JSONDecoder` (Apple's payloads nest two levels).
@@ -124,7 +126,8 @@ struct JSONTape {
             while index < bytes.count {
                 let byte = bytes[index]
                 if byte == UInt8(ascii: "\"") {
-                    values.append(Value(kind: .string, start: Int32(start), end: Int32(index), count: 0, next: Int32(values.count + 1)))
+                    let first = index > start ? bytes[start] : nil
+                    values.append(Value(kind: .string, start: Int32(start), end: Int32(index), count: 0, next: Int32(values.count + 1), first: first))
                     position = index + 1
                     return true
                 }

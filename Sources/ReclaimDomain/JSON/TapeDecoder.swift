@@ -58,10 +58,11 @@ struct TapeDecoder: Decoder {
         /// Whether the string at `index` is `name` (a coding key's text).
         func key(at index: Int, is name: String) -> Bool {
             let value = tape[index]
+            // Length and first byte first: most keys of a model differ there, and both are cheap to read.
+            guard name.utf8.count == Int(value.end - value.start), name.utf8.first == value.first else { return false }
             var name = name
             return name.withUTF8 { utf8 in
-                guard utf8.count == Int(value.end - value.start) else { return false }
-                return bytes.withUnsafeBytes { raw in
+                bytes.withUnsafeBytes { raw in
                     utf8.isEmpty || memcmp(raw.baseAddress! + Int(value.start), utf8.baseAddress!, utf8.count) == 0
                 }
             }
