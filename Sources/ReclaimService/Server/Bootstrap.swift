@@ -9,7 +9,7 @@ public enum Bootstrap {
     /// Returns the root logger.
     public static func logging(label: String = "reclaim") -> Logger {
         LoggingSystem.bootstrap { label in
-            var handler = StreamLogHandler.standardError(label: label)
+            var handler = DeferredMetadataLogHandler(output: StreamLogHandler.standardError(label: label))
             handler.logLevel = ProcessInfo.processInfo.environment["LOG_LEVEL"].flatMap(Logger.Level.init(rawValue:)) ?? .info
             return handler
         }

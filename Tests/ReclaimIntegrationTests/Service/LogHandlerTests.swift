@@ -1,0 +1,43 @@
+import Logging
+import Synchronization
+import Testing
+
+@testable import ReclaimService
+
+/// The log handler that formats metadata only when it writes must write what StreamLogHandler writes.
+@Suite struct LogHandlerTests {
+    /// Collects what a handler writes.
+    final class Capture: TextOutputStream, Sendable {
+        private let text = Mutex("")
+        func write(_ string: String) { text.withLock { $0 += string } }
+        /// The lines without their leading timestamp (two runs may straddle a second).
+        var lines: [Substring] { text.withLock { $0 }.split(separator: "\n").map { $0.drop(while: { $0 != " " }) } }
+    }
+
+    /// The same sequence of metadata changes and lines, through handlers made by `handler`.
+    private func lines(_ handler: @escaping @Sendable (String, Capture) -> any LogHandler) -> [Substring] {
+        let capture = Capture()
+        var logger = Logger(label: "reclaim") { handler($0, capture) }
+        logger.logLevel = .info
+        logger[metadataKey: "request"] = "42"
+        logger[metadataKey: "connection"] = "7"
+        logger.debug("not written")
+        logger.info("plain line")
+        logger.notice("with metadata", metadata: ["request": "override", "alpha": "1"])
+        logger[metadataKey: "connection"] = nil
+        logger.error("after removal", metadata: ["z": ["a", "b"]])
+        var quiet = Logger(label: "empty") { handler($0, capture) }
+        quiet.logLevel = .info
+        quiet.warning("no metadata at all")
+        return capture.lines
+    }
+
+    @Test("same lines as StreamLogHandler: logger and line metadata merged, sorted, the line's winning, levels filtered")
+    func sameLinesAsStreamLogHandler() {
+        let reference = lines { StreamLogHandler(label: $0, stream: $1, metadataProvider: nil) }
+        let ours = lines { DeferredMetadataLogHandler(output: StreamLogHandler(label: $0, stream: $1, metadataProvider: nil)) }
+        #expect(reference.count == 4)
+        #expect(ours == reference)
+        #expect(ours.first == " info reclaim: connection=7 request=42 [ReclaimIntegrationTests] plain line")
+    }
+}
