@@ -118,36 +118,12 @@ struct JSONTape {
         /// A string of printable ASCII up to the next quote; `false` at an escape, a control or a non-ASCII byte.
         private mutating func string() -> Bool {
             let start = position + 1
-            var index = start
-            // Eight bytes at a time while none of them is special: the nested JWS strings are kilobytes long.
-            while index + 8 <= bytes.count, !Self.hasSpecialByte(bytes.loadUnaligned(fromByteOffset: index, as: UInt64.self)) {
-                index += 8
-            }
-            while index < bytes.count {
-                let byte = bytes[index]
-                if byte == UInt8(ascii: "\"") {
-                    let first = index > start ? bytes[start] : nil
-                    values.append(Value(kind: .string, start: Int32(start), end: Int32(index), count: 0, next: Int32(values.count + 1), first: first))
-                    position = index + 1
-                    return true
-                }
-                if byte == UInt8(ascii: "\\") || byte < 0x20 || byte >= 0x80 { return false }
-                index += 1
-            }
-            return false
-        }
-
-        /// Whether any of the eight bytes is a quote, a backslash, a control character or not ASCII
-        /// (the classic "has a zero byte" and "has a byte less than n" bit tricks; exact for "any").
-        private static func hasSpecialByte(_ word: UInt64) -> Bool {
-            let ones: UInt64 = 0x0101_0101_0101_0101
-            let highs: UInt64 = 0x8080_8080_8080_8080
-            let quote = word ^ (ones &* UInt64(UInt8(ascii: "\"")))
-            let backslash = word ^ (ones &* UInt64(UInt8(ascii: "\\")))
-            let zeroInQuote = (quote &- ones) & ~quote
-            let zeroInBackslash = (backslash &- ones) & ~backslash
-            let control = (word &- ones &* 0x20) & ~word
-            return (zeroInQuote | zeroInBackslash | control | word) & highs != 0
+            let end = JSONPlainText.end(of: bytes, from: start)
+            guard end < bytes.count, bytes[end] == UInt8(ascii: "\"") else { return false }
+            let first = end > start ? bytes[start] : nil
+            values.append(Value(kind: .string, start: Int32(start), end: Int32(end), count: 0, next: Int32(values.count + 1), first: first))
+            position = end + 1
+            return true
         }
 
         /// An integer as JSON writes it (`-`, then `0` or a non-zero digit and more digits); `false` for a

@@ -8,10 +8,11 @@ public struct SignedPayloadBody: Codable, Sendable, Equatable {
 
     /// Decodes a body, reading Apple's exact compact form `{"signedPayload":"<JWS>"}` straight from the bytes.
     ///
-    /// A JWS holds only base64url characters and dots, none of which JSON escapes, so when the bytes have that
-    /// form the text between the quotes is the value. That skips JSONDecoder's scan and copy of a 10+ KiB
+    /// When the text between the quotes holds no quote, backslash, control or non-ASCII byte, it is the
+    /// value exactly (JSON only rewrites text at escapes). That skips JSONDecoder's scan and copy of a 10+ KiB
     /// string on every notification. Any other spelling (whitespace, escapes, more members) goes through
     /// JSONDecoder, so the result is the same for every input; `nil` when the body is not such an object.
+    /// Whether the value is a JWS at all is the verifier's question, not this one's.
     public static func decode(_ body: some Collection<UInt8>) -> SignedPayloadBody? {
         // A collection without contiguous storage (Data, through this generic call) is copied once: still far
         // cheaper than JSONDecoder.
@@ -22,7 +23,7 @@ public struct SignedPayloadBody: Codable, Sendable, Equatable {
         return try? JSONDecoder().decode(SignedPayloadBody.self, from: Data(body))
     }
 
-    /// The body if it is exactly `{"signedPayload":"<base64url and dots>"}` (then plus trailing whitespace).
+    /// The body if it is exactly `{"signedPayload":"<plain text>"}` (then plus trailing whitespace).
     private static func compactForm(_ bytes: UnsafeRawBufferPointer) -> SignedPayloadBody? {
         let prefix = #"{"signedPayload":""#.utf8
         var end = bytes.count
@@ -32,16 +33,7 @@ public struct SignedPayloadBody: Codable, Sendable, Equatable {
         guard end >= prefix.count + 2, bytes.starts(with: prefix), bytes[end - 2] == UInt8(ascii: "\""), bytes[end - 1] == UInt8(ascii: "}")
         else { return nil }
         let value = UnsafeRawBufferPointer(rebasing: bytes[prefix.count..<(end - 2)])
-        // OR-ing table entries (0 for a JWS character) keeps the loop free of branches.
-        let foreign = notJWSCharacter.withUnsafeBufferPointer { table in
-            value.reduce(into: UInt8(0)) { $0 |= table[Int($1)] }
-        }
-        return foreign == 0 ? SignedPayloadBody(signedPayload: String(decoding: value, as: UTF8.self)) : nil
-    }
-
-    /// 0 for the bytes a compact JWS is made of (the base64url alphabet the segment decoder knows, and `.`),
-    /// 1 for every other byte.
-    private static let notJWSCharacter: [UInt8] = JWSSegmentDecoder.decodeTable.enumerated().map { byte, value in
-        value != 0xFF || byte == Int(UInt8(ascii: ".")) ? 0 : 1
+        guard JSONPlainText.end(of: value, from: 0) == value.count else { return nil }
+        return SignedPayloadBody(signedPayload: String(decoding: value, as: UTF8.self))
     }
 }
