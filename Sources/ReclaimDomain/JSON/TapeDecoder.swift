@@ -100,11 +100,13 @@ private protocol TapeValueReader {
 
 extension TapeValueReader {
     func read<T: Decodable>(_ type: T.Type, at index: Int) throws -> T {
-        // The common concrete types directly; everything else through its own init(from:).
+        // The common concrete types directly; everything else through its own init(from:), except the types
+        // JSONDecoder decodes by rules of its own (base64 Data, URL strings, Decimal numbers, Date strategies).
         switch type {
         case is String.Type: return try document.string(at: index) as! T
         case is Int64.Type: return try document.integer(Int64.self, at: index) as! T
         case is Bool.Type: return try document.bool(at: index) as! T
+        case is Data.Type, is URL.Type, is Decimal.Type, is Date.Type: throw TapeDecoder.Unsupported()
         default: return try T(from: TapeDecoder(document: document, index: index))
         }
     }
@@ -160,7 +162,16 @@ private struct KeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol, T
         return keys
     }
 
-    func contains(_ key: Key) -> Bool { (try? find(key)) != nil }
+    /// True for a duplicated key too, so that the decode that follows declines instead of treating it as absent.
+    func contains(_ key: Key) -> Bool {
+        let name = key.stringValue
+        var member = index + 1
+        for _ in 0..<Int(document.tape[index].count) {
+            if document.key(at: member, is: name) { return true }
+            member = Int(document.tape[member + 1].next)
+        }
+        return false
+    }
 
     func decodeNil(forKey key: Key) throws -> Bool { document.isNull(at: try require(key)) }
 

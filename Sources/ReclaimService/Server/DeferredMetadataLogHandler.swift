@@ -34,8 +34,11 @@ struct DeferredMetadataLogHandler: LogHandler {
     func log(event: LogEvent) {
         var event = event
         if !metadata.isEmpty {
-            // The line's own metadata wins over the logger's, as in StreamLogHandler.
-            event.metadata = metadata.merging(event.metadata ?? [:]) { _, line in line }
+            // StreamLogHandler's ranks: the logger's metadata, then the provider's, then the line's own.
+            var merged = metadata
+            if let provided = metadataProvider?.get(), !provided.isEmpty { merged.merge(provided) { _, provided in provided } }
+            if let line = event.metadata { merged.merge(line) { _, line in line } }
+            event.metadata = merged
         }
         output.log(event: event)
     }

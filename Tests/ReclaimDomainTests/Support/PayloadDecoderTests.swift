@@ -132,6 +132,41 @@ struct PayloadDecoderTests {
         #expect(wrongElement.ours == nil && wrongElement.foundation == nil)
     }
 
+    @Test("a duplicated key read through contains (the default decodeIfPresent of Int) is left to JSONDecoder")
+    func duplicateKeyThroughContains() {
+        struct Counts: Codable, Equatable {
+            var n: Int?
+            var small: Int8?
+        }
+        for json in [#"{"n":1,"n":2}"#, #"{"small":1,"small":2}"#, #"{"n":1,"small":null,"small":3}"#] {
+            let result = outcomes(Counts.self, json)
+            #expect(!result.fast, "\(json)")
+            #expect(result.ours == result.foundation, "\(json)")
+        }
+        let plain = outcomes(Counts.self, #"{"n":1,"small":2}"#)
+        #expect(plain.fast && plain.ours == Counts(n: 1, small: 2))
+    }
+
+    @Test("types JSONDecoder decodes by its own rules (Data, URL, Decimal, Date) are left to it")
+    func foundationTypes() {
+        struct Special: Codable, Equatable {
+            var data: Data?
+            var url: URL?
+            var decimal: Decimal?
+            var date: Date?
+        }
+        let cases = [
+            #"{"data":[1,2]}"#, #"{"data":"AQI="}"#, #"{"url":{"relative":"https://a"}}"#, #"{"url":"https://a"}"#,
+            #"{"decimal":{"exponent":0,"length":1,"isNegative":false,"isCompact":true,"mantissa":[5,0,0,0,0,0,0,0]}}"#,
+            #"{"decimal":5}"#, #"{"date":0}"#,
+        ]
+        for json in cases {
+            let result = outcomes(Special.self, json)
+            #expect(!result.fast, "\(json)")
+            #expect(result.ours == result.foundation, "\(json)")
+        }
+    }
+
     @Test("a special byte at any offset of a long string is found (the eight-bytes-at-a-time scan)")
     func specialBytesAtEveryOffset() {
         for length in 0..<24 {
