@@ -17,6 +17,6 @@ enum PayloadDecoder {
     /// The tape decoder's result, `nil` where it leaves the payload to `JSONDecoder`.
     static func fastDecode<T: Decodable>(_ type: T.Type, from json: Data) -> T? {
         guard let tape = json.withUnsafeBytes({ JSONTape.scan($0) }) else { return nil }
-        return try? T(from: TapeDecoder(document: TapeDecoder.Document(bytes: json, tape: tape.values), index: 0))
+        return try? TapeDecoder(document: TapeDecoder.Document(bytes: json, tape: tape.values), index: 0).decode(type)
     }
 }

@@ -89,6 +89,9 @@ struct TapeDecoder: Decoder {
     }
 
     func singleValueContainer() throws -> any SingleValueDecodingContainer { SingleValue(document: document, index: index) }
+
+    /// The value as `T`, by the same rules as any value inside it (so a top-level `Data` is JSONDecoder's too).
+    func decode<T: Decodable>(_ type: T.Type) throws -> T { try SingleValue(document: document, index: index).decode(type) }
 }
 
 // MARK: - Values, whichever container they are reached through

@@ -165,6 +165,11 @@ struct PayloadDecoderTests {
             #expect(!result.fast, "\(json)")
             #expect(result.ours == result.foundation, "\(json)")
         }
+        // At the top level too.
+        for json in [#"[1,2]"#, #""AQI=""#] {
+            let result = outcomes(Data.self, json)
+            #expect(!result.fast && result.ours == result.foundation, "\(json)")
+        }
     }
 
     @Test("a special byte at any offset of a long string is found (the eight-bytes-at-a-time scan)")
