@@ -132,16 +132,21 @@ private struct KeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol, T
     /// JSONDecoder, so which of the two counts is never decided here.
     private func find(_ key: Key) throws(TapeDecoder.Unsupported) -> Int? {
         let name = key.stringValue
-        var member = index + 1
-        var found: Int?
-        for _ in 0..<Int(document.tape[index].count) {
-            if document.key(at: member, is: name) {
-                guard found == nil else { throw TapeDecoder.Unsupported() }
-                found = member + 1
-            }
+        guard let first = keyIndex(named: name) else { return nil }
+        guard keyIndex(named: name, after: first) == nil else { throw TapeDecoder.Unsupported() }
+        return first + 1
+    }
+
+    /// The tape index of the first key spelled `name`, searching the members after the one whose key is at
+    /// `previous` (from the first member when nil).
+    private func keyIndex(named name: String, after previous: Int? = nil) -> Int? {
+        var member = previous.map { Int(document.tape[$0 + 1].next) } ?? index + 1
+        let end = Int(document.tape[index].next)
+        while member < end {
+            if document.key(at: member, is: name) { return member }
             member = Int(document.tape[member + 1].next)
         }
-        return found
+        return nil
     }
 
     private func require(_ key: Key) throws(TapeDecoder.Unsupported) -> Int {
@@ -166,15 +171,7 @@ private struct KeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol, T
     }
 
     /// True for a duplicated key too, so that the decode that follows declines instead of treating it as absent.
-    func contains(_ key: Key) -> Bool {
-        let name = key.stringValue
-        var member = index + 1
-        for _ in 0..<Int(document.tape[index].count) {
-            if document.key(at: member, is: name) { return true }
-            member = Int(document.tape[member + 1].next)
-        }
-        return false
-    }
+    func contains(_ key: Key) -> Bool { keyIndex(named: key.stringValue) != nil }
 
     func decodeNil(forKey key: Key) throws -> Bool { document.isNull(at: try require(key)) }
 
