@@ -6,22 +6,39 @@ import Synchronization
 /// Group commit: concurrent callers' writes are committed together in one transaction, and each
 /// caller is answered only after that transaction's COMMIT.
 ///
-/// fsync is the ceiling of durable single-row transactions; sharing one commit among the requests
-/// that arrived while the previous commit was flushing raises throughput without adding latency
-/// when idle: a lone request starts a flusher at once. At most `flushers` transactions run at a
-/// time; a flusher ends as soon as nothing is waiting, so there is no background service to run.
+/// Transactions take turns to write: one at a time holds the turn, takes every caller waiting at
+/// that moment as its batch, writes it, passes the turn on and commits. So writes never compete
+/// for PostgreSQL, batches grow with the load, and a COMMIT's flush to disk overlaps the next
+/// batch's write. The next transaction leases its connection and runs BEGIN while the current one
+/// writes, so a turn is one round trip. A lone caller starts a transaction at once: no added
+/// latency when idle. At most `maxTransactions` are in flight, and each ends after its batch, so
+/// there is no background service to run.
 public final class CommitBatcher<Item: Sendable, Output: Sendable>: Sendable {
     public typealias Flush = @Sendable ([Item], PostgresConnection, Logger) async throws -> [Output]
-    private typealias Waiter = (item: Item, continuation: CheckedContinuation<Output, any Error>)
+    fileprivate typealias Waiter = (item: Item, continuation: CheckedContinuation<Output, any Error>)
+
+    private enum NextTurn {
+        case handOver(CheckedContinuation<[Waiter], Never>, [Waiter])
+        case start
+        case none
+    }
 
     private struct State {
         var waiting: [Waiter] = []
-        var runningFlushers = 0
+        /// A transaction holds the turn to write.
+        var writing = false
+        /// A transaction was started and has not taken its batch yet (at most one: it takes
+        /// everything waiting, so a second would find nothing).
+        var nextStarted = false
+        /// That transaction, once it has run BEGIN and waits for the turn.
+        var nextInLine: CheckedContinuation<[Waiter], Never>?
+        /// Transactions between their start and their callers' answers.
+        var transactions = 0
     }
 
     private let postgres: PostgresClient
     private let maxBatch: Int
-    private let flushers: Int
+    private let maxTransactions: Int
     private let flush: Flush
     private let logger: Logger
     private let state = Mutex(State())
@@ -33,15 +50,16 @@ public final class CommitBatcher<Item: Sendable, Output: Sendable>: Sendable {
     public init(
         postgres: PostgresClient,
         maxBatch: Int = 256,
-        flushers: Int = 4,
+        maxTransactions: Int = 4,
         timeout: Duration = .seconds(5),
         logger: Logger,
         flush: @escaping Flush
     ) {
+        precondition(maxBatch > 0 && maxTransactions > 0)
         self.postgres = postgres
         self.timeout = timeout
         self.maxBatch = maxBatch
-        self.flushers = flushers
+        self.maxTransactions = maxTransactions
         self.flush = flush
         self.logger = logger
     }
@@ -50,42 +68,127 @@ public final class CommitBatcher<Item: Sendable, Output: Sendable>: Sendable {
     /// throws the transaction's error otherwise (nothing of the batch was committed).
     public func submit(_ item: Item) async throws -> Output {
         try await withCheckedThrowingContinuation { continuation in
-            let startFlusher = state.withLock { state -> Bool in
+            let start = state.withLock { state in
                 state.waiting.append((item, continuation))
-                guard state.runningFlushers < flushers else { return false }
-                state.runningFlushers += 1
-                return true
+                return startNextIfNeeded(&state)
             }
-            if startFlusher {
-                Task { await self.flushUntilEmpty() }
-            }
+            if start { startTransaction() }
         }
     }
 
-    private func flushUntilEmpty() async {
-        while true {
-            let batch = state.withLock { state -> [Waiter] in
-                let count = min(state.waiting.count, maxBatch)
-                if count == 0 { state.runningFlushers -= 1 }
-                defer { state.waiting.removeFirst(count) }
-                return Array(state.waiting.prefix(count))
-            }
-            if batch.isEmpty { return }
-            do {
-                let items = batch.map(\.item)
-                let (postgres, flush, logger) = (self.postgres, self.flush, self.logger)
-                let outputs = try await withTimeout(timeout) {
-                    try await postgres.transaction(logger: logger) { connection in
-                        let outputs = try await flush(items, connection, logger)
-                        // Checked before COMMIT: every caller must get an answer for what was committed.
-                        guard outputs.count == items.count else { throw CommitBatcherMismatch() }
-                        return outputs
-                    }
+    /// Whether to start a transaction for the callers waiting (counted as started if so).
+    private func startNextIfNeeded(_ state: inout State) -> Bool {
+        guard !state.nextStarted, !state.waiting.isEmpty, state.transactions < maxTransactions else { return false }
+        state.nextStarted = true
+        state.transactions += 1
+        return true
+    }
+
+    /// Takes the turn and its batch: the callers waiting now, oldest first.
+    private func takeBatch(_ state: inout State) -> [Waiter] {
+        state.writing = true
+        state.nextStarted = false
+        return takeWaiting(&state)
+    }
+
+    private func takeWaiting(_ state: inout State) -> [Waiter] {
+        let count = min(state.waiting.count, maxBatch)
+        defer { state.waiting.removeFirst(count) }
+        return Array(state.waiting.prefix(count))
+    }
+
+    private func startTransaction() {
+        Task { await self.runTransaction() }
+    }
+
+    /// One transaction: BEGIN, wait for the turn, write the batch, pass the turn on, COMMIT, answer.
+    private func runTransaction() async {
+        let turn = Turn<Waiter>()
+        do {
+            let (postgres, flush, logger) = (self.postgres, self.flush, self.logger)
+            let outputs = try await withTimeout(timeout) {
+                try await postgres.transaction(logger: logger) { connection in
+                    let batch = await self.waitForTurn()
+                    turn.took(batch)
+                    let outputs = try await flush(batch.map(\.item), connection, logger)
+                    // Checked before COMMIT: every caller must get an answer for what was committed.
+                    guard outputs.count == batch.count else { throw CommitBatcherMismatch() }
+                    if turn.pass() { self.passTurn() }
+                    return outputs
                 }
-                for (waiter, output) in zip(batch, outputs) { waiter.continuation.resume(returning: output) }
-            } catch {
-                for waiter in batch { waiter.continuation.resume(throwing: error) }
             }
+            for (waiter, output) in zip(turn.batch, outputs) { waiter.continuation.resume(returning: output) }
+        } catch {
+            if turn.pass() { passTurn() }
+            let failed = turn.hadTurn ? turn.batch : giveUpStart()
+            for waiter in failed { waiter.continuation.resume(throwing: error) }
+        }
+        let start = state.withLock { state in
+            state.transactions -= 1
+            return startNextIfNeeded(&state)
+        }
+        if start { startTransaction() }
+    }
+
+    /// A transaction that never got the turn (no connection, BEGIN failed) gives up its start. The
+    /// callers waiting were its to write, so they learn of the failure at once, unless another
+    /// transaction is writing and will start the next.
+    private func giveUpStart() -> [Waiter] {
+        state.withLock { state in
+            state.nextStarted = false
+            return state.writing ? [] : takeWaiting(&state)
+        }
+    }
+
+    /// Waits until no other transaction is writing, then takes the batch.
+    private func waitForTurn() async -> [Waiter] {
+        await withCheckedContinuation { continuation in
+            let batch = state.withLock { state -> [Waiter]? in
+                guard state.writing else { return takeBatch(&state) }
+                state.nextInLine = continuation
+                return nil
+            }
+            if let batch { continuation.resume(returning: batch) }
+        }
+    }
+
+    /// Gives the turn to the transaction in line, with everything that waited meanwhile as its
+    /// batch; with none in line, frees the turn and starts one if callers wait.
+    private func passTurn() {
+        let next = state.withLock { state -> NextTurn in
+            if let inLine = state.nextInLine {
+                state.nextInLine = nil
+                return .handOver(inLine, takeBatch(&state))
+            }
+            state.writing = false
+            return startNextIfNeeded(&state) ? .start : .none
+        }
+        switch next {
+        case .handOver(let inLine, let batch): inLine.resume(returning: batch)
+        case .start: startTransaction()
+        case .none: break
+        }
+    }
+}
+
+/// One transaction's batch and whether it still holds the turn; shared between the transaction's
+/// body and its error path, whichever gets there first passes the turn on.
+private final class Turn<Waiter: Sendable>: Sendable {
+    private let state = Mutex<(batch: [Waiter], hadTurn: Bool, passed: Bool)>(([], false, false))
+
+    func took(_ batch: [Waiter]) {
+        state.withLock { $0 = (batch, true, false) }
+    }
+
+    var batch: [Waiter] { state.withLock { $0.batch } }
+    var hadTurn: Bool { state.withLock { $0.hadTurn } }
+
+    /// True once, for the first caller, if the turn was taken.
+    func pass() -> Bool {
+        state.withLock { state in
+            guard state.hadTurn, !state.passed else { return false }
+            state.passed = true
+            return true
         }
     }
 }

@@ -1,0 +1,112 @@
+import PostgresNIO
+import ReclaimService
+import ReclaimStore
+import Synchronization
+import Testing
+
+@Suite("Group commit (CommitBatcher)")
+struct CommitBatcherTests {
+    let logger = TestPostgres.logger
+
+    /// What the flush saw: how many batches, how many were writing at once at most.
+    final class Observed: Sendable {
+        private let state = Mutex((writing: 0, maxWriting: 0, batches: 0))
+        func begin() {
+            state.withLock { state in
+                state.writing += 1
+                state.maxWriting = max(state.maxWriting, state.writing)
+                state.batches += 1
+            }
+        }
+        func end() { state.withLock { $0.writing -= 1 } }
+        var maxWriting: Int { state.withLock { $0.maxWriting } }
+        var batches: Int { state.withLock { $0.batches } }
+    }
+
+    /// A batcher whose flush inserts the items into `items` and answers each with ten times itself;
+    /// a batch holding a negative item fails after its insert (so the insert must roll back).
+    func makeBatcher(_ client: PostgresClient, observed: Observed) -> CommitBatcher<Int, Int> {
+        CommitBatcher(postgres: client, logger: logger) { items, connection, logger in
+            observed.begin()
+            defer { observed.end() }
+            try await connection.query("INSERT INTO items SELECT unnest(\(items))", logger: logger)
+            // Long enough for the other callers to pile up while this batch writes.
+            try await Task.sleep(for: .milliseconds(5))
+            if items.contains(where: { $0 < 0 }) { throw PoisonedBatch() }
+            return items.map { $0 * 10 }
+        }
+    }
+
+    struct PoisonedBatch: Error {}
+
+    /// Which callers were told of success, which of failure.
+    final class Answers: Sendable {
+        private let state = Mutex([Int: Bool]())
+        func record(_ n: Int, _ succeeded: Bool) { state.withLock { $0[n] = succeeded } }
+        var split: (succeeded: Set<Int>, failed: Set<Int>) {
+            state.withLock { answers in (Set(answers.filter(\.value).keys), Set(answers.filter { !$0.value }.keys)) }
+        }
+    }
+
+    func stored(_ client: PostgresClient) async throws -> Set<Int> {
+        var stored = Set<Int>()
+        for try await n in try await client.query("SELECT n FROM items", logger: logger).decode(Int.self) { stored.insert(n) }
+        return stored
+    }
+
+    @Test("Concurrent callers share transactions, one batch writes at a time, and each gets its own answer after COMMIT")
+    func concurrentCallers() async throws {
+        let url = try await TestPostgres.shared.newDatabase(migrated: false)
+        try await PostgresClient.withClient(url, maxConnections: 8, logger: logger) { client in
+            try await client.query("CREATE TABLE items (n int PRIMARY KEY)", logger: logger)
+            let observed = Observed()
+            let batcher = makeBatcher(client, observed: observed)
+            let count = 300
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for n in 0..<count {
+                    group.addTask {
+                        let output = try await batcher.submit(n)
+                        #expect(output == n * 10)
+                        // Answered only after COMMIT: another connection sees the row already.
+                        let rows = try await client.query("SELECT count(*) FROM items WHERE n = \(n)", logger: logger)
+                        for try await seen in rows.decode(Int.self) { #expect(seen == 1, "item \(n) answered before it was committed") }
+                    }
+                }
+                try await group.waitForAll()
+            }
+            #expect(try await stored(client) == Set(0..<count))
+            #expect(observed.maxWriting == 1, "batches wrote concurrently")
+            #expect(observed.batches < count / 4, "\(observed.batches) transactions for \(count) concurrent callers: too little grouping")
+        }
+    }
+
+    @Test("A batch that fails answers its callers with the error, commits nothing, and the next batches go on")
+    func failedBatch() async throws {
+        let url = try await TestPostgres.shared.newDatabase(migrated: false)
+        try await PostgresClient.withClient(url, maxConnections: 8, logger: logger) { client in
+            try await client.query("CREATE TABLE items (n int PRIMARY KEY)", logger: logger)
+            let batcher = makeBatcher(client, observed: Observed())
+            let answers = Answers()
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for n in [-1] + Array(1..<100) {
+                    group.addTask {
+                        do {
+                            _ = try await batcher.submit(n)
+                            answers.record(n, true)
+                        } catch is PoisonedBatch {
+                            answers.record(n, false)
+                        }
+                    }
+                }
+                try await group.waitForAll()
+            }
+            let (succeeded, failed) = answers.split
+            #expect(failed.contains(-1))
+            #expect(succeeded.count + failed.count == 100, "every caller is answered")
+            #expect(try await stored(client) == succeeded, "exactly the callers told of success are stored")
+            // The turn was passed on: a lone caller afterwards is committed at once.
+            #expect(try await batcher.submit(1000) == 10000)
+            #expect(try await stored(client).contains(1000))
+        }
+    }
+}
