@@ -106,8 +106,14 @@ public final class CommitBatcher<Item: Sendable, Output: Sendable>: Sendable {
         let turn = Turn<Waiter>()
         do {
             let (postgres, flush, logger) = (self.postgres, self.flush, self.logger)
+            let statementTimeout = "\(Int((timeout / .milliseconds(1)).rounded(.up)))ms"
             let outputs = try await withTimeout(timeout) {
                 try await postgres.transaction(logger: logger) { connection in
+                    // PostgresNIO's queries do not stop when cancelled, so the timeout alone would
+                    // wait out a write that hangs (on a lock, say) while it holds the turn and with
+                    // it every caller. PostgreSQL ends such a write itself. Set before the turn, so
+                    // it costs no time on the path every batch waits for.
+                    try await connection.query("SELECT set_config('statement_timeout', \(statementTimeout), true)", logger: logger)
                     let batch = await self.waitForTurn()
                     turn.took(batch)
                     let outputs = try await flush(batch.map(\.item), connection, logger)
