@@ -46,6 +46,8 @@ public final class CommitBatcher<Item: Sendable, Output: Sendable>: Sendable {
     /// Longest a commit may take before its callers are told it failed. Safe either way: an
     /// answer of failure for a commit that did land only causes a retry, which finds the row stored.
     private let timeout: Duration
+    /// `timeout` as PostgreSQL's `statement_timeout` for the transaction's write.
+    private let statementTimeout: String
 
     public init(
         postgres: PostgresClient,
@@ -58,6 +60,7 @@ public final class CommitBatcher<Item: Sendable, Output: Sendable>: Sendable {
         precondition(maxBatch > 0 && maxTransactions > 0)
         self.postgres = postgres
         self.timeout = timeout
+        self.statementTimeout = "\(Int((timeout / .milliseconds(1)).rounded(.up)))ms"
         self.maxBatch = maxBatch
         self.maxTransactions = maxTransactions
         self.flush = flush
@@ -105,8 +108,7 @@ public final class CommitBatcher<Item: Sendable, Output: Sendable>: Sendable {
     private func runTransaction() async {
         let turn = Turn<Waiter>()
         do {
-            let (postgres, flush, logger) = (self.postgres, self.flush, self.logger)
-            let statementTimeout = "\(Int((timeout / .milliseconds(1)).rounded(.up)))ms"
+            let (postgres, flush, logger, statementTimeout) = (self.postgres, self.flush, self.logger, self.statementTimeout)
             let outputs = try await withTimeout(timeout) {
                 try await postgres.transaction(logger: logger) { connection in
                     // PostgresNIO's queries do not stop when cancelled, so the timeout alone would
