@@ -85,22 +85,24 @@ struct CommitBatcherTests {
         let url = try await TestPostgres.shared.newDatabase(migrated: false)
         try await PostgresClient.withClient(url, maxConnections: 8, logger: logger) { client in
             try await client.query("CREATE TABLE items (n int PRIMARY KEY)", logger: logger)
-            let batcher = CommitBatcher<Int, Int>(postgres: client, timeout: .milliseconds(500), logger: logger) { items, connection, logger in
+            // 2 s: short enough to tell from the lock's 8 s, long enough for the next caller's
+            // whole transaction on a machine busy with the rest of the suite.
+            let batcher = CommitBatcher<Int, Int>(postgres: client, timeout: .seconds(2), logger: logger) { items, connection, logger in
                 try await connection.query("INSERT INTO items SELECT unnest(\(items))", logger: logger)
                 return items.map { $0 * 10 }
             }
             try await client.withConnection { locker in
                 try await locker.query("BEGIN", logger: logger)
                 try await locker.query("LOCK TABLE items IN ACCESS EXCLUSIVE MODE", logger: logger)
-                // The lock goes after 4 s; a write that outlives its timeout answers only then.
+                // The lock goes after 8 s; a write that outlives its timeout answers only then.
                 async let unlocked: Void = {
-                    try await Task.sleep(for: .seconds(4))
+                    try await Task.sleep(for: .seconds(8))
                     try await locker.query("ROLLBACK", logger: logger)
                 }()
                 let start = ContinuousClock.now
                 await #expect(throws: (any Error).self) { try await batcher.submit(1) }
                 let waited = ContinuousClock.now - start
-                #expect(waited < .seconds(3), "the caller of a hung write waited \(waited), past its 0.5 s timeout")
+                #expect(waited < .seconds(6), "the caller of a hung write waited \(waited), past its 2 s timeout")
                 try await unlocked
             }
             #expect(try await batcher.submit(2) == 20)
