@@ -5,12 +5,17 @@
 # single-row insert transaction (a 12 KB body plus a job row) on the same private PostgreSQL (fsync
 # and synchronous_commit on), in the same run.
 # Usage (from scripts/bench): ingest.sh PATH/TO/release/reclaim-bench   (cwd: repository root)
-# Environment: INGEST_SECONDS (default 10), NOTIFICATIONS (bodies signed in advance, default 60000).
+# Environment: INGEST_SECONDS (default 10), NOTIFICATIONS (bodies signed in advance, default 60000),
+# CONNECTIONS (wrk's, default 32).
+# Beside the rates it prints where the CPU went in each measured run (scripts/bench.d/cpu_sampler.py):
+# the machine's microseconds per stored notification and per pgbench transaction, the server
+# process's share, and how much of the two cores stayed idle.
 set -euo pipefail
 bin="$1"; shift || true
 reclaim="$(dirname "$bin")/reclaim"
 seconds="${INGEST_SECONDS:-10}"
 notifications="${NOTIFICATIONS:-60000}"
+connections="${CONNECTIONS:-32}"
 warmup=2000
 for tool in wrk psql curl; do
   command -v "$tool" >/dev/null || { echo "bench ingest needs $tool (scripts/install-deps --bench installs it)" >&2; exit 1; }
@@ -20,7 +25,9 @@ done
 root="$(mktemp -d /tmp/reclaim-bench-ingest.XXXXXX)"
 chmod 755 "$root"
 server_pid=""
+sampler_pid=""
 cleanup() {
+  [ -n "$sampler_pid" ] && kill "$sampler_pid" 2>/dev/null || true
   [ -n "$server_pid" ] && kill "$server_pid" 2>/dev/null && wait "$server_pid" 2>/dev/null || true
   "$bin" pg-stop "$root/pg" >/dev/null 2>&1 || true
   rm -rf "$root"
@@ -53,8 +60,14 @@ SQL
 # Each side starts from a fresh checkpoint, so neither pays for the other's WAL: pgbench writes over
 # 1 GB (max_wal_size), and the checkpoint it forced used to land in Reclaim's run as a 1 s stall.
 psql "$url" -qc "CHECKPOINT" >/dev/null
+sampler="scripts/bench.d/cpu_sampler.py"
+now() { python3 -c 'import time; print(time.monotonic())'; }
+python3 "$sampler" record "$root/cpu-pgbench.log" & sampler_pid=$!
 pgbench_out="$("$pgbin/pgbench" -n -c 16 -j 2 -T 15 -M prepared -f "$root/insert.sql" "$ref" 2>&1)"
+pgbench_end="$(now)"
+kill "$sampler_pid"; sampler_pid=""
 pgbench_tps="$(sed -n 's/^tps = \([0-9.]*\).*/\1/p' <<<"$pgbench_out" | head -1)"
+pgbench_cpu="$(python3 "$sampler" window "$root/cpu-pgbench.log" "$(python3 -c "print($pgbench_end - 14.5)")" "$pgbench_end" "$pgbench_tps")"
 echo "bench ingest: pgbench $pgbench_tps tps" >&2
 
 # Reclaim: the load, signed in advance by a throw-away CA that the server is configured to trust.
@@ -89,20 +102,30 @@ lua="scripts/bench.d/ingest-post.lua"
 wrk -t 2 -c 32 -d 2s -s "$lua" "http://127.0.0.1:$port" -- "$root/load/warmup.ndjson" 2 >/dev/null
 psql "$url" -qc "CHECKPOINT" >/dev/null
 before="$(stored)"
-echo "bench ingest: posting for ${seconds}s with wrk (2 threads, 32 connections)" >&2
-wrk_out="$(wrk -t 2 -c 32 -d "${seconds}s" -s "$lua" "http://127.0.0.1:$port" -- "$root/load/measured.ndjson" 2)"
+echo "bench ingest: posting for ${seconds}s with wrk (2 threads, $connections connections)" >&2
+python3 "$sampler" record "$root/cpu-reclaim.log" "$server_pid" & sampler_pid=$!
+wrk_out="$(wrk -t 2 -c "$connections" -d "${seconds}s" -s "$lua" "http://127.0.0.1:$port" -- "$root/load/measured.ndjson" 2)"
+wrk_end="$(now)"
+kill "$sampler_pid"; sampler_pid=""
 after="$(stored)"
 echo "$wrk_out" >&2
 
-python3 - "$(tail -n 1 <<<"$wrk_out")" "$before" "$after" "$pgbench_tps" <<'PY'
-import json, sys
+python3 - "$(tail -n 1 <<<"$wrk_out")" "$before" "$after" "$pgbench_tps" "$connections" "$pgbench_cpu" "$wrk_end" "$sampler" "$root/cpu-reclaim.log" <<'PY'
+import json, subprocess, sys
 wrk, before, after, tps = json.loads(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), float(sys.argv[4])
+connections, pgbench_cpu, wrk_end, sampler, log = int(sys.argv[5]), json.loads(sys.argv[6]), float(sys.argv[7]), sys.argv[8], sys.argv[9]
 if wrk["non_2xx"] or wrk["socket_errors"]:
     sys.exit(f"bench ingest: {wrk['non_2xx']} non-2xx responses and {wrk['socket_errors']} socket errors")
 if wrk["exhausted"]:
     print("bench ingest: warning: wrk ran out of bodies and repeated some; raise NOTIFICATIONS", file=sys.stderr)
 per_s = (after - before) / wrk["duration_s"]
-out = {"bench": "ingest", "per_s": round(per_s), "p50_ms": wrk["p50_ms"], "p99_ms": wrk["p99_ms"], "connections": 32,
-       "stored": after - before, "pgbench_tps": round(tps), "ratio": round(per_s / tps, 2)}
+# wrk's clock starts after it has loaded its bodies: count only its measured run, less its edges.
+start, end = wrk_end - wrk["duration_s"] + 0.5, wrk_end - 0.2
+cpu = json.loads(subprocess.check_output([sys.executable, sampler, "window", log, str(start), str(end), str(per_s)]))
+out = {"bench": "ingest", "per_s": round(per_s), "p50_ms": wrk["p50_ms"], "p99_ms": wrk["p99_ms"], "connections": connections,
+       "stored": after - before, "pgbench_tps": round(tps), "ratio": round(per_s / tps, 2),
+       "machine_us_per_notification": cpu.get("machine_us"), "server_us_per_notification": cpu.get("process_us"),
+       "idle_share": cpu.get("idle_share"),
+       "pgbench_machine_us_per_tx": pgbench_cpu.get("machine_us"), "pgbench_idle_share": pgbench_cpu.get("idle_share")}
 print(json.dumps(out, sort_keys=True))
 PY
