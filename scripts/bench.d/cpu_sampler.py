@@ -1,16 +1,12 @@
 """CPU accounting for `scripts/bench ingest`: where the machine's two cores go during a measured run.
 
-  cpu_sampler.py record OUT [PID]   every 0.2 s until killed, append a line to OUT: monotonic time,
-                                    the machine's busy and idle ticks (/proc/stat) and PID's ticks
-  cpu_sampler.py window OUT START END RATE
-                                    CPU spent between START and END (monotonic seconds) as JSON:
-                                    machine and process microseconds per unit of work done at RATE
-                                    units per second, and the share of the machine left idle
+  cpu_sampler.py OUT [PID]   every 0.2 s until killed, append a line to OUT: monotonic time, the
+                             machine's busy and idle ticks (/proc/stat) and PID's ticks
 
-The window leaves out the load generator's start (wrk loads its bodies before its clock starts), so
-only the measured run is counted. Ticks are 1/100 s, so figures are good to about a percent.
+`window` (imported by ingest.sh's report) turns such a log into CPU per unit of work over a window
+that leaves out the load generator's start (wrk loads its bodies before its clock starts), so only
+the measured run is counted. Ticks are 1/100 s, so figures are good to about a percent.
 """
-import json
 import os
 import sys
 import time
@@ -43,6 +39,8 @@ def record(out, pid):
 
 
 def window(out, start, end, rate):
+    """Machine and process microseconds per unit of work done at `rate` units/s between `start` and
+    `end` (monotonic seconds), and the share of the machine left idle; {} without two samples."""
     with open(out) as f:
         samples = [tuple(float(x) for x in line.split()) for line in f if len(line.split()) == 4]
     inside = [s for s in samples if start <= s[0] <= end]
@@ -59,7 +57,4 @@ def window(out, start, end, rate):
 
 
 if __name__ == "__main__":
-    if sys.argv[1] == "record":
-        record(sys.argv[2], int(sys.argv[3]) if len(sys.argv) > 3 else None)
-    else:
-        print(json.dumps(window(sys.argv[2], *(float(x) for x in sys.argv[3:6]))))
+    record(sys.argv[1], int(sys.argv[2]) if len(sys.argv) > 2 else None)

@@ -60,14 +60,13 @@ SQL
 # Each side starts from a fresh checkpoint, so neither pays for the other's WAL: pgbench writes over
 # 1 GB (max_wal_size), and the checkpoint it forced used to land in Reclaim's run as a 1 s stall.
 psql "$url" -qc "CHECKPOINT" >/dev/null
-sampler="scripts/bench.d/cpu_sampler.py"
 now() { python3 -c 'import time; print(time.monotonic())'; }
-python3 "$sampler" record "$root/cpu-pgbench.log" & sampler_pid=$!
-pgbench_out="$("$pgbin/pgbench" -n -c 16 -j 2 -T 15 -M prepared -f "$root/insert.sql" "$ref" 2>&1)"
+pgbench_seconds=15
+python3 scripts/bench.d/cpu_sampler.py "$root/cpu-pgbench.log" & sampler_pid=$!
+pgbench_out="$("$pgbin/pgbench" -n -c 16 -j 2 -T "$pgbench_seconds" -M prepared -f "$root/insert.sql" "$ref" 2>&1)"
 pgbench_end="$(now)"
 kill "$sampler_pid"; sampler_pid=""
 pgbench_tps="$(sed -n 's/^tps = \([0-9.]*\).*/\1/p' <<<"$pgbench_out" | head -1)"
-pgbench_cpu="$(python3 "$sampler" window "$root/cpu-pgbench.log" "$(python3 -c "print($pgbench_end - 14.5)")" "$pgbench_end" "$pgbench_tps")"
 echo "bench ingest: pgbench $pgbench_tps tps" >&2
 
 # Reclaim: the load, signed in advance by a throw-away CA that the server is configured to trust.
@@ -103,25 +102,29 @@ wrk -t 2 -c 32 -d 2s -s "$lua" "http://127.0.0.1:$port" -- "$root/load/warmup.nd
 psql "$url" -qc "CHECKPOINT" >/dev/null
 before="$(stored)"
 echo "bench ingest: posting for ${seconds}s with wrk (2 threads, $connections connections)" >&2
-python3 "$sampler" record "$root/cpu-reclaim.log" "$server_pid" & sampler_pid=$!
+python3 scripts/bench.d/cpu_sampler.py "$root/cpu-reclaim.log" "$server_pid" & sampler_pid=$!
 wrk_out="$(wrk -t 2 -c "$connections" -d "${seconds}s" -s "$lua" "http://127.0.0.1:$port" -- "$root/load/measured.ndjson" 2)"
 wrk_end="$(now)"
 kill "$sampler_pid"; sampler_pid=""
 after="$(stored)"
 echo "$wrk_out" >&2
 
-python3 - "$(tail -n 1 <<<"$wrk_out")" "$before" "$after" "$pgbench_tps" "$connections" "$pgbench_cpu" "$wrk_end" "$sampler" "$root/cpu-reclaim.log" <<'PY'
-import json, subprocess, sys
+python3 - "$(tail -n 1 <<<"$wrk_out")" "$before" "$after" "$pgbench_tps" "$connections" "$root" "$pgbench_end" "$pgbench_seconds" "$wrk_end" <<'PY'
+import json, sys
+sys.path.insert(0, "scripts/bench.d")
+from cpu_sampler import window
 wrk, before, after, tps = json.loads(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), float(sys.argv[4])
-connections, pgbench_cpu, wrk_end, sampler, log = int(sys.argv[5]), json.loads(sys.argv[6]), float(sys.argv[7]), sys.argv[8], sys.argv[9]
+connections, root = int(sys.argv[5]), sys.argv[6]
+pgbench_end, pgbench_seconds, wrk_end = float(sys.argv[7]), float(sys.argv[8]), float(sys.argv[9])
 if wrk["non_2xx"] or wrk["socket_errors"]:
     sys.exit(f"bench ingest: {wrk['non_2xx']} non-2xx responses and {wrk['socket_errors']} socket errors")
 if wrk["exhausted"]:
     print("bench ingest: warning: wrk ran out of bodies and repeated some; raise NOTIFICATIONS", file=sys.stderr)
 per_s = (after - before) / wrk["duration_s"]
-# wrk's clock starts after it has loaded its bodies: count only its measured run, less its edges.
-start, end = wrk_end - wrk["duration_s"] + 0.5, wrk_end - 0.2
-cpu = json.loads(subprocess.check_output([sys.executable, sampler, "window", log, str(start), str(end), str(per_s)]))
+# Each side's CPU over its measured run only, less its edges (wrk's clock starts after it has
+# loaded its bodies).
+pgbench_cpu = window(f"{root}/cpu-pgbench.log", pgbench_end - pgbench_seconds + 0.5, pgbench_end - 0.2, tps)
+cpu = window(f"{root}/cpu-reclaim.log", wrk_end - wrk["duration_s"] + 0.5, wrk_end - 0.2, per_s)
 out = {"bench": "ingest", "per_s": round(per_s), "p50_ms": wrk["p50_ms"], "p99_ms": wrk["p99_ms"], "connections": connections,
        "stored": after - before, "pgbench_tps": round(tps), "ratio": round(per_s / tps, 2),
        "machine_us_per_notification": cpu.get("machine_us"), "server_us_per_notification": cpu.get("process_us"),
