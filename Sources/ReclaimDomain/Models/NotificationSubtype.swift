@@ -20,4 +20,25 @@ public struct NotificationSubtype: AppleStringValue {
     public static let summary: Self = "SUMMARY"
     public static let failure: Self = "FAILURE"
     public static let unreported: Self = "UNREPORTED"
+
+    /// Every value Apple documents, for checking configuration (decoding accepts any value).
+    public static let documented: Set<String> = [
+        "INITIAL_BUY",
+        "RESUBSCRIBE",
+        "DOWNGRADE",
+        "UPGRADE",
+        "AUTO_RENEW_ENABLED",
+        "AUTO_RENEW_DISABLED",
+        "VOLUNTARY",
+        "BILLING_RETRY",
+        "PRICE_INCREASE",
+        "GRACE_PERIOD",
+        "PENDING",
+        "ACCEPTED",
+        "BILLING_RECOVERY",
+        "PRODUCT_NOT_FOR_SALE",
+        "SUMMARY",
+        "FAILURE",
+        "UNREPORTED",
+    ]
 }

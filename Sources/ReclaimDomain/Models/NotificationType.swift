@@ -26,4 +26,31 @@ public struct NotificationType: AppleStringValue {
     public static let metadataUpdate: Self = "METADATA_UPDATE"
     public static let migration: Self = "MIGRATION"
     public static let priceChange: Self = "PRICE_CHANGE"
+
+    /// Every value Apple documents, for checking configuration (decoding accepts any value).
+    public static let documented: Set<String> = [
+        "SUBSCRIBED",
+        "DID_CHANGE_RENEWAL_PREF",
+        "DID_CHANGE_RENEWAL_STATUS",
+        "OFFER_REDEEMED",
+        "DID_RENEW",
+        "EXPIRED",
+        "DID_FAIL_TO_RENEW",
+        "GRACE_PERIOD_EXPIRED",
+        "PRICE_INCREASE",
+        "REFUND",
+        "REFUND_DECLINED",
+        "CONSUMPTION_REQUEST",
+        "RENEWAL_EXTENDED",
+        "REVOKE",
+        "TEST",
+        "RENEWAL_EXTENSION",
+        "REFUND_REVERSED",
+        "EXTERNAL_PURCHASE_TOKEN",
+        "ONE_TIME_CHARGE",
+        "RESCIND_CONSENT",
+        "METADATA_UPDATE",
+        "MIGRATION",
+        "PRICE_CHANGE",
+    ]
 }

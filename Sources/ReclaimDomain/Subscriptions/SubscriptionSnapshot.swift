@@ -1,29 +1,46 @@
 import Foundation
 
-/// What one notification says about its subscription: the state to keep in `reclaim.subscriptions`.
+/// What one verified notification says about its subscription: the input of
+/// ``SubscriptionState/apply(_:)`` and of the campaign rules.
 ///
-/// Pure: built from a verified notification; the store applies it only when it is newer (by
-/// `signedDate`) than what it holds, since Apple does not guarantee delivery order.
+/// Pure: built from a verified notification. It keeps the decoded transaction and renewal info whole,
+/// because the state takes every field of the newest one Apple sent.
 public struct SubscriptionSnapshot: Sendable, Equatable {
-    public enum Status: String, Sendable {
-        case active, expired
-        case billingRetry = "billing_retry"
-        case gracePeriod = "grace_period"
-        case revoked, unknown
-    }
-
     public var bundleId: String
     public var environment: String
     public var originalTransactionId: String
-    public var appAccountToken: UUID?
-    public var productId: String?
-    public var status: Status
-    public var autoRenew: Bool?
-    public var expiresAt: Date?
     public var notificationType: String
     public var subtype: String?
     public var signedDate: Date
     public var notificationUUID: UUID
+    /// Apple's `data.status`: 1 active, 2 expired, 3 billing retry, 4 grace period, 5 revoked.
+    public var appleStatus: Int64?
+    public var transaction: TransactionInfo?
+    public var renewalInfo: RenewalInfo?
+
+    public init(
+        bundleId: String,
+        environment: String,
+        originalTransactionId: String,
+        notificationType: String,
+        subtype: String? = nil,
+        signedDate: Date,
+        notificationUUID: UUID,
+        appleStatus: Int64? = nil,
+        transaction: TransactionInfo? = nil,
+        renewalInfo: RenewalInfo? = nil
+    ) {
+        self.bundleId = bundleId
+        self.environment = environment
+        self.originalTransactionId = originalTransactionId
+        self.notificationType = notificationType
+        self.subtype = subtype
+        self.signedDate = signedDate
+        self.notificationUUID = notificationUUID
+        self.appleStatus = appleStatus
+        self.transaction = transaction
+        self.renewalInfo = renewalInfo
+    }
 
     /// The snapshot a notification carries, or nil when it concerns no subscription (TEST, summaries, …).
     public init?(_ notification: VerifiedNotification, notificationUUID: UUID) {
@@ -31,37 +48,51 @@ public struct SubscriptionSnapshot: Sendable, Equatable {
         guard let bundleId = payload.bundleId, let environment = payload.environment?.rawValue,
             let originalTransactionId = notification.originalTransactionId
         else { return nil }
-        let transaction = notification.transaction
-        self.bundleId = bundleId
-        self.environment = environment
-        self.originalTransactionId = originalTransactionId
-        self.appAccountToken = notification.appAccountToken
-        self.productId = transaction?.productId ?? notification.renewalInfo?.productId
-        self.status = Self.status(apple: payload.data?.status, type: payload.notificationType.rawValue)
-        self.autoRenew = notification.renewalInfo?.autoRenewStatus.map { $0 == 1 }
-        self.expiresAt = transaction?.expiresDate.map { Date(timeIntervalSince1970: Double($0) / 1000) }
-        self.notificationType = payload.notificationType.rawValue
-        self.subtype = payload.subtype?.rawValue
-        self.signedDate = Date(timeIntervalSince1970: Double(payload.signedDate ?? 0) / 1000)
-        self.notificationUUID = notificationUUID
+        self.init(
+            bundleId: bundleId,
+            environment: environment,
+            originalTransactionId: originalTransactionId,
+            notificationType: payload.notificationType.rawValue,
+            subtype: payload.subtype?.rawValue,
+            signedDate: Date(unixMilliseconds: payload.signedDate ?? 0),
+            notificationUUID: notificationUUID,
+            appleStatus: payload.data?.status,
+            transaction: notification.transaction,
+            renewalInfo: notification.renewalInfo
+        )
     }
 
-    /// Apple's `data.status` (1 active, 2 expired, 3 billing retry, 4 grace period, 5 revoked), or
-    /// what the notification type implies when Apple sent none.
-    static func status(apple: Int64?, type: String) -> Status {
-        switch apple {
+    /// The app's user id from the transaction, else the renewal info; nil when absent or not a UUID.
+    /// `UUID` ignores case, so a token Apple relays in upper case is the same subscriber.
+    public var appAccountToken: UUID? {
+        (transaction?.appAccountToken ?? renewalInfo?.appAccountToken).flatMap(UUID.init(uuidString:))
+    }
+
+    /// The status the notification implies: REFUND is `refunded` whatever `data.status` says; otherwise
+    /// Apple's `data.status`, or what the type implies when Apple sent none.
+    public var status: SubscriptionState.Status {
+        if notificationType == "REFUND" { return .refunded }
+        switch appleStatus {
         case 1: return .active
         case 2: return .expired
         case 3: return .billingRetry
         case 4: return .gracePeriod
         case 5: return .revoked
         default:
-            switch type {
+            switch notificationType {
             case "EXPIRED", "GRACE_PERIOD_EXPIRED": return .expired
-            case "REVOKE", "REFUND": return .revoked
+            case "REVOKE": return .revoked
             case "SUBSCRIBED", "DID_RENEW", "OFFER_REDEEMED": return .active
+            case "DID_FAIL_TO_RENEW": return subtype == "GRACE_PERIOD" ? .gracePeriod : .billingRetry
             default: return .unknown
             }
         }
+    }
+}
+
+extension Date {
+    /// A date from Apple's UNIX milliseconds.
+    public init(unixMilliseconds: Int64) {
+        self.init(timeIntervalSince1970: Double(unixMilliseconds) / 1000)
     }
 }

@@ -24,3 +24,16 @@ public struct ConfigDuration: Sendable, Equatable, Decodable, CustomStringConver
 
     public var duration: Duration { .seconds(seconds) }
 }
+
+extension KeyedDecodingContainer {
+    /// A duration under `key`, or nil; a malformed one fails as a decoding error at its path, so the
+    /// message names the key (`campaigns[0].cooldown: …`).
+    func decodeDurationIfPresent(forKey key: Key) throws -> ConfigDuration? {
+        guard let text = try decodeIfPresent(String.self, forKey: key) else { return nil }
+        do {
+            return try ConfigDuration(parsing: text)
+        } catch {
+            throw DecodingError.dataCorruptedError(forKey: key, in: self, debugDescription: error.description)
+        }
+    }
+}

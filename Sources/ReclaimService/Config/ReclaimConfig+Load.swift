@@ -47,24 +47,7 @@ extension ReclaimConfig {
                 problems.append("app \(app.bundleId): signing key \(key.keyId) is listed twice")
             }
         }
-        var campaignIds = Set<String>()
-        for campaign in campaigns {
-            if !campaignIds.insert(campaign.id).inserted { problems.append("campaign \(campaign.id) is listed twice") }
-            guard let app = apps.first(where: { $0.bundleId == campaign.app }) else {
-                problems.append("campaign \(campaign.id): app \(campaign.app) is not configured under apps")
-                continue
-            }
-            if app.signingKeys.isEmpty { problems.append("campaign \(campaign.id): app \(campaign.app) has no signingKeys to sign offers with") }
-            let parts = campaign.trigger.split(separator: "/", omittingEmptySubsequences: false)
-            if parts.isEmpty || parts.count > 2 || parts.contains(where: \.isEmpty) {
-                problems.append("campaign \(campaign.id): trigger must be TYPE or TYPE/SUBTYPE, e.g. DID_CHANGE_RENEWAL_STATUS/AUTO_RENEW_DISABLED")
-            }
-            if !(0...100).contains(campaign.holdoutPercent) { problems.append("campaign \(campaign.id): holdoutPercent must be 0…100") }
-            if campaign.deliverableFor.seconds <= 0 { problems.append("campaign \(campaign.id): deliverableFor must be positive") }
-            if campaign.offer.productId.isEmpty || campaign.offer.offerIdentifier.isEmpty {
-                problems.append("campaign \(campaign.id): offer needs productId and offerIdentifier")
-            }
-        }
+        problems += campaignProblems()
         if worker.concurrency < 1 { problems.append("worker.concurrency must be at least 1") }
         if worker.batchSize < 1 { problems.append("worker.batchSize must be at least 1") }
         if worker.maxAttempts < 1 { problems.append("worker.maxAttempts must be at least 1") }

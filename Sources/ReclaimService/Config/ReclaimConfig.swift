@@ -11,6 +11,7 @@ public struct ReclaimConfig: Decodable, Sendable {
     public var campaigns: [Campaign]
     public var server: Server
     public var worker: Worker
+    public var offers: Offers
 
     /// One App Store app that Reclaim serves.
     public struct App: Decodable, Sendable {
@@ -46,7 +47,7 @@ public struct ReclaimConfig: Decodable, Sendable {
         public var file: String
     }
 
-    /// A win-back or retention campaign.
+    /// A win-back or retention campaign (see ``ReclaimDomain/Campaign`` for the meaning of each key).
     public struct Campaign: Decodable, Sendable {
         public var id: String
         /// Bundle id of the app.
@@ -54,18 +55,47 @@ public struct ReclaimConfig: Decodable, Sendable {
         /// `TYPE` or `TYPE/SUBTYPE` of the notification that makes the subscriber eligible.
         public var trigger: String
         public var offer: Offer
+        public var conditions: Conditions
         public var deliverableFor: ConfigDuration
         public var cooldown: ConfigDuration
+        /// Most offers of this campaign per subscriber; nil for no limit.
+        public var maxOffersPerSubscriber: Int?
         public var holdoutPercent: Int
         public var priority: Int
+        /// ISO 8601 date or date-time (UTC when no zone is given); nil for no bound.
+        public var startsAt: String?
+        public var endsAt: String?
+        /// Skip subscribers Apple already lists win-back offers for (default true).
+        public var standAsideForWinBack: Bool
 
         public struct Offer: Decodable, Sendable {
             public var productId: String
             public var offerIdentifier: String
         }
 
+        /// Who qualifies; every key is optional and every key given must hold.
+        public struct Conditions: Decodable, Sendable {
+            public var products: [String]?
+            public var minimumTenure: ConfigDuration?
+            public var expirationIntents: [Int]?
+            public var storefronts: [String]?
+
+            public init() {}
+
+            public init(from decoder: any Decoder) throws {
+                let container = try decoder.container(keyedBy: CodingKeys.self)
+                products = try container.decodeIfPresent([String].self, forKey: .products)
+                minimumTenure = try container.decodeDurationIfPresent(forKey: .minimumTenure)
+                expirationIntents = try container.decodeIfPresent([Int].self, forKey: .expirationIntents)
+                storefronts = try container.decodeIfPresent([String].self, forKey: .storefronts)
+            }
+
+            enum CodingKeys: String, CodingKey { case products, minimumTenure, expirationIntents, storefronts }
+        }
+
         enum CodingKeys: String, CodingKey {
-            case id, app, trigger, offer, deliverableFor, cooldown, holdoutPercent, priority
+            case id, app, trigger, offer, conditions, deliverableFor, cooldown, maxOffersPerSubscriber, holdoutPercent, priority
+            case startsAt, endsAt, standAsideForWinBack
         }
 
         public init(from decoder: any Decoder) throws {
@@ -74,11 +104,34 @@ public struct ReclaimConfig: Decodable, Sendable {
             app = try container.decode(String.self, forKey: .app)
             trigger = try container.decode(String.self, forKey: .trigger)
             offer = try container.decode(Offer.self, forKey: .offer)
-            deliverableFor = try container.decodeIfPresent(ConfigDuration.self, forKey: .deliverableFor) ?? ConfigDuration(seconds: 7 * 86_400)
-            cooldown = try container.decodeIfPresent(ConfigDuration.self, forKey: .cooldown) ?? ConfigDuration(seconds: 90 * 86_400)
+            conditions = try container.decodeIfPresent(Conditions.self, forKey: .conditions) ?? Conditions()
+            deliverableFor = try container.decodeDurationIfPresent(forKey: .deliverableFor) ?? ConfigDuration(seconds: 7 * 86_400)
+            cooldown = try container.decodeDurationIfPresent(forKey: .cooldown) ?? ConfigDuration(seconds: 90 * 86_400)
+            maxOffersPerSubscriber = try container.decodeIfPresent(Int.self, forKey: .maxOffersPerSubscriber)
             holdoutPercent = try container.decodeIfPresent(Int.self, forKey: .holdoutPercent) ?? 0
             priority = try container.decodeIfPresent(Int.self, forKey: .priority) ?? 0
+            startsAt = try container.decodeIfPresent(String.self, forKey: .startsAt)
+            endsAt = try container.decodeIfPresent(String.self, forKey: .endsAt)
+            standAsideForWinBack = try container.decodeIfPresent(Bool.self, forKey: .standAsideForWinBack) ?? true
         }
+    }
+
+    /// Offer upkeep: the refresher's schedule.
+    public struct Offers: Decodable, Sendable {
+        /// How often the refresher looks for offers to re-sign and to expire.
+        public var refreshInterval: ConfigDuration = ConfigDuration(seconds: 60)
+        /// Stored signatures older than this are re-signed; Apple accepts a signature for 24 hours.
+        public var resignAfter: ConfigDuration = ConfigDuration(seconds: 12 * 3600)
+
+        public init() {}
+
+        public init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            refreshInterval = try container.decodeDurationIfPresent(forKey: .refreshInterval) ?? refreshInterval
+            resignAfter = try container.decodeDurationIfPresent(forKey: .resignAfter) ?? resignAfter
+        }
+
+        enum CodingKeys: String, CodingKey { case refreshInterval, resignAfter }
     }
 
     /// HTTP server settings.
@@ -134,13 +187,14 @@ public struct ReclaimConfig: Decodable, Sendable {
         }
     }
 
-    enum CodingKeys: String, CodingKey { case apps, campaigns, server, worker }
+    enum CodingKeys: String, CodingKey { case apps, campaigns, server, worker, offers }
 
-    public init(apps: [App] = [], campaigns: [Campaign] = [], server: Server = Server(), worker: Worker = Worker()) {
+    public init(apps: [App] = [], campaigns: [Campaign] = [], server: Server = Server(), worker: Worker = Worker(), offers: Offers = Offers()) {
         self.apps = apps
         self.campaigns = campaigns
         self.server = server
         self.worker = worker
+        self.offers = offers
     }
 
     public init(from decoder: any Decoder) throws {
@@ -149,5 +203,6 @@ public struct ReclaimConfig: Decodable, Sendable {
         campaigns = try container.decodeIfPresent([Campaign].self, forKey: .campaigns) ?? []
         server = try container.decodeIfPresent(Server.self, forKey: .server) ?? Server()
         worker = try container.decodeIfPresent(Worker.self, forKey: .worker) ?? Worker()
+        offers = try container.decodeIfPresent(Offers.self, forKey: .offers) ?? Offers()
     }
 }

@@ -36,6 +36,7 @@ public struct Problem: HTTPResponseError, Equatable {
         var headers = HTTPFields()
         headers[.contentType] = "application/problem+json"
         if status == .serviceUnavailable { headers[.retryAfter] = "5" }
+        if status == .unauthorized { headers[.wwwAuthenticate] = #"Bearer realm="reclaim""# }
         return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: try encoder.encode(body))))
     }
 }

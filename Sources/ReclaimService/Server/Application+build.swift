@@ -1,5 +1,6 @@
 import Hummingbird
 import Logging
+import ReclaimStore
 import ServiceLifecycle
 
 /// Builds the router for `role`. Tests call this with their own dependencies.
@@ -12,6 +13,10 @@ public func buildRouter(_ dependencies: Dependencies, role: ServerRole = .all) -
     if role.servesAPI {
         AppleNotificationRoutes(ingest: NotificationIngest(dependencies: dependencies), maxBodyBytes: dependencies.config.server.maxBodyBytes)
             .register(on: router)
+        OfferRoutes(
+            delivery: OfferDelivery(postgres: dependencies.postgres, signers: dependencies.signers),
+            authentication: AppKeyAuthentication(keys: APIKeyStore(postgres: dependencies.postgres))
+        ).register(on: router)
     }
     return router
 }

@@ -1,3 +1,4 @@
+import Foundation
 import Logging
 import PostgresNIO
 import Prometheus
@@ -11,6 +12,10 @@ public struct Dependencies: Sendable {
     public var logger: Logger
     /// Verifies Apple's signed payloads; shared so its cache of verified chains is too.
     public var verifier: AppleJWSVerifier
+    /// Offer signers by bundle id, made from the config's signing keys (read and checked at start-up).
+    public var signers: [String: OfferSigner]
+    /// The campaign rules and offer issuing the workers run.
+    public var campaignEngine: CampaignEngine
 
     /// - Parameter verifier: defaults to one trusting Apple's root and the config's extra roots.
     public init(
@@ -18,12 +23,15 @@ public struct Dependencies: Sendable {
         postgres: PostgresClient,
         metricsRegistry: PrometheusCollectorRegistry,
         logger: Logger,
-        verifier: AppleJWSVerifier? = nil
+        verifier: AppleJWSVerifier? = nil,
+        now: @escaping @Sendable () -> Date = Date.init
     ) throws {
         self.config = config
         self.postgres = postgres
         self.metricsRegistry = metricsRegistry
         self.logger = logger
         self.verifier = try verifier ?? AppleJWSVerifier(trustedRoots: config.trustedRoots())
+        self.signers = try config.offerSigners()
+        self.campaignEngine = CampaignEngine(campaigns: try config.domainCampaigns(), signers: signers, now: now)
     }
 }

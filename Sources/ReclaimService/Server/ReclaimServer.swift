@@ -35,11 +35,20 @@ public struct ReclaimServer: Sendable {
                 try await Migrator().migrate(client: client, logger: logger)
             }
         }
-        var services: [any Service] = []
+        var services: [any Service] = [CampaignSync(campaigns: dependencies.campaignEngine.campaigns, postgres: postgres, logger: logger)]
         if role.runsWorkers {
             let queue = JobQueue(postgres: postgres)
             services.append(WorkerPool(queue: queue, handlers: jobHandlers(dependencies), options: .init(config.worker), logger: logger))
             services.append(QueueMaintenance(queue: queue, completedRetention: config.worker.completedRetention.duration, logger: logger))
+            services.append(
+                OfferRefresher(
+                    postgres: postgres,
+                    signers: dependencies.signers,
+                    interval: config.offers.refreshInterval.duration,
+                    resignAfter: TimeInterval(config.offers.resignAfter.seconds),
+                    logger: logger
+                )
+            )
         }
         let application = buildApplication(dependencies, role: role, host: host, port: port, extraServices: services)
         let group = ServiceGroup(

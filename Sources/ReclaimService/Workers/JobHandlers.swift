@@ -2,5 +2,5 @@ import ReclaimStore
 
 /// The job kinds this release handles, by kind.
 public func jobHandlers(_ dependencies: Dependencies) -> [String: any JobHandler] {
-    [NotificationStore.processJobKind: NotificationJobHandler(verifier: dependencies.verifier)]
+    [NotificationStore.processJobKind: NotificationJobHandler(verifier: dependencies.verifier, engine: dependencies.campaignEngine)]
 }

@@ -5,9 +5,10 @@ import ReclaimDomain
 import ReclaimStore
 
 /// Processes a stored notification: verifies and decodes it again (the chain cache makes that one
-/// ECDSA verification per JWS) and applies its subscription state, in the job's transaction.
+/// ECDSA verification per JWS) and hands it to the campaign engine, in the job's transaction.
 struct NotificationJobHandler: JobHandler {
     let verifier: AppleJWSVerifier
+    let engine: CampaignEngine
 
     struct MissingNotification: Error, CustomStringConvertible {
         let description: String
@@ -21,7 +22,7 @@ struct NotificationJobHandler: JobHandler {
         }
         let notification = try await verifier.verifyNotification(signedPayload)
         if let snapshot = SubscriptionSnapshot(notification, notificationUUID: uuid) {
-            try await SubscriptionStore.apply(snapshot, connection: connection, logger: logger)
+            try await engine.process(snapshot, connection: connection, logger: logger)
         }
     }
 }

@@ -1,0 +1,63 @@
+import Foundation
+
+/// A win-back or retention campaign: which notification triggers it, who qualifies, and the offer.
+///
+/// Built from the config by the service layer; evaluated by ``CampaignEvaluator``.
+public struct Campaign: Sendable, Equatable {
+    public var id: String
+    public var bundleId: String
+    public var trigger: CampaignTrigger
+    public var conditions: CampaignConditions
+    /// The subscription product the offer is for.
+    public var productId: String
+    /// The promotional offer's id in App Store Connect.
+    public var offerIdentifier: String
+    /// How long after the triggering notification the offer is handed out.
+    public var deliverableFor: TimeInterval
+    /// Minimum time between two decisions (offered or held out) of this campaign for one subscriber.
+    public var cooldown: TimeInterval
+    /// Most offers of this campaign one subscriber ever gets; nil for no limit.
+    public var maxOffersPerSubscriber: Int?
+    /// Share of eligible subscribers deliberately given nothing, 0…100.
+    public var holdoutPercent: Int
+    /// Higher wins when campaigns compete for the one live offer a subscriber may have.
+    public var priority: Int
+    /// Notifications signed before `startsAt` or at or after `endsAt` do not trigger the campaign.
+    public var startsAt: Date?
+    public var endsAt: Date?
+    /// Skip subscribers for whom Apple already lists win-back offers (`eligibleWinBackOfferIds`): Apple shows
+    /// those itself, and a second discount would compete with it.
+    public var standAsideForWinBack: Bool
+
+    public init(
+        id: String,
+        bundleId: String,
+        trigger: CampaignTrigger,
+        conditions: CampaignConditions = CampaignConditions(),
+        productId: String,
+        offerIdentifier: String,
+        deliverableFor: TimeInterval = 7 * 86_400,
+        cooldown: TimeInterval = 90 * 86_400,
+        maxOffersPerSubscriber: Int? = nil,
+        holdoutPercent: Int = 0,
+        priority: Int = 0,
+        startsAt: Date? = nil,
+        endsAt: Date? = nil,
+        standAsideForWinBack: Bool = true
+    ) {
+        self.id = id
+        self.bundleId = bundleId
+        self.trigger = trigger
+        self.conditions = conditions
+        self.productId = productId
+        self.offerIdentifier = offerIdentifier
+        self.deliverableFor = deliverableFor
+        self.cooldown = cooldown
+        self.maxOffersPerSubscriber = maxOffersPerSubscriber
+        self.holdoutPercent = holdoutPercent
+        self.priority = priority
+        self.startsAt = startsAt
+        self.endsAt = endsAt
+        self.standAsideForWinBack = standAsideForWinBack
+    }
+}

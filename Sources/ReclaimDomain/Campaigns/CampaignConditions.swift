@@ -1,0 +1,42 @@
+import Foundation
+
+/// Who qualifies for a campaign beyond its trigger. Every condition that is set must hold; nil means any.
+public struct CampaignConditions: Sendable, Equatable, Codable {
+    /// The subscription's current product is one of these.
+    public var products: [String]?
+    /// The subscriber first bought at least this long before the trigger (seconds).
+    public var minimumTenureSeconds: Int64?
+    /// Renewal info expirationIntent is one of these (1 cancelled, 2 billing error, 3 price increase, 4 product
+    /// unavailable, 5 other).
+    public var expirationIntents: [Int]?
+    /// The subscription's storefront (three letters, e.g. USA) is one of these.
+    public var storefronts: [String]?
+
+    public init(products: [String]? = nil, minimumTenureSeconds: Int64? = nil, expirationIntents: [Int]? = nil, storefronts: [String]? = nil) {
+        self.products = products
+        self.minimumTenureSeconds = minimumTenureSeconds
+        self.expirationIntents = expirationIntents
+        self.storefronts = storefronts
+    }
+
+    /// nil when the subscriber qualifies, else the reason they do not.
+    func unmet(by state: SubscriptionState, at time: Date) -> String? {
+        if let products, !products.contains(state.productId ?? "") {
+            return "product \(state.productId ?? "unknown") is not one of \(products.joined(separator: ", "))"
+        }
+        if let minimumTenureSeconds {
+            guard let firstPurchaseAt = state.firstPurchaseAt else { return "tenure unknown: no originalPurchaseDate seen" }
+            let tenure = time.timeIntervalSince(firstPurchaseAt)
+            if tenure < Double(minimumTenureSeconds) {
+                return "tenure \(Int(tenure / 86_400))d is below the minimum \(minimumTenureSeconds / 86_400)d"
+            }
+        }
+        if let expirationIntents, !expirationIntents.contains(state.expirationIntent ?? 0) {
+            return "expirationIntent \(state.expirationIntent.map(String.init) ?? "none") is not one of \(expirationIntents.map(String.init).joined(separator: ", "))"
+        }
+        if let storefronts, !storefronts.contains(state.storefront ?? "") {
+            return "storefront \(state.storefront ?? "unknown") is not one of \(storefronts.joined(separator: ", "))"
+        }
+        return nil
+    }
+}

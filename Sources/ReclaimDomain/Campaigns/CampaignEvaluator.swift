@@ -1,0 +1,121 @@
+import Foundation
+
+/// The campaign rules: a pure function from (campaigns, subscription state, event, offer history, now) to
+/// decisions. No I/O, no clock, no randomness (the holdout is a hash), so every rule is tested without a
+/// database and `reclaim campaigns simulate` gives the answer the workers would.
+public enum CampaignEvaluator {
+    /// One decision per campaign the event triggers, highest priority first (then by id).
+    ///
+    /// Rules, in order; the first that says no skips the campaign with its reason:
+    /// 1. the event is not older than the state (a late notification does not trigger anything);
+    /// 2. the trigger time lies in the campaign's date window;
+    /// 3. the subscriber has or had a subscription in the app (Apple's condition for promotional offers);
+    /// 4. the campaign's conditions (products, tenure, expiration intent, storefront);
+    /// 5. Apple's own win-back offers, when the campaign stands aside for them;
+    /// 6. the offer would still be deliverable now (old notifications from a backlog or a reconciliation);
+    /// 7. cooldown and maximum offers per subscriber;
+    /// 8. one live offer per subscriber: a live offer of equal or higher priority wins; a lower one is
+    ///    superseded (withdrawn when this one is issued);
+    /// 9. the holdout: eligible subscribers in the control group are held out.
+    /// Once one campaign offered or held out, lower ones are skipped: the subscriber's offer for this event
+    /// is decided, and a held-out subscriber must not get another campaign's offer instead.
+    public static func evaluate(
+        campaigns: [Campaign],
+        state: SubscriptionState,
+        event: SubscriptionEvent,
+        history: OfferHistory,
+        now: Date
+    ) -> [CampaignDecision] {
+        let triggered = campaigns
+            .filter { $0.bundleId == state.bundleId && $0.trigger.matches(type: event.type, subtype: event.subtype) }
+            .sorted { ($0.priority, $1.id) > ($1.priority, $0.id) }
+        var decisions: [CampaignDecision] = []
+        var taken: CampaignDecision?
+        for campaign in triggered {
+            let deliverableUntil = event.signedDate.addingTimeInterval(campaign.deliverableFor)
+            func decide(_ outcome: CampaignDecision.Outcome, _ reason: String, supersedes: UUID? = nil) -> CampaignDecision {
+                CampaignDecision(campaign: campaign, outcome: outcome, reason: reason, supersedes: supersedes, deliverableUntil: deliverableUntil)
+            }
+            if let taken {
+                let verb = taken.outcome == .offered ? "offered" : "held out of"
+                decisions.append(decide(.skipped, "superseded: this notification already \(verb) campaign \(taken.campaign.id) (priority \(taken.campaign.priority))"))
+                continue
+            }
+            let decision =
+                skipReason(campaign, state: state, event: event, history: history, now: now, deliverableUntil: deliverableUntil)
+                .map { decide(.skipped, $0) }
+                ?? offerOrHoldOut(campaign, state: state, history: history, decide: decide)
+            if decision.outcome != .skipped { taken = decision }
+            decisions.append(decision)
+        }
+        return decisions
+    }
+
+    /// Rules 1–7: nil when none says no.
+    private static func skipReason(
+        _ campaign: Campaign,
+        state: SubscriptionState,
+        event: SubscriptionEvent,
+        history: OfferHistory,
+        now: Date,
+        deliverableUntil: Date
+    ) -> String? {
+        let at = event.signedDate
+        if let last = state.lastSignedDate, last > at {
+            return "stale: a newer notification (\(state.lastNotificationType ?? "?") signed \(iso(last))) was already applied"
+        }
+        if let startsAt = campaign.startsAt, at < startsAt { return "not started: the campaign starts \(iso(startsAt))" }
+        if let endsAt = campaign.endsAt, at >= endsAt { return "ended: the campaign ended \(iso(endsAt))" }
+        if !state.hasOrHadSubscription { return "no subscription: Apple offers promotional offers only to subscribers who have or had one" }
+        if let unmet = campaign.conditions.unmet(by: state, at: at) { return "condition not met: \(unmet)" }
+        if campaign.standAsideForWinBack, !state.eligibleWinBackOfferIds.isEmpty {
+            return "standing aside: Apple lists win-back offers \(state.eligibleWinBackOfferIds.joined(separator: ", ")) for this subscriber"
+        }
+        if deliverableUntil <= now { return "too late: the offer would have been deliverable until \(iso(deliverableUntil))" }
+        let earlier = history.decisions.filter { $0.campaignId == campaign.id && $0.outcome != .skipped }
+        if let last = earlier.map(\.triggeredAt).max(), at < last.addingTimeInterval(campaign.cooldown) {
+            return "cooldown: last decided \(iso(last)), cooldown \(duration(campaign.cooldown))"
+        }
+        if let maximum = campaign.maxOffersPerSubscriber {
+            let offered = earlier.filter { $0.outcome == .offered }.count
+            if offered >= maximum { return "maximum reached: \(offered) of \(maximum) offers of this campaign already issued" }
+        }
+        if let live = history.liveOffer, live.priority >= campaign.priority {
+            return "one offer at a time: live offer \(live.id.uuidString.lowercased()) of \(live.campaignId) has priority \(live.priority) ≥ \(campaign.priority)"
+        }
+        return nil
+    }
+
+    /// Rules 8–9 for a campaign no rule skipped.
+    private static func offerOrHoldOut(
+        _ campaign: Campaign,
+        state: SubscriptionState,
+        history: OfferHistory,
+        decide: (CampaignDecision.Outcome, String, UUID?) -> CampaignDecision
+    ) -> CampaignDecision {
+        let bucket = Holdout.bucket(originalTransactionId: state.originalTransactionId, campaignId: campaign.id)
+        if bucket < campaign.holdoutPercent * (Holdout.buckets / 100) {
+            return decide(.heldOut, "held out: bucket \(bucket) of \(Holdout.buckets) is in the \(campaign.holdoutPercent)% control group", nil)
+        }
+        if let live = history.liveOffer {
+            return decide(
+                .offered,
+                "eligible; supersedes live offer \(live.id.uuidString.lowercased()) of \(live.campaignId) (priority \(live.priority) < \(campaign.priority))",
+                live.id
+            )
+        }
+        return decide(.offered, "eligible: \(campaign.trigger) and every condition met", nil)
+    }
+
+    static func iso(_ date: Date) -> String {
+        date.formatted(.iso8601)
+    }
+
+    static func duration(_ seconds: TimeInterval) -> String {
+        let whole = Int64(seconds)
+        for (unit, size) in [("w", Int64(604_800)), ("d", 86_400), ("h", 3600), ("m", 60)] where whole >= size && whole % size == 0 {
+            return "\(whole / size)\(unit)"
+        }
+        return "\(whole)s"
+    }
+}

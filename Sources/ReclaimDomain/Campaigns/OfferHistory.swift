@@ -1,0 +1,48 @@
+import Foundation
+
+/// What a subscriber has had from Reclaim so far: the campaign rules' memory.
+public struct OfferHistory: Sendable, Equatable {
+    /// An earlier decision of a campaign for this subscriber.
+    public struct PastDecision: Sendable, Equatable {
+        public var campaignId: String
+        public var outcome: CampaignDecision.Outcome
+        /// signedDate of the notification that triggered it.
+        public var triggeredAt: Date
+
+        public init(campaignId: String, outcome: CampaignDecision.Outcome, triggeredAt: Date) {
+            self.campaignId = campaignId
+            self.outcome = outcome
+            self.triggeredAt = triggeredAt
+        }
+    }
+
+    /// The subscriber's live (ready or delivered) offer; Apple allows one at a time.
+    public struct LiveOffer: Sendable, Equatable {
+        public var id: UUID
+        public var campaignId: String
+        public var priority: Int
+        public var productId: String
+        public var offerIdentifier: String
+        public var triggeredAt: Date
+        /// Grants are incentives the operator chose; subscribers coming back do not withdraw them.
+        public var isGrant: Bool
+
+        public init(id: UUID, campaignId: String, priority: Int, productId: String, offerIdentifier: String, triggeredAt: Date, isGrant: Bool = false) {
+            self.id = id
+            self.campaignId = campaignId
+            self.priority = priority
+            self.productId = productId
+            self.offerIdentifier = offerIdentifier
+            self.triggeredAt = triggeredAt
+            self.isGrant = isGrant
+        }
+    }
+
+    public var decisions: [PastDecision]
+    public var liveOffer: LiveOffer?
+
+    public init(decisions: [PastDecision] = [], liveOffer: LiveOffer? = nil) {
+        self.decisions = decisions
+        self.liveOffer = liveOffer
+    }
+}

@@ -1,0 +1,87 @@
+import Foundation
+
+/// The state Reclaim keeps of one subscription (a row of `reclaim.subscriptions`), built by applying
+/// notifications in `signedDate` order.
+///
+/// Apple delivers notifications out of order and more than once, so ``apply(_:)`` takes a snapshot only
+/// when it is newer than the last one applied: a late or replayed notification changes nothing.
+public struct SubscriptionState: Sendable, Equatable {
+    public enum Status: String, Sendable, CaseIterable {
+        case active, expired
+        case billingRetry = "billing_retry"
+        case gracePeriod = "grace_period"
+        case revoked, refunded, unknown
+    }
+
+    public var bundleId: String
+    public var environment: String
+    public var originalTransactionId: String
+    /// Lowercase in the database (PostgreSQL's uuid); deliveries and signatures use the lowercase form.
+    public var appAccountToken: UUID?
+    public var productId: String?
+    public var subscriptionGroupId: String?
+    public var status: Status = .unknown
+    public var autoRenew: Bool?
+    public var autoRenewProductId: String?
+    public var expiresAt: Date?
+    public var expirationIntent: Int?
+    public var inBillingRetry: Bool?
+    public var gracePeriodExpiresAt: Date?
+    public var eligibleWinBackOfferIds: [String] = []
+    public var storefront: String?
+    /// originalPurchaseDate: tenure is measured from it.
+    public var firstPurchaseAt: Date?
+    public var lastTransactionId: String?
+    public var lastNotificationType: String?
+    public var lastSubtype: String?
+    public var lastSignedDate: Date?
+    public var lastNotificationUUID: UUID?
+
+    /// A subscription Reclaim has not heard of yet.
+    public init(bundleId: String, environment: String, originalTransactionId: String) {
+        self.bundleId = bundleId
+        self.environment = environment
+        self.originalTransactionId = originalTransactionId
+    }
+
+    /// Whether the subscriber has or had a subscription in the app, which Apple requires before it lets them
+    /// redeem a promotional offer: Reclaim has seen a transaction or renewal info of theirs.
+    public var hasOrHadSubscription: Bool {
+        lastTransactionId != nil || productId != nil || expiresAt != nil
+    }
+
+    /// Applies `snapshot` if it is newer (by `signedDate`) than the last one applied; returns whether it was.
+    ///
+    /// Fields of the transaction are taken from the snapshot's transaction when it carries one, fields of the
+    /// renewal info from its renewal info: the newest of each is the truth, including fields it leaves out
+    /// (an expirationIntent disappears on resubscription). Identity fields are never erased.
+    @discardableResult
+    public mutating func apply(_ snapshot: SubscriptionSnapshot) -> Bool {
+        precondition(snapshot.originalTransactionId == originalTransactionId, "a snapshot of another subscription")
+        if let lastSignedDate, snapshot.signedDate <= lastSignedDate { return false }
+        if let token = snapshot.appAccountToken { appAccountToken = token }
+        if let transaction = snapshot.transaction {
+            productId = transaction.productId ?? productId
+            subscriptionGroupId = transaction.subscriptionGroupIdentifier ?? subscriptionGroupId
+            expiresAt = transaction.expiresDate.map(Date.init(unixMilliseconds:)) ?? expiresAt
+            storefront = transaction.storefront ?? storefront
+            firstPurchaseAt = transaction.originalPurchaseDate.map(Date.init(unixMilliseconds:)) ?? firstPurchaseAt
+            lastTransactionId = transaction.transactionId ?? lastTransactionId
+        }
+        if let renewal = snapshot.renewalInfo {
+            if productId == nil { productId = renewal.productId }
+            autoRenew = renewal.autoRenewStatus.map { $0 == 1 }
+            autoRenewProductId = renewal.autoRenewProductId
+            expirationIntent = renewal.expirationIntent.map(Int.init)
+            inBillingRetry = renewal.isInBillingRetryPeriod
+            gracePeriodExpiresAt = renewal.gracePeriodExpiresDate.map(Date.init(unixMilliseconds:))
+            eligibleWinBackOfferIds = renewal.eligibleWinBackOfferIds ?? []
+        }
+        status = snapshot.status
+        lastNotificationType = snapshot.notificationType
+        lastSubtype = snapshot.subtype
+        lastSignedDate = snapshot.signedDate
+        lastNotificationUUID = snapshot.notificationUUID
+        return true
+    }
+}

@@ -1,0 +1,86 @@
+import Foundation
+import ReclaimDomain
+
+extension ReclaimConfig {
+    /// The configured campaigns as the rules see them. Call on a validated config (``validate(source:)``
+    /// refuses what this cannot convert).
+    public func domainCampaigns() throws -> [ReclaimDomain.Campaign] {
+        try campaigns.map { campaign in
+            ReclaimDomain.Campaign(
+                id: campaign.id,
+                bundleId: campaign.app,
+                trigger: try CampaignTrigger(parsing: campaign.trigger),
+                conditions: CampaignConditions(
+                    products: campaign.conditions.products,
+                    minimumTenureSeconds: campaign.conditions.minimumTenure?.seconds,
+                    expirationIntents: campaign.conditions.expirationIntents,
+                    storefronts: campaign.conditions.storefronts
+                ),
+                productId: campaign.offer.productId,
+                offerIdentifier: campaign.offer.offerIdentifier,
+                deliverableFor: TimeInterval(campaign.deliverableFor.seconds),
+                cooldown: TimeInterval(campaign.cooldown.seconds),
+                maxOffersPerSubscriber: campaign.maxOffersPerSubscriber,
+                holdoutPercent: campaign.holdoutPercent,
+                priority: campaign.priority,
+                startsAt: try campaign.startsAt.map { try Self.date($0) },
+                endsAt: try campaign.endsAt.map { try Self.date($0) },
+                standAsideForWinBack: campaign.standAsideForWinBack
+            )
+        }
+    }
+
+    /// Every problem of every campaign, each naming the campaign, the key and the reason.
+    func campaignProblems() -> [String] {
+        var problems: [String] = []
+        var ids = Set<String>()
+        for (index, campaign) in campaigns.enumerated() {
+            let name = campaign.id.isEmpty ? "campaigns[\(index)]" : "campaign \(campaign.id)"
+            func problem(_ key: String, _ reason: String) { problems.append("\(name): \(key): \(reason)") }
+            if campaign.id.isEmpty { problem("id", "must not be empty") }
+            if !ids.insert(campaign.id).inserted { problem("id", "is listed twice") }
+            if let app = apps.first(where: { $0.bundleId == campaign.app }) {
+                if app.signingKeys.isEmpty { problem("app", "app \(campaign.app) has no signingKeys to sign offers with") }
+                if (app.issuerId ?? "").isEmpty { problem("app", "app \(campaign.app) has no issuerId, which StoreKit 2 offer signatures need") }
+            } else {
+                problem("app", "\(campaign.app) is not configured under apps")
+            }
+            do {
+                _ = try CampaignTrigger(parsing: campaign.trigger)
+            } catch {
+                problem("trigger", error.description)
+            }
+            if campaign.offer.productId.isEmpty { problem("offer.productId", "must not be empty") }
+            if campaign.offer.offerIdentifier.isEmpty { problem("offer.offerIdentifier", "must not be empty") }
+            if campaign.deliverableFor.seconds <= 0 { problem("deliverableFor", "must be positive") }
+            if !(0...100).contains(campaign.holdoutPercent) { problem("holdoutPercent", "must be 0…100, got \(campaign.holdoutPercent)") }
+            if let maximum = campaign.maxOffersPerSubscriber, maximum < 1 { problem("maxOffersPerSubscriber", "must be at least 1 (leave it out for no limit)") }
+            var window: [Date] = []
+            for (key, text) in [("startsAt", campaign.startsAt), ("endsAt", campaign.endsAt)] {
+                guard let text else { continue }
+                do { window.append(try Self.date(text)) } catch { problem(key, "\(error)") }
+            }
+            if campaign.startsAt != nil, campaign.endsAt != nil, window.count == 2, window[0] >= window[1] {
+                problem("endsAt", "must be after startsAt")
+            }
+            let conditions = campaign.conditions
+            if let intents = conditions.expirationIntents, let bad = intents.first(where: { !(1...5).contains($0) }) {
+                problem("conditions.expirationIntents", "\(bad) is not an expirationIntent (1 cancelled, 2 billing error, 3 price increase, 4 product unavailable, 5 other)")
+            }
+            if let storefronts = conditions.storefronts,
+                let bad = storefronts.first(where: { $0.count != 3 || !$0.allSatisfy { $0.isASCII && $0.isUppercase } })
+            {
+                problem("conditions.storefronts", "'\(bad)' is not a three-letter storefront code such as USA")
+            }
+            if let products = conditions.products, products.isEmpty { problem("conditions.products", "is empty: no product would qualify") }
+        }
+        return problems
+    }
+
+    /// An ISO 8601 date-time (`2026-12-01T00:00:00Z`) or date (`2026-12-01`, midnight UTC).
+    static func date(_ text: String) throws(ConfigError) -> Date {
+        if let date = try? Date(text, strategy: .iso8601) { return date }
+        if let date = try? Date(text + "T00:00:00Z", strategy: .iso8601) { return date }
+        throw ConfigError("'\(text)' is not an ISO 8601 date such as 2026-12-01 or 2026-12-01T09:00:00Z")
+    }
+}

@@ -1,0 +1,57 @@
+import Foundation
+import Hummingbird
+import ReclaimDomain
+import ReclaimStore
+
+/// `GET /v1/offers?appAccountToken=UUID`: the subscriber's deliverable offers, for the app key's app only,
+/// each with fresh signatures that no earlier answer carried. `Cache-Control: no-store`: every answer has new
+/// nonces and must not be replayed by a cache.
+struct OfferRoutes {
+    let delivery: OfferDelivery
+    let authentication: AppKeyAuthentication
+
+    /// The answer's shape (see README, HTTP).
+    struct OffersResponse: Encodable {
+        let appAccountToken: String
+        let offers: [DeliveredOffer]
+    }
+
+    struct DeliveredOffer: Encodable {
+        struct StoreKit2: Encodable { let compactJWS: String }
+        let id: String
+        let campaign: String
+        let environment: String
+        let productIdentifier: String
+        let offerIdentifier: String
+        let storeKit1: StoreKit1OfferSignature
+        let storeKit2: StoreKit2
+        let expiresAt: String
+
+        init(_ offer: StoredOffer) {
+            id = offer.id.uuidString.lowercased()
+            campaign = offer.campaignId
+            environment = offer.environment
+            productIdentifier = offer.productId
+            offerIdentifier = offer.offerIdentifier
+            storeKit1 = offer.storeKit1
+            storeKit2 = StoreKit2(compactJWS: offer.storeKit2JWS)
+            expiresAt = offer.deliverableUntil.formatted(.iso8601)
+        }
+    }
+
+    func register(on router: Router<ReclaimRequestContext>) {
+        router.get("/v1/offers") { request, context -> Response in
+            let bundleId = try await authentication.bundleId(of: request, logger: context.logger)
+            guard let text = request.uri.queryParameters["appAccountToken"] else {
+                throw Problem.badRequest("missing-parameter", "appAccountToken is required: the UUID the app sets on its purchases")
+            }
+            guard text.utf8.count == 36, let token = UUID(uuidString: String(text)) else {
+                throw Problem.badRequest("invalid-parameter", "appAccountToken must be a UUID such as 6f1d2c3b-0000-4000-8000-000000000051")
+            }
+            let offers = try await delivery.deliver(bundleId: bundleId, appAccountToken: token, logger: context.logger)
+            var response = try JSONResponse(OffersResponse(appAccountToken: token.uuidString.lowercased(), offers: offers.map(DeliveredOffer.init)))
+            response.headers[.cacheControl] = "no-store"
+            return response
+        }
+    }
+}

@@ -1,0 +1,280 @@
+import Foundation
+import Logging
+import PostgresNIO
+import ReclaimDomain
+
+/// `reclaim.campaign_decisions`, `reclaim.offers` and `reclaim.offer_redemptions`. Every function runs on the
+/// caller's connection, inside the caller's transaction (a job's, a delivery's, a refresh's).
+public enum OfferStore {
+    /// A subscriber, as the offer tables key it.
+    public struct Subscriber: Sendable, Hashable {
+        public var bundleId: String
+        public var environment: String
+        public var originalTransactionId: String
+
+        public init(bundleId: String, environment: String, originalTransactionId: String) {
+            self.bundleId = bundleId
+            self.environment = environment
+            self.originalTransactionId = originalTransactionId
+        }
+    }
+
+    /// The rules' memory of a subscriber: earlier decisions that were not skips, and the live offer.
+    public static func history(of subscriber: Subscriber, connection: PostgresConnection, logger: Logger) async throws -> OfferHistory {
+        var history = OfferHistory()
+        let decisions = try await connection.query(
+            """
+            SELECT campaign_id, outcome, triggered_at FROM reclaim.campaign_decisions
+            WHERE bundle_id = \(subscriber.bundleId) AND environment = \(subscriber.environment)
+              AND original_transaction_id = \(subscriber.originalTransactionId) AND outcome <> 'skipped'
+            """,
+            logger: logger
+        )
+        for try await (campaignId, outcome, triggeredAt) in decisions.decode((String, String, Date).self) {
+            guard let outcome = CampaignDecision.Outcome(rawValue: outcome) else { continue }
+            history.decisions.append(.init(campaignId: campaignId, outcome: outcome, triggeredAt: triggeredAt))
+        }
+        let live = try await connection.query(
+            """
+            SELECT id, campaign_id, priority, product_id, offer_identifier, triggered_at, grant_id IS NOT NULL
+            FROM reclaim.offers
+            WHERE bundle_id = \(subscriber.bundleId) AND environment = \(subscriber.environment)
+              AND original_transaction_id = \(subscriber.originalTransactionId) AND state IN ('ready', 'delivered')
+            """,
+            logger: logger
+        )
+        for try await (id, campaignId, priority, product, offer, triggeredAt, isGrant) in live.decode(
+            (UUID, String, Int, String, String, Date, Bool).self
+        ) {
+            history.liveOffer = .init(
+                id: id,
+                campaignId: campaignId,
+                priority: priority,
+                productId: product,
+                offerIdentifier: offer,
+                triggeredAt: triggeredAt,
+                isGrant: isGrant
+            )
+        }
+        return history
+    }
+
+    /// Records a decision; false when this campaign already decided on this notification (nothing written).
+    public static func insertDecision(
+        id: UUID,
+        _ decision: CampaignDecision,
+        subscriber: Subscriber,
+        appAccountToken: UUID?,
+        notificationUUID: UUID,
+        triggeredAt: Date,
+        connection: PostgresConnection,
+        logger: Logger
+    ) async throws -> Bool {
+        let rows = try await connection.query(
+            """
+            INSERT INTO reclaim.campaign_decisions (
+                id, campaign_id, bundle_id, environment, original_transaction_id, app_account_token, notification_uuid,
+                triggered_at, outcome, reason)
+            VALUES (
+                \(id), \(decision.campaign.id), \(subscriber.bundleId), \(subscriber.environment), \(subscriber.originalTransactionId),
+                \(appAccountToken), \(notificationUUID), \(triggeredAt), \(decision.outcome.rawValue), \(decision.reason))
+            ON CONFLICT (campaign_id, notification_uuid) DO NOTHING
+            RETURNING 1
+            """,
+            logger: logger
+        )
+        for try await _ in rows { return true }
+        return false
+    }
+
+    /// Inserts a signed offer in state ready.
+    public static func insert(_ offer: NewOffer, connection: PostgresConnection, logger: Logger) async throws {
+        try await connection.query(
+            """
+            INSERT INTO reclaim.offers (
+                id, decision_id, grant_id, bundle_id, environment, original_transaction_id, app_account_token, campaign_id,
+                source_notification_uuid, triggered_at, priority, product_id, offer_identifier, key_id, nonce, signed_at,
+                application_username, storekit1_signature, storekit2_jws, deliverable_until)
+            VALUES (
+                \(offer.id), \(offer.decisionId), \(offer.grantId), \(offer.bundleId), \(offer.environment),
+                \(offer.originalTransactionId), \(offer.appAccountToken), \(offer.campaignId), \(offer.sourceNotificationUUID),
+                \(offer.triggeredAt), \(offer.priority), \(offer.productId), \(offer.offerIdentifier),
+                \(offer.signed.storeKit1.keyIdentifier), \(offer.signed.nonce), \(offer.signed.signedAt),
+                \(offer.signed.storeKit1.applicationUsername), \(offer.signed.storeKit1.signature), \(offer.signed.storeKit2JWS),
+                \(offer.deliverableUntil))
+            """,
+            logger: logger
+        )
+    }
+
+    /// Ends a live offer as withdrawn; false when it was no longer live.
+    @discardableResult
+    public static func withdraw(_ offerId: UUID, reason: String, connection: PostgresConnection, logger: Logger) async throws -> Bool {
+        let rows = try await connection.query(
+            """
+            UPDATE reclaim.offers SET state = 'withdrawn', ended_at = now(), end_reason = \(reason)
+            WHERE id = \(offerId) AND state IN ('ready', 'delivered')
+            RETURNING 1
+            """,
+            logger: logger
+        )
+        for try await _ in rows { return true }
+        return false
+    }
+
+    /// Records a promotional-offer purchase (once per notification) and marks the offer it redeems.
+    public static func recordRedemption(
+        _ redemption: OfferLifecycle.Redemption,
+        subscriber: Subscriber,
+        notificationUUID: UUID,
+        connection: PostgresConnection,
+        logger: Logger
+    ) async throws {
+        try await connection.query(
+            """
+            INSERT INTO reclaim.offer_redemptions (
+                notification_uuid, bundle_id, environment, original_transaction_id, transaction_id, product_id,
+                offer_identifier, offer_id, price, currency, redeemed_at)
+            VALUES (
+                \(notificationUUID), \(subscriber.bundleId), \(subscriber.environment), \(subscriber.originalTransactionId),
+                \(redemption.transactionId), \(redemption.productId), \(redemption.offerIdentifier), \(redemption.offerId),
+                \(redemption.price), \(redemption.currency), \(redemption.redeemedAt))
+            ON CONFLICT (notification_uuid) DO NOTHING
+            """,
+            logger: logger
+        )
+        guard let offerId = redemption.offerId else { return }
+        try await connection.query(
+            """
+            UPDATE reclaim.offers SET state = 'redeemed', ended_at = now(), redeemed_at = \(redemption.redeemedAt),
+                redeemed_transaction_id = \(redemption.transactionId), redeemed_price = \(redemption.price),
+                redeemed_currency = \(redemption.currency)
+            WHERE id = \(offerId) AND state IN ('ready', 'delivered')
+            """,
+            logger: logger
+        )
+    }
+
+    /// The deliverable offers of one app user, locked for the caller's delivery transaction.
+    public static func lockDeliverable(bundleId: String, appAccountToken: UUID, connection: PostgresConnection, logger: Logger) async throws
+        -> [StoredOffer]
+    {
+        try await select(
+            """
+            WHERE bundle_id = \(bundleId) AND app_account_token = \(appAccountToken) AND state IN ('ready', 'delivered')
+              AND deliverable_until > now()
+            ORDER BY priority DESC, created_at
+            FOR UPDATE
+            """,
+            connection: connection,
+            logger: logger
+        )
+    }
+
+    /// Whether the app user has any deliverable offer: the cheap first look of a delivery, without a transaction.
+    public static func hasDeliverable(bundleId: String, appAccountToken: UUID, connection: PostgresConnection, logger: Logger) async throws -> Bool {
+        let rows = try await connection.query(
+            """
+            SELECT 1 FROM reclaim.offers
+            WHERE bundle_id = \(bundleId) AND app_account_token = \(appAccountToken) AND state IN ('ready', 'delivered')
+              AND deliverable_until > now()
+            LIMIT 1
+            """,
+            logger: logger
+        )
+        for try await _ in rows { return true }
+        return false
+    }
+
+    /// Records a delivery of `offer` (whose signatures may just have been replaced): its signatures are now handed out.
+    public static func markDelivered(_ offer: StoredOffer, connection: PostgresConnection, logger: Logger) async throws {
+        try await connection.query(
+            """
+            UPDATE reclaim.offers SET state = 'delivered', delivered_at = coalesce(delivered_at, now()),
+                delivery_count = delivery_count + 1, signature_delivered = true,
+                key_id = \(offer.keyId), nonce = \(offer.nonce), signed_at = \(offer.signedAt),
+                application_username = \(offer.applicationUsername), storekit1_signature = \(offer.storeKit1Signature),
+                storekit2_jws = \(offer.storeKit2JWS)
+            WHERE id = \(offer.id)
+            """,
+            logger: logger
+        )
+    }
+
+    /// Up to `limit` live offers whose signatures were made before `signedBefore`, oldest first, locked and
+    /// skipping offers another refresher or a delivery holds. Reads `offers_refresh_idx` in order: no scan.
+    public static func lockDueForResigning(signedBefore: Date, limit: Int, connection: PostgresConnection, logger: Logger) async throws
+        -> [StoredOffer]
+    {
+        try await select(
+            """
+            WHERE state IN ('ready', 'delivered') AND signed_at < \(signedBefore) AND deliverable_until > now()
+            ORDER BY signed_at
+            LIMIT \(limit)
+            FOR UPDATE SKIP LOCKED
+            """,
+            connection: connection,
+            logger: logger
+        )
+    }
+
+    /// Stores new, not yet handed out signatures for `offer`.
+    public static func saveSignatures(_ offer: StoredOffer, connection: PostgresConnection, logger: Logger) async throws {
+        try await connection.query(
+            """
+            UPDATE reclaim.offers SET key_id = \(offer.keyId), nonce = \(offer.nonce), signed_at = \(offer.signedAt),
+                application_username = \(offer.applicationUsername), storekit1_signature = \(offer.storeKit1Signature),
+                storekit2_jws = \(offer.storeKit2JWS), signature_delivered = false
+            WHERE id = \(offer.id)
+            """,
+            logger: logger
+        )
+    }
+
+    /// Ends up to `limit` live offers whose delivery window closed; returns how many. Reads `offers_expiry_idx`.
+    public static func expire(limit: Int, connection: PostgresConnection, logger: Logger) async throws -> Int {
+        let rows = try await connection.query(
+            """
+            UPDATE reclaim.offers SET state = 'expired', ended_at = now(), end_reason = 'deliverable_until passed'
+            WHERE id IN (
+                SELECT id FROM reclaim.offers
+                WHERE state IN ('ready', 'delivered') AND deliverable_until <= now()
+                ORDER BY deliverable_until LIMIT \(limit)
+                FOR UPDATE SKIP LOCKED)
+            RETURNING 1
+            """,
+            logger: logger
+        )
+        var count = 0
+        for try await _ in rows { count += 1 }
+        return count
+    }
+
+    private static func select(_ tail: PostgresQuery, connection: PostgresConnection, logger: Logger) async throws -> [StoredOffer] {
+        var query = PostgresQuery(
+            unsafeSQL: """
+                SELECT id, campaign_id, bundle_id, environment, original_transaction_id, app_account_token, product_id,
+                       offer_identifier, key_id, nonce, signed_at, application_username, storekit1_signature, storekit2_jws,
+                       signature_delivered, deliverable_until
+                FROM reclaim.offers 
+                """
+        )
+        query.sql += tail.sql
+        query.binds = tail.binds
+        let rows = try await connection.query(query, logger: logger)
+        var offers: [StoredOffer] = []
+        for try await row in rows {
+            let r = try row.decode(
+                (UUID, String, String, String, String, UUID?, String, String, String, UUID, Date, String, String, String, Bool, Date).self
+            )
+            offers.append(
+                StoredOffer(
+                    id: r.0, campaignId: r.1, bundleId: r.2, environment: r.3, originalTransactionId: r.4, appAccountToken: r.5,
+                    productId: r.6, offerIdentifier: r.7, keyId: r.8, nonce: r.9, signedAt: r.10, applicationUsername: r.11,
+                    storeKit1Signature: r.12, storeKit2JWS: r.13, signatureDelivered: r.14, deliverableUntil: r.15
+                )
+            )
+        }
+        return offers
+    }
+}
