@@ -1,0 +1,104 @@
+import Foundation
+import PostgresNIO
+import ReclaimDomain
+import ReclaimService
+import ReclaimStore
+
+/// A config for the sandbox corpus's app with a freshly generated signing key and two campaigns: retention on
+/// AUTO_RENEW_DISABLED (priority 10) and win-back on EXPIRED/VOLUNTARY (priority 5). Cooldowns are zero and
+/// the delivery window long, so that every trigger in the corpus (July 2025) is decided on its merits.
+struct CampaignTestSetup {
+    let directory: URL
+    let key: SigningKey
+    let config: ReclaimConfig
+
+    static let issuerId = "11111111-2222-3333-4444-555555555555"
+
+    init(holdoutPercent: Int = 0, extraApps: String = "") throws {
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent("reclaim-campaigns-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        key = SigningKey.generate(keyId: "TESTKEY001")
+        let keyFile = directory.appendingPathComponent("key.p8")
+        try Data(key.pkcs8PEM.utf8).write(to: keyFile)
+        config = try ReclaimConfig.parse(
+            yaml: """
+                apps:
+                  - bundleId: GeniusParentingAI
+                    appAppleId: 6747332178
+                    environments: [Sandbox]
+                    issuerId: \(Self.issuerId)
+                    signingKeys: [{keyId: TESTKEY001, file: \(keyFile.path)}]
+                \(extraApps)
+                campaigns:
+                  - id: retain-auto-renew-off
+                    app: GeniusParentingAI
+                    trigger: DID_CHANGE_RENEWAL_STATUS/AUTO_RENEW_DISABLED
+                    offer: {productId: ca.geniusparentingai.basic.monthly, offerIdentifier: RETAIN50}
+                    deliverableFor: 2000d
+                    cooldown: 0s
+                    holdoutPercent: \(holdoutPercent)
+                    priority: 10
+                  - id: winback-expired
+                    app: GeniusParentingAI
+                    trigger: EXPIRED/VOLUNTARY
+                    offer: {productId: ca.geniusparentingai.basic.monthly, offerIdentifier: WINBACK30}
+                    deliverableFor: 2000d
+                    cooldown: 0s
+                    holdoutPercent: \(holdoutPercent)
+                    priority: 5
+                """
+        )
+    }
+
+    var signer: OfferSigner { OfferSigner(key: key, bundleId: "GeniusParentingAI", issuerId: Self.issuerId) }
+
+    func remove() { try? FileManager.default.removeItem(at: directory) }
+}
+
+/// One row of reclaim.offers, for assertions.
+struct OfferRow: Sendable {
+    let id: UUID
+    let campaignId: String
+    let state: String
+    let productId: String
+    let offerIdentifier: String
+    let keyId: String
+    let nonce: UUID
+    let signedAt: Date
+    let applicationUsername: String
+    let storeKit1Signature: String
+    let storeKit2JWS: String
+    let endReason: String?
+
+    static func all(_ client: PostgresClient) async throws -> [OfferRow] {
+        let rows = try await client.query(
+            """
+            SELECT id, campaign_id, state, product_id, offer_identifier, key_id, nonce, signed_at, application_username,
+                   storekit1_signature, storekit2_jws, end_reason
+            FROM reclaim.offers ORDER BY triggered_at
+            """,
+            logger: TestPostgres.logger
+        )
+        var offers: [OfferRow] = []
+        for try await r in rows.decode((UUID, String, String, String, String, String, UUID, Date, String, String, String, String?).self) {
+            offers.append(
+                OfferRow(
+                    id: r.0, campaignId: r.1, state: r.2, productId: r.3, offerIdentifier: r.4, keyId: r.5, nonce: r.6,
+                    signedAt: r.7, applicationUsername: r.8, storeKit1Signature: r.9, storeKit2JWS: r.10, endReason: r.11
+                )
+            )
+        }
+        return offers
+    }
+}
+
+/// Decision outcomes per campaign, e.g. ["winback-expired/offered": 7].
+func decisionCounts(_ client: PostgresClient) async throws -> [String: Int] {
+    let rows = try await client.query(
+        "SELECT campaign_id || '/' || outcome, count(*)::bigint FROM reclaim.campaign_decisions GROUP BY 1",
+        logger: TestPostgres.logger
+    )
+    var counts: [String: Int] = [:]
+    for try await (key, count) in rows.decode((String, Int64).self) { counts[key] = Int(count) }
+    return counts
+}

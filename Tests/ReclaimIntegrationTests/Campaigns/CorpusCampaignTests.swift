@@ -1,0 +1,146 @@
+import Crypto
+import Foundation
+import Hummingbird
+import HummingbirdTesting
+import NIOCore
+import PostgresNIO
+import ReclaimDomain
+import ReclaimService
+import ReclaimStore
+import ReclaimTestSupport
+import Testing
+
+@Suite("The real sandbox corpus through ingest, queue, state, campaigns and offers")
+struct CorpusCampaignTests {
+    let logger = TestPostgres.logger
+
+    /// Posts every notification of the corpus in signedDate order and lets one worker lane process them in order.
+    func replay(_ client: PostgresClient, _ dependencies: Dependencies, bodies: [Data]) async throws {
+        let app = Application(router: buildRouter(dependencies))
+        try await app.test(.router) { http in
+            for body in bodies {
+                try await http.execute(uri: "/v1/apple/notifications", method: .post, headers: [.contentType: "application/json"], body: ByteBuffer(bytes: body)) {
+                    #expect($0.status == .ok)
+                }
+            }
+        }
+        let pool = WorkerPool(
+            queue: JobQueue(postgres: client),
+            handlers: jobHandlers(dependencies),
+            options: .init(concurrency: 1, batchSize: 16, pollInterval: .milliseconds(50)),
+            logger: logger
+        )
+        try await withServices([pool]) {
+            try await eventually("all notifications processed") {
+                let completed = try await jobCount(client, state: .completed)
+                let waiting = try await jobCount(client, state: .available)
+                return completed == bodies.count && waiting == 0
+            }
+        }
+    }
+
+    static func corpusInSignedDateOrder() throws -> [(notification: AppleSandboxFixtures.Notification, signedDate: Int64)] {
+        try AppleSandboxFixtures.all().map { notification in
+            var segment = notification.signedPayload.split(separator: ".")[1].replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+            segment += String(repeating: "=", count: (4 - segment.count % 4) % 4)
+            let payload = try #require(Data(base64Encoded: segment))
+            let signedDate = try JSONDecoder().decode(SignedDateOnly.self, from: payload).signedDate
+            return (notification, signedDate)
+        }.sorted { $0.signedDate < $1.signedDate }
+    }
+
+    struct SignedDateOnly: Decodable { let signedDate: Int64 }
+
+    @Test("expected offers, resubscribers' offers withdrawn, nothing issued twice, every signature verifies independently")
+    func corpusReplay() async throws {
+        let setup = try CampaignTestSetup()
+        defer { setup.remove() }
+        let corpus = try Self.corpusInSignedDateOrder()
+        try await withTestDatabase { client, _ in
+            let dependencies = try Dependencies.test(postgres: client, config: setup.config)
+            try await replay(client, dependencies, bodies: corpus.map(\.notification.body))
+
+            // The subscriber expired voluntarily 9 times and turned auto-renew off twice, resubscribing after
+            // each but the last expiry. Win-back offered 7 times; twice it met the live retention offer
+            // (priority 10 ≥ 5) and was skipped. Every offer but the last was withdrawn on resubscription.
+            let counts = try await decisionCounts(client)
+            #expect(counts == ["retain-auto-renew-off/offered": 2, "winback-expired/offered": 7, "winback-expired/skipped": 2])
+            let offers = try await OfferRow.all(client)
+            #expect(offers.count == 9)
+            #expect(offers.filter { $0.state == "withdrawn" }.count == 8)
+            #expect(offers.filter { $0.state == "withdrawn" }.allSatisfy { $0.endReason?.contains("subscribed again") == true })
+            let live = try #require(offers.last)
+            #expect(live.state == "ready")
+            #expect(live.campaignId == "winback-expired")
+            #expect(live.applicationUsername == "00000000-0000-0000-0000-000000000051")
+
+            let state = try #require(
+                try await client.withConnection {
+                    try await SubscriptionStore.find(
+                        bundleId: "GeniusParentingAI", environment: "Sandbox", originalTransactionId: "2000000970472825", connection: $0, logger: logger)
+                })
+            #expect(state.status == .expired)
+            #expect(state.expirationIntent == 1)
+            #expect(state.autoRenew == false)
+            #expect(state.storefront == "CAN")
+
+            // Replayed through HTTP: duplicates, no new jobs. Replayed straight into the engine (as a retried
+            // job would be): the state refuses the stale snapshots and the decisions exist, so nothing new.
+            let before = try await decisionCounts(client)
+            try await replay(client, dependencies, bodies: corpus.map(\.notification.body))
+            for (notification, _) in corpus {
+                let verified = try await dependencies.verifier.verifyNotification(notification.signedPayload)
+                guard let uuid = UUID(uuidString: notification.uuid), let snapshot = SubscriptionSnapshot(verified, notificationUUID: uuid) else {
+                    continue
+                }
+                try await client.transaction(logger: logger) { connection in
+                    try await dependencies.campaignEngine.process(snapshot, connection: connection, logger: logger)
+                }
+            }
+            #expect(try await decisionCounts(client) == before)
+            #expect(try await OfferRow.all(client).count == 9)
+
+            // Every stored signature, checked by Python's cryptography over Apple's exact payload.
+            let checks = offers.map { offer in
+                PythonCrossCheck.Offer(
+                    payload: [
+                        "GeniusParentingAI", offer.keyId, offer.productId, offer.offerIdentifier, offer.applicationUsername,
+                        offer.nonce.uuidString.lowercased(), String(Int64((offer.signedAt.timeIntervalSince1970 * 1000).rounded())),
+                    ].joined(separator: "\u{2063}"),
+                    signature: offer.storeKit1Signature,
+                    jws: offer.storeKit2JWS,
+                    expectedClaims: [
+                        "iss": CampaignTestSetup.issuerId, "bid": "GeniusParentingAI", "productId": offer.productId,
+                        "offerIdentifier": offer.offerIdentifier, "nonce": offer.nonce.uuidString.lowercased(),
+                        "transactionId": "2000000970472825",
+                    ]
+                )
+            }
+            #expect(try PythonCrossCheck.verify(checks, publicKeyPEM: setup.key.publicKey.pemRepresentation, keyId: "TESTKEY001") == 9)
+        }
+    }
+
+    @Test("campaigns are mirrored into reclaim.campaigns; a campaign removed from the config is disabled")
+    func campaignMirror() async throws {
+        let setup = try CampaignTestSetup()
+        defer { setup.remove() }
+        try await withTestDatabase { client, _ in
+            let campaigns = try setup.config.domainCampaigns()
+            try await CampaignStore.sync(campaigns, postgres: client, logger: logger)
+            try await CampaignStore.sync(Array(campaigns.prefix(1)), postgres: client, logger: logger)
+            let rows = try await client.query(
+                "SELECT id, enabled, trigger, extract(epoch FROM deliverable_for)::bigint FROM reclaim.campaigns ORDER BY id",
+                logger: logger
+            )
+            var seen: [String] = []
+            for try await (id, enabled, trigger, seconds) in rows.decode((String, Bool, String, Int64).self) {
+                seen.append("\(id) \(enabled) \(trigger) \(seconds)")
+            }
+            #expect(
+                seen == [
+                    "retain-auto-renew-off true DID_CHANGE_RENEWAL_STATUS/AUTO_RENEW_DISABLED 172800000",
+                    "winback-expired false EXPIRED/VOLUNTARY 172800000",
+                ])
+        }
+    }
+}
