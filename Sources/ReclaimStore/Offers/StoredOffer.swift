@@ -26,7 +26,9 @@ public struct StoredOffer: Sendable, Equatable {
         StoreKit1OfferSignature(
             keyIdentifier: keyId,
             nonce: nonce.uuidString.lowercased(),
-            timestamp: OfferSignatureRequest.milliseconds(since1970: signedAt),
+            // signedAt was a whole millisecond when signed; PostgreSQL's microseconds and Double's binary
+            // fractions bring it back a hair off, so round to the nearest millisecond, never down.
+            timestamp: Int64((signedAt.timeIntervalSince1970 * 1000).rounded()),
             signature: storeKit1Signature,
             applicationUsername: applicationUsername
         )

@@ -1,0 +1,145 @@
+import Crypto
+import Foundation
+import Hummingbird
+import HummingbirdTesting
+import NIOCore
+import PostgresNIO
+import ReclaimDomain
+import ReclaimService
+import ReclaimStore
+import Testing
+
+@Suite("GET /v1/offers over a real socket")
+struct OfferDeliveryTests {
+    let logger = TestPostgres.logger
+
+    struct Answer: Decodable {
+        struct Offer: Decodable {
+            struct StoreKit2: Decodable { let compactJWS: String }
+            let id: String
+            let campaign: String
+            let productIdentifier: String
+            let offerIdentifier: String
+            let storeKit1: StoreKit1OfferSignature
+            let storeKit2: StoreKit2
+            let expiresAt: String
+        }
+        let appAccountToken: String
+        let offers: [Offer]
+    }
+
+    @Test("the key's app only, fresh signatures that verify, a new nonce on every delivery, 401 and 400 as problem+json")
+    func delivery() async throws {
+        let setup = try CampaignTestSetup(extraApps: "  - {bundleId: com.example.other, environments: [Sandbox]}")
+        defer { setup.remove() }
+        let corpus = try CorpusCampaignTests.corpusInSignedDateOrder()
+        try await withTestDatabase { client, _ in
+            let dependencies = try Dependencies.test(postgres: client, config: setup.config)
+            try await CorpusCampaignTests().replay(client, dependencies, bodies: corpus.map(\.notification.body))
+            let keys = APIKeyStore(postgres: client)
+            let appKey = try await keys.create(scope: .app, bundleId: "GeniusParentingAI", logger: logger)
+            let otherKey = try await keys.create(scope: .app, bundleId: "com.example.other", logger: logger)
+            let adminKey = try await keys.create(scope: .admin, bundleId: nil, logger: logger)
+            let subscriber = "/v1/offers?appAccountToken=00000000-0000-0000-0000-000000000051"
+
+            let app = Application(router: buildRouter(dependencies), configuration: .init(address: .hostname("127.0.0.1", port: 0)))
+            try await app.test(.live) { http in
+                func get(_ uri: String, key: String?) async throws -> (HTTPResponse, String) {
+                    var headers = HTTPFields()
+                    if let key { headers[.authorization] = "Bearer \(key)" }
+                    return try await http.execute(uri: uri, method: .get, headers: headers) { ($0.head, String(buffer: $0.body)) }
+                }
+                for key in [nil, adminKey, "rk_app_not-a-key", String(repeating: "x", count: 5000)] {
+                    let (response, body) = try await get(subscriber, key: key)
+                    #expect(response.status == .unauthorized)
+                    #expect(response.headerFields[.contentType] == "application/problem+json")
+                    #expect(response.headerFields[.wwwAuthenticate]?.hasPrefix("Bearer") == true)
+                    #expect(body.contains("urn:reclaim:problem:unauthorized"))
+                }
+                let (bad, badBody) = try await get("/v1/offers?appAccountToken=not-a-uuid", key: appKey)
+                #expect(bad.status == .badRequest)
+                #expect(badBody.contains("urn:reclaim:problem:invalid-parameter"))
+                let (missing, _) = try await get("/v1/offers", key: appKey)
+                #expect(missing.status == .badRequest)
+
+                // Another app's key sees nothing of this app's subscriber; an unknown subscriber gets an empty list.
+                for (uri, key) in [(subscriber, otherKey), ("/v1/offers?appAccountToken=\(UUID())", appKey)] {
+                    let (response, body) = try await get(uri, key: key)
+                    #expect(response.status == .ok)
+                    #expect(try JSONDecoder().decode(Answer.self, from: Data(body.utf8)).offers.isEmpty)
+                }
+
+                var nonces = Set<String>()
+                for uppercase in [false, true, false] {
+                    let uri = uppercase ? subscriber.uppercased().replacingOccurrences(of: "/V1/OFFERS?APPACCOUNTTOKEN", with: "/v1/offers?appAccountToken") : subscriber
+                    let (response, body) = try await get(uri, key: appKey)
+                    #expect(response.status == .ok)
+                    #expect(response.headerFields[.cacheControl] == "no-store")
+                    let answer = try JSONDecoder().decode(Answer.self, from: Data(body.utf8))
+                    #expect(answer.appAccountToken == "00000000-0000-0000-0000-000000000051")
+                    let offer = try #require(answer.offers.first)
+                    #expect(answer.offers.count == 1)
+                    #expect(offer.campaign == "winback-expired")
+                    #expect(offer.offerIdentifier == "WINBACK30")
+                    #expect(offer.storeKit1.applicationUsername == "00000000-0000-0000-0000-000000000051")
+                    #expect(setup.signer.verify(offer.storeKit1, product: offer.productIdentifier, offer: offer.offerIdentifier))
+                    #expect(abs(Double(offer.storeKit1.timestamp) / 1000 - Date().timeIntervalSince1970) < 3600)
+                    #expect(nonces.insert(offer.storeKit1.nonce).inserted, "a nonce was handed out twice")
+                    let checked = try PythonCrossCheck.verify(
+                        [
+                            .init(
+                                payload: [
+                                    "GeniusParentingAI", offer.storeKit1.keyIdentifier, offer.productIdentifier, offer.offerIdentifier,
+                                    offer.storeKit1.applicationUsername, offer.storeKit1.nonce, String(offer.storeKit1.timestamp),
+                                ].joined(separator: "\u{2063}"),
+                                signature: offer.storeKit1.signature,
+                                jws: offer.storeKit2.compactJWS,
+                                expectedClaims: ["nonce": offer.storeKit1.nonce, "offerIdentifier": "WINBACK30", "transactionId": "2000000970472825"]
+                            )
+                        ],
+                        publicKeyPEM: setup.key.publicKey.pemRepresentation,
+                        keyId: "TESTKEY001"
+                    )
+                    #expect(checked == 1)
+                }
+            }
+            let rows = try await client.query(
+                "SELECT state, delivery_count, signature_delivered FROM reclaim.offers WHERE state IN ('ready', 'delivered')",
+                logger: logger
+            )
+            for try await (state, count, handedOut) in rows.decode((String, Int, Bool).self) {
+                #expect(state == "delivered")
+                #expect(count == 3)
+                #expect(handedOut)
+            }
+        }
+    }
+
+    @Test("the refresher re-signs offers whose signatures are old and expires those past their window")
+    func refresher() async throws {
+        let setup = try CampaignTestSetup()
+        defer { setup.remove() }
+        let corpus = try CorpusCampaignTests.corpusInSignedDateOrder()
+        try await withTestDatabase { client, _ in
+            let dependencies = try Dependencies.test(postgres: client, config: setup.config)
+            try await CorpusCampaignTests().replay(client, dependencies, bodies: corpus.map(\.notification.body))
+            let before = try #require(try await OfferRow.all(client).last)
+            try await client.query("UPDATE reclaim.offers SET signed_at = now() - interval '13 hours' WHERE id = \(before.id)", logger: logger)
+            let refresher = OfferRefresher(postgres: client, signers: dependencies.signers, interval: .seconds(60), resignAfter: 12 * 3600, logger: logger)
+            #expect(try await refresher.tick() == (0, 1))
+            let after = try #require(try await OfferRow.all(client).last)
+            #expect(after.nonce != before.nonce)
+            #expect(abs(after.signedAt.timeIntervalSinceNow) < 60)
+            #expect(setup.signer.verify(
+                StoreKit1OfferSignature(
+                    keyIdentifier: after.keyId, nonce: after.nonce.uuidString.lowercased(),
+                    timestamp: Int64((after.signedAt.timeIntervalSince1970 * 1000).rounded()), signature: after.storeKit1Signature,
+                    applicationUsername: after.applicationUsername),
+                product: after.productId, offer: after.offerIdentifier))
+            #expect(try await refresher.tick() == (0, 0))
+            try await client.query("UPDATE reclaim.offers SET deliverable_until = now() - interval '1 second' WHERE id = \(before.id)", logger: logger)
+            #expect(try await refresher.tick() == (1, 0))
+            #expect(try #require(try await OfferRow.all(client).last).state == "expired")
+        }
+    }
+}
