@@ -58,7 +58,10 @@ let package = Package(
             dependencies: [
                 "ReclaimDomain",
                 "ReclaimStore",
+                // `reclaim dev --demo` signs demo notifications with the same throw-away CA the tests use.
+                "ReclaimTestSupport",
                 .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),

@@ -5,10 +5,15 @@ import ReclaimStore
 
 /// A private PostgreSQL for benchmarks, with production durability (fsync and synchronous_commit on).
 enum PostgresBench {
-    static func start(root: String) throws {
+    /// `trackCommitTimestamp`: `scripts/bench e2e` times each notification and each offer by the commit
+    /// of the transaction that wrote it (`pg_xact_commit_timestamp(xmin)`), which PostgreSQL records
+    /// only with `track_commit_timestamp` on (a few bytes per transaction).
+    static func start(root: String, trackCommitTimestamp: Bool = false) throws {
         var logger = Logger(label: "bench-postgres")
         logger.logLevel = .warning
-        let cluster = EmbeddedPostgres(root: URL(fileURLWithPath: root), serverSettings: ["max_connections": "200", "shared_buffers": "256MB"])
+        var settings = ["max_connections": "200", "shared_buffers": "256MB"]
+        if trackCommitTimestamp { settings["track_commit_timestamp"] = "on" }
+        let cluster = EmbeddedPostgres(root: URL(fileURLWithPath: root), serverSettings: settings)
         try cluster.initializeIfNeeded(logger: logger)
         try cluster.start(logger: logger)
         print(try cluster.url(database: "postgres").connectionString)

@@ -13,12 +13,14 @@ struct DevCommand: AsyncParsableCommand {
     var port: Int = 8080
     @Option(help: "Folder for the private PostgreSQL, demo config and keys.")
     var directory: String = ".reclaim"
+    @Flag(help: "Once serving, post a demo subscriber's notifications (signed by a demo CA the dev config trusts), so the printed curl returns a real offer.")
+    var demo = false
 
     func run() async throws {
         let logger = Bootstrap.logging()
         let registry = Bootstrap.metrics()
         let explicit = ProcessInfo.processInfo.environment["DATABASE_URL"].flatMap { $0.isEmpty ? nil : $0 }
-        let environment = DevEnvironment(root: URL(fileURLWithPath: directory), port: port)
+        let environment = DevEnvironment(root: URL(fileURLWithPath: directory), port: port, demo: demo)
         try await environment.run(databaseURL: try explicit.map(DatabaseURL.init), metricsRegistry: registry, logger: logger)
     }
 }

@@ -4,6 +4,9 @@ import PostgresNIO
 import Prometheus
 import ReclaimDomain
 import ReclaimStore
+import ReclaimTestSupport
+import SwiftASN1
+import X509
 
 /// `reclaim dev`: zero set-up. Starts (or reuses) a private PostgreSQL under `.reclaim/pg`,
 /// migrates, writes a demo config with a freshly generated demo signing key on first run,
@@ -12,18 +15,24 @@ public struct DevEnvironment: Sendable {
     /// The folder everything lives in (`.reclaim` in the current directory).
     public let root: URL
     public let port: Int
+    /// Post demo notifications once serving (`reclaim dev --demo`).
+    public let demo: Bool
 
     public static let demoBundleId = "com.example.reclaim.demo"
     public static let demoKeyId = "DEMOKEY001"
+    public static let demoAppAccountToken = "00000000-0000-0000-0000-000000000051"
 
-    public init(root: URL, port: Int) {
+    public init(root: URL, port: Int, demo: Bool = false) {
         self.root = root
         self.port = port
+        self.demo = demo
     }
 
     var configFile: URL { root.appendingPathComponent("config.yaml") }
     var keyFile: URL { root.appendingPathComponent("keys/SubscriptionKey_\(Self.demoKeyId).p8") }
     var appKeyFile: URL { root.appendingPathComponent("demo-app-key") }
+    /// The demo CA's root, trusted by the demo config only; a new CA is made on every start (its keys live in memory).
+    var demoRootFile: URL { root.appendingPathComponent("demo-ca-root.pem") }
 
     public func run(databaseURL explicitURL: DatabaseURL?, metricsRegistry: PrometheusCollectorRegistry, logger: Logger) async throws {
         try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
@@ -51,6 +60,8 @@ public struct DevEnvironment: Sendable {
 
     private func serve(url: DatabaseURL, metricsRegistry: PrometheusCollectorRegistry, logger: Logger) async throws {
         _ = try await Migrations.run(url, logger: logger)
+        let demoCA = try TestCertificateAuthority()
+        try demoCA.root.serializeAsPEM().pemString.write(to: demoRootFile, atomically: true, encoding: .utf8)
         let config = try loadOrWriteConfig()
         let appKey = try await demoAppKey(url: url, logger: logger)
         let server = ReclaimServer(config: config, databaseURL: url, role: .all, host: "127.0.0.1", port: port)
@@ -71,13 +82,50 @@ public struct DevEnvironment: Sendable {
 
                     Try:
                       curl -s \(base)/readyz
-                      curl -s -H 'Authorization: Bearer \(appKey)' '\(base)/v1/offers?appAccountToken=00000000-0000-0000-0000-000000000051'
+                      curl -s -H 'Authorization: Bearer \(appKey)' '\(base)/v1/offers?appAccountToken=\(Self.demoAppAccountToken)'
 
                     Ctrl-C stops Reclaim and its PostgreSQL.
 
                     """.utf8
                 )
             )
+            guard demo else { return }
+            Task { await postDemo(ca: demoCA, config: config, base: base, appKey: appKey, logger: logger) }
+        }
+    }
+
+    /// Posts the demo subscriber's notifications and prints what happened.
+    private func postDemo(ca: TestCertificateAuthority, config: ReclaimConfig, base: String, appKey: String, logger: Logger) async {
+        let campaign = config.campaigns.first { $0.app == Self.demoBundleId && $0.trigger == "DID_CHANGE_RENEWAL_STATUS/AUTO_RENEW_DISABLED" }
+        let demo = DemoNotifications(
+            ca: ca,
+            bundleId: Self.demoBundleId,
+            productId: campaign?.offer.productId ?? "com.example.reclaim.monthly",
+            appAccountToken: Self.demoAppAccountToken
+        )
+        let originalTransactionId = DemoNotifications.originalTransactionId(
+            campaignId: campaign?.id ?? "",
+            holdoutPercent: campaign?.holdoutPercent ?? 0
+        )
+        do {
+            try await Task.sleep(for: .milliseconds(500))  // the listener binds right after onReady
+            let answers = try await DemoNotifications.post(
+                try demo.bodies(originalTransactionId: originalTransactionId),
+                to: URL(string: "\(base)/v1/apple/notifications")!
+            )
+            FileHandle.standardOutput.write(
+                Data(
+                    """
+                    Demo: posted SUBSCRIBED/INITIAL_BUY and DID_CHANGE_RENEWAL_STATUS/AUTO_RENEW_DISABLED for subscription \(originalTransactionId)
+                      (signed by a demo CA that only \(configFile.path) trusts); answers: \(answers.joined(separator: ", "))
+                      The worker issues the offer within a second; fetch it with the curl above.
+                      A 401 means the config predates --demo: add \(demoRootFile.path) to rootCertificates.
+
+                    """.utf8
+                )
+            )
+        } catch {
+            logger.error("demo notifications failed", metadata: ["error": "\(error)"])
         }
     }
 
@@ -91,12 +139,12 @@ public struct DevEnvironment: Sendable {
             try fileManager.setAttributes([.posixPermissions: 0o600], ofItemAtPath: keyFile.path)
         }
         if !fileManager.fileExists(atPath: configFile.path) {
-            try Data(Self.demoConfig(keyFile: keyFile.path).utf8).write(to: configFile, options: .atomic)
+            try Data(Self.demoConfig(keyFile: keyFile.path, demoRoot: demoRootFile.path).utf8).write(to: configFile, options: .atomic)
         }
         return try ReclaimConfig.load(path: configFile.path)
     }
 
-    static func demoConfig(keyFile: String) -> String {
+    static func demoConfig(keyFile: String, demoRoot: String) -> String {
         """
         # Demo configuration written by `reclaim dev`. Edit freely; see README.md, Configuration.
         apps:
@@ -106,7 +154,7 @@ public struct DevEnvironment: Sendable {
             signingKeys:
               - keyId: \(demoKeyId)
                 file: \(keyFile)
-            rootCertificates: []
+            rootCertificates: [\(demoRoot)]   # the demo CA of `reclaim dev --demo`; remove for real use
         campaigns:
           - id: retain-auto-renew-off
             app: \(demoBundleId)
