@@ -27,7 +27,7 @@ do {
         // A fresh subscription key (.p8, PKCS#8 PEM like App Store Connect's) for the campaigns of
         // `scripts/bench e2e`: its workers sign real offers with it. The key id is the config's
         // business (`signingKeys`); the file holds only the key.
-        try Data(SigningKey.generate(keyId: "BENCH").pkcs8PEM.utf8).write(to: URL(fileURLWithPath: try options.positional(0)), options: .atomic)
+        try Data(SigningKey.generate(keyId: "BENCHKEY01").pkcs8PEM.utf8).write(to: URL(fileURLWithPath: try options.positional(0)), options: .atomic)
     case "queue-worker": try await QueueBenchmark.worker(options)
     default:
         FileHandle.standardError.write(Data("unknown mode \(mode)\n".utf8))

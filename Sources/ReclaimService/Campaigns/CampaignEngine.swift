@@ -23,43 +23,36 @@ public struct CampaignEngine: Sendable {
     /// The decisions this notification made (for logs and tests).
     @discardableResult
     public func process(_ snapshot: SubscriptionSnapshot, connection: PostgresConnection, logger: Logger) async throws -> [CampaignDecision] {
-        var state = try await SubscriptionStore.lock(
+        let state = try await SubscriptionStore.lock(
             bundleId: snapshot.bundleId,
             environment: snapshot.environment,
             originalTransactionId: snapshot.originalTransactionId,
             connection: connection,
             logger: logger
         )
-        if state.apply(snapshot) { try await SubscriptionStore.save(state, connection: connection, logger: logger) }
+        let subscriber = OfferStore.Subscriber(bundleId: state.bundleId, environment: state.environment, originalTransactionId: state.originalTransactionId)
+        let history = try await OfferStore.history(of: subscriber, connection: connection, logger: logger)
+        let step = CampaignStep.run(snapshot, state: state, history: history, campaigns: campaigns, now: now())
+        if step.stateChanged { try await SubscriptionStore.save(step.state, connection: connection, logger: logger) }
 
-        let subscriber = OfferStore.Subscriber(
-            bundleId: state.bundleId,
-            environment: state.environment,
-            originalTransactionId: state.originalTransactionId
-        )
         let event = SubscriptionEvent(snapshot)
-        var history = try await OfferStore.history(of: subscriber, connection: connection, logger: logger)
-
-        let lifecycle = OfferLifecycle.apply(event: event, liveOffer: history.liveOffer)
-        if let redemption = lifecycle.redemption {
+        if let redemption = step.lifecycle.redemption {
             try await OfferStore.recordRedemption(redemption, subscriber: subscriber, notificationUUID: event.notificationUUID, connection: connection, logger: logger)
             metrics.redeemed(campaign: redemption.offerId == nil ? nil : history.liveOffer?.campaignId)
-            if redemption.offerId != nil { history.liveOffer = nil }
         }
-        if let withdrawal = lifecycle.withdrawal {
+        if let withdrawal = step.lifecycle.withdrawal {
             try await OfferStore.withdraw(withdrawal.offerId, reason: withdrawal.reason, connection: connection, logger: logger)
             metrics.withdrawn()
-            history.liveOffer = nil
         }
 
-        let decisions = CampaignEvaluator.evaluate(campaigns: campaigns, state: state, event: event, history: history, now: now())
+        let decisions = step.decisions
         for decision in decisions {
             let decisionId = UUID()
             let inserted = try await OfferStore.insertDecision(
                 id: decisionId,
                 decision,
                 subscriber: subscriber,
-                appAccountToken: state.appAccountToken,
+                appAccountToken: step.state.appAccountToken,
                 notificationUUID: event.notificationUUID,
                 triggeredAt: event.signedDate,
                 connection: connection,
@@ -76,7 +69,7 @@ public struct CampaignEngine: Sendable {
                 try await OfferStore.withdraw(superseded, reason: "superseded by campaign \(decision.campaign.id)", connection: connection, logger: logger)
                 metrics.withdrawn()
             }
-            try await issue(decision, decisionId: decisionId, state: state, event: event, connection: connection, logger: logger)
+            try await issue(decision, decisionId: decisionId, state: step.state, event: event, connection: connection, logger: logger)
         }
         return decisions
     }

@@ -59,7 +59,14 @@ extension ReclaimConfig {
 
     private static func describe(_ error: DecodingError) -> String {
         func path(_ context: DecodingError.Context) -> String {
-            context.codingPath.map { $0.intValue.map { "[\($0)]" } ?? $0.stringValue }.joined(separator: ".")
+            // campaigns[0].cooldown, not campaigns.[0].cooldown
+            context.codingPath.reduce(into: "") { path, key in
+                if let index = key.intValue {
+                    path += "[\(index)]"
+                } else {
+                    path += (path.isEmpty ? "" : ".") + key.stringValue
+                }
+            }
         }
         switch error {
         case .keyNotFound(let key, let context):

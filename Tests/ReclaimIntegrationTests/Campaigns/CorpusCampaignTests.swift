@@ -143,4 +143,19 @@ struct CorpusCampaignTests {
                 ])
         }
     }
+
+    @Test("reclaim campaigns simulate, without a database, decides what the workers decided on the same corpus")
+    func simulateMatchesWorkers() async throws {
+        let setup = try CampaignTestSetup()
+        defer { setup.remove() }
+        let directory = try #require(AppleSandboxFixtures.directory)
+        let report = try await CampaignTasks.simulate(setup.config, directory: directory, now: nil)
+        func count(_ text: String) -> Int { report.components(separatedBy: text).count - 1 }
+        #expect(report.hasPrefix("110 notifications about subscriptions replayed, 6 without one (TEST, summaries), 0 refused"), "\(report)")
+        #expect(count("retain-auto-renew-off: offered") == 2)
+        #expect(count("winback-expired: offered") == 7)
+        #expect(count("winback-expired: skipped: one offer at a time") == 2)
+        #expect(count("withdrawn: ") == 8)
+        #expect(report.contains("→ would now hold: winback-expired (ca.geniusparentingai.basic.monthly / WINBACK30)"))
+    }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import ReclaimDomain
 import ReclaimService
 import Testing
 
@@ -49,8 +50,18 @@ struct ConfigTests {
             ),
             ("app: com.example.app", "app: com.other.app", "not configured under apps"),
             ("deliverableFor: 7d", "deliverableFor: 7 days", "is not a duration"),
-            ("holdoutPercent: 10", "holdoutPercent: 120", "holdoutPercent must be 0…100"),
-            ("trigger: DID_CHANGE_RENEWAL_STATUS/AUTO_RENEW_DISABLED", "trigger: A/B/C", "trigger must be TYPE or TYPE/SUBTYPE"),
+            ("deliverableFor: 7d", "deliverableFor: -5d", "campaigns[0].deliverableFor: '-5d' is not a duration"),
+            ("holdoutPercent: 10", "holdoutPercent: 120", "campaign retain-auto-renew-off: holdoutPercent: must be 0…100"),
+            ("trigger: DID_CHANGE_RENEWAL_STATUS/AUTO_RENEW_DISABLED", "trigger: A/B/C", "is not TYPE or TYPE/SUBTYPE"),
+            ("trigger: DID_CHANGE_RENEWAL_STATUS/AUTO_RENEW_DISABLED", "trigger: NOT_A_TYPE/FOO", "'NOT_A_TYPE' is not a notification type"),
+            ("trigger: DID_CHANGE_RENEWAL_STATUS/AUTO_RENEW_DISABLED", "trigger: EXPIRED/VOLUNTEERED", "'VOLUNTEERED' is not a notification subtype"),
+            ("priority: 10", "priority: 10\n    startsAt: 2026-13-01", "startsAt: '2026-13-01' is not an ISO 8601 date"),
+            ("priority: 10", "priority: 10\n    startsAt: 2026-12-01\n    endsAt: 2026-11-01", "endsAt: must be after startsAt"),
+            ("priority: 10", "priority: 10\n    maxOffersPerSubscriber: 0", "maxOffersPerSubscriber: must be at least 1"),
+            ("priority: 10", "priority: 10\n    conditions: {expirationIntents: [9]}", "9 is not an expirationIntent"),
+            ("priority: 10", "priority: 10\n    conditions: {storefronts: [usa]}", "'usa' is not a three-letter storefront"),
+            ("priority: 10", "priority: 10\n    conditions: {minimumTenure: 3 months}", "campaigns[0].conditions.minimumTenure: '3 months' is not a duration"),
+            ("    issuerId: 00000000-0000-0000-0000-000000000000\n", "", "has no issuerId"),
             ("environments: [Production, Sandbox]", "environments: [Production, Staging]", "unknown environment Staging"),
         ]
     )
@@ -64,5 +75,45 @@ struct ConfigTests {
             #expect("\(error)".contains(message), "\(error)")
             #expect("\(error)".contains("test.yaml"))
         }
+    }
+
+    @Test("every campaign problem is reported at once, each with its campaign and key")
+    func everyCampaignProblemAtOnce() {
+        let yaml = Self.example
+            .replacingOccurrences(of: "holdoutPercent: 10", with: "holdoutPercent: 101")
+            .replacingOccurrences(of: "trigger: DID_CHANGE_RENEWAL_STATUS/AUTO_RENEW_DISABLED", with: "trigger: NOT_A_TYPE/FOO")
+            .replacingOccurrences(of: "priority: 10", with: "priority: 10\n    maxOffersPerSubscriber: 0")
+        do {
+            _ = try ReclaimConfig.parse(yaml: yaml, source: "test.yaml")
+            Issue.record("accepted")
+        } catch {
+            let text = "\(error)"
+            for expected in ["campaign retain-auto-renew-off: holdoutPercent:", "campaign retain-auto-renew-off: trigger:", "campaign retain-auto-renew-off: maxOffersPerSubscriber:"] {
+                #expect(text.contains(expected), "\(text)")
+            }
+        }
+    }
+
+    @Test("campaign keys load with their meanings and become the rules' campaigns")
+    func campaignKeys() throws {
+        let yaml = Self.example.replacingOccurrences(
+            of: "priority: 10",
+            with: """
+                priority: 10
+                    maxOffersPerSubscriber: 2
+                    startsAt: 2026-12-01
+                    endsAt: 2027-01-01T12:00:00Z
+                    standAsideForWinBack: false
+                    conditions: {products: [com.example.monthly], minimumTenure: 30d, expirationIntents: [1, 2], storefronts: [USA, CAN]}
+                """
+        )
+        let campaign = try #require(try ReclaimConfig.parse(yaml: yaml).domainCampaigns().first)
+        #expect(campaign.trigger == CampaignTrigger(type: "DID_CHANGE_RENEWAL_STATUS", subtype: "AUTO_RENEW_DISABLED"))
+        #expect(campaign.maxOffersPerSubscriber == 2)
+        #expect(campaign.startsAt == Date(timeIntervalSince1970: 1_796_083_200))
+        #expect(campaign.endsAt == Date(timeIntervalSince1970: 1_798_804_800))
+        #expect(campaign.standAsideForWinBack == false)
+        #expect(campaign.conditions == CampaignConditions(products: ["com.example.monthly"], minimumTenureSeconds: 30 * 86_400, expirationIntents: [1, 2], storefronts: ["USA", "CAN"]))
+        #expect(campaign.deliverableFor == 7 * 86_400)
     }
 }

@@ -1,0 +1,29 @@
+import Foundation
+
+/// Everything one notification does to one subscriber, as a pure function: the new state, the redemption or
+/// withdrawal of the live offer, and the campaigns' decisions. The worker (`CampaignEngine`) persists the
+/// result in the job's transaction; `reclaim campaigns simulate` keeps it in memory. Both run this.
+public struct CampaignStep: Sendable, Equatable {
+    /// The state after the notification (unchanged when the notification was older than the state).
+    public var state: SubscriptionState
+    public var stateChanged: Bool
+    public var lifecycle: OfferLifecycle.Outcome
+    public var decisions: [CampaignDecision]
+
+    public static func run(
+        _ snapshot: SubscriptionSnapshot,
+        state before: SubscriptionState,
+        history: OfferHistory,
+        campaigns: [Campaign],
+        now: Date
+    ) -> CampaignStep {
+        var state = before
+        let changed = state.apply(snapshot)
+        let event = SubscriptionEvent(snapshot)
+        var history = history
+        let lifecycle = OfferLifecycle.apply(event: event, liveOffer: history.liveOffer)
+        if lifecycle.redemption?.offerId != nil || lifecycle.withdrawal != nil { history.liveOffer = nil }
+        let decisions = CampaignEvaluator.evaluate(campaigns: campaigns, state: state, event: event, history: history, now: now)
+        return CampaignStep(state: state, stateChanged: changed, lifecycle: lifecycle, decisions: decisions)
+    }
+}

@@ -1,0 +1,77 @@
+import Foundation
+import ReclaimDomain
+
+/// `reclaim campaigns check` and `reclaim campaigns simulate`: the campaign config, checked and tried out.
+public enum CampaignTasks {
+    /// Validates the config (done by loading it) and the signing keys; returns a summary of each campaign.
+    public static func check(_ config: ReclaimConfig) throws -> String {
+        _ = try config.offerSigners()
+        let campaigns = try config.domainCampaigns()
+        guard !campaigns.isEmpty else { return "no campaigns configured" }
+        var lines = ["\(campaigns.count) campaign\(campaigns.count == 1 ? "" : "s") OK:"]
+        for campaign in campaigns.sorted(by: { ($0.bundleId, -$0.priority, $0.id) < ($1.bundleId, -$1.priority, $1.id) }) {
+            var line = "  \(campaign.id) [\(campaign.bundleId)] on \(campaign.trigger) → \(campaign.productId) / \(campaign.offerIdentifier)"
+            line += ", priority \(campaign.priority), holdout \(campaign.holdoutPercent)%"
+            line += ", deliverable \(CampaignEvaluatorFormat.duration(campaign.deliverableFor)), cooldown \(CampaignEvaluatorFormat.duration(campaign.cooldown))"
+            if let maximum = campaign.maxOffersPerSubscriber { line += ", at most \(maximum) per subscriber" }
+            if let startsAt = campaign.startsAt { line += ", from \(startsAt.formatted(.iso8601))" }
+            if let endsAt = campaign.endsAt { line += ", until \(endsAt.formatted(.iso8601))" }
+            lines.append(line)
+        }
+        return lines.joined(separator: "\n")
+    }
+
+    /// Verifies every notification file in `directory` (a `{"signedPayload": …}` body or a bare JWS) against the
+    /// config's trusted roots, replays them in signedDate order through state and rules in memory, and tells per
+    /// subscriber what would be offered and why. `now` nil evaluates each notification at its own signedDate, as
+    /// if processed when it arrived.
+    public static func simulate(_ config: ReclaimConfig, directory: URL, now: Date?) async throws -> String {
+        let verifier = AppleJWSVerifier(trustedRoots: try config.trustedRoots())
+        let files = try FileManager.default.contentsOfDirectory(at: directory, includingPropertiesForKeys: nil)
+            .filter { ["json", "jws", "txt"].contains($0.pathExtension) }
+            .sorted { $0.lastPathComponent < $1.lastPathComponent }
+        var snapshots: [SubscriptionSnapshot] = []
+        var refused: [String] = []
+        var ignored = 0
+        for file in files {
+            let text = try String(contentsOf: file, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
+            let jws = (try? JSONDecoder().decode(SignedPayloadBody.self, from: Data(text.utf8)).signedPayload) ?? text
+            do {
+                let notification = try await verifier.verifyNotification(jws)
+                guard let uuid = UUID(uuidString: notification.payload.notificationUUID),
+                    let snapshot = SubscriptionSnapshot(notification, notificationUUID: uuid)
+                else {
+                    ignored += 1
+                    continue
+                }
+                snapshots.append(snapshot)
+            } catch {
+                refused.append("  \(file.lastPathComponent): \(error)")
+            }
+        }
+        var simulator = CampaignSimulator(campaigns: try config.domainCampaigns())
+        for snapshot in snapshots.sorted(by: { $0.signedDate < $1.signedDate }) {
+            simulator.process(snapshot, now: now ?? snapshot.signedDate)
+        }
+        var out = ["\(snapshots.count) notifications about subscriptions replayed, \(ignored) without one (TEST, summaries), \(refused.count) refused"]
+        if !refused.isEmpty { out += ["refused (not verified against the config's roots):"] + refused }
+        for key in simulator.stories.keys.sorted() {
+            let state = simulator.states[key]
+            out.append("")
+            out.append(
+                "subscriber \(key.originalTransactionId) [\(key.bundleId), \(key.environment)]"
+                    + (state?.appAccountToken.map { " appAccountToken \($0.uuidString.lowercased())" } ?? "")
+            )
+            for entry in simulator.stories[key] ?? [] where !entry.lines.isEmpty {
+                out.append("  \(entry.signedDate.formatted(.iso8601)) \(entry.notification)")
+                out += entry.lines.map { "      \($0)" }
+            }
+            if let live = simulator.histories[key]?.liveOffer {
+                out.append("  → would now hold: \(live.campaignId) (\(live.productId) / \(live.offerIdentifier))")
+            } else {
+                out.append("  → would now hold: no offer")
+            }
+        }
+        return out.joined(separator: "\n")
+    }
+}

@@ -1,0 +1,42 @@
+import ArgumentParser
+import Foundation
+import ReclaimService
+
+struct CampaignsCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "campaigns",
+        abstract: "Check the campaign config, or try it on a folder of notifications.",
+        subcommands: [Check.self, Simulate.self]
+    )
+
+    struct Check: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Validate the config and its signing keys; list the campaigns. Exit 1 with every problem when invalid."
+        )
+        @OptionGroup var config: ConfigOptions
+
+        func run() async throws {
+            print(try CampaignTasks.check(try config.load()))
+        }
+    }
+
+    struct Simulate: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Replay a folder of notifications (bodies or bare JWS) through state and rules, without a database, and print per subscriber what would be offered and why."
+        )
+        @Argument(help: "Folder of notification files (.json bodies {\"signedPayload\": …} or .jws).")
+        var directory: String
+        @Option(help: "Evaluate as of this ISO 8601 time instead of each notification's own signedDate.")
+        var now: String?
+        @OptionGroup var config: ConfigOptions
+
+        func run() async throws {
+            var at: Date?
+            if let now {
+                guard let date = try? Date(now, strategy: .iso8601) else { throw ValidationError("--now must be an ISO 8601 time such as 2026-12-01T00:00:00Z") }
+                at = date
+            }
+            print(try await CampaignTasks.simulate(try config.load(), directory: URL(fileURLWithPath: directory), now: at))
+        }
+    }
+}
