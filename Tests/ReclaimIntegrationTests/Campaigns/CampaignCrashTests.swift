@@ -1,0 +1,153 @@
+import Foundation
+import PostgresNIO
+import ReclaimDomain
+import ReclaimStore
+import ReclaimTestSupport
+import SwiftASN1
+import Testing
+import X509
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+@Suite("reclaim serve killed with kill -9 while subscribers' notifications pour in")
+struct CampaignCrashTests {
+    let logger = TestPostgres.logger
+
+    @Test("every acknowledged notification is stored and every subscriber ends with exactly one offer")
+    func killNine() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("reclaim-crash-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let ca = try TestCertificateAuthority()
+        try ca.root.serializeAsPEM().pemString.write(to: directory.appendingPathComponent("root.pem"), atomically: true, encoding: .utf8)
+        try SigningKey.generate(keyId: "CRASHKEY01").pkcs8PEM.write(to: directory.appendingPathComponent("key.p8"), atomically: true, encoding: .utf8)
+        let config = directory.appendingPathComponent("config.yaml")
+        try """
+            apps:
+              - bundleId: com.example.app
+                appAppleId: 1234567890
+                environments: [Sandbox]
+                issuerId: 11111111-2222-3333-4444-555555555555
+                signingKeys: [{keyId: CRASHKEY01, file: \(directory.path)/key.p8}]
+                rootCertificates: [\(directory.path)/root.pem]
+            campaigns:
+              - id: retain
+                app: com.example.app
+                trigger: DID_CHANGE_RENEWAL_STATUS/AUTO_RENEW_DISABLED
+                offer: {productId: com.example.monthly, offerIdentifier: RETAIN50}
+                cooldown: 90d
+            worker: {lease: 3s, pollInterval: 1s}
+            """.write(to: config, atomically: true, encoding: .utf8)
+
+        // Each subscriber turns auto-renew off twice (two notifications, one second apart): the cooldown or the
+        // staleness of the older one must leave exactly one offer, however processing interleaves with kills.
+        let subscribers = 1000
+        let notifications = TestNotifications(ca: ca)
+        let base = Date()
+        var signed: [(uuid: UUID, body: Data)] = []
+        for index in 0..<subscribers {
+            for second in 0..<2 {
+                let uuid = UUID()
+                signed.append(
+                    (
+                        uuid,
+                        try notifications.body(
+                            uuid: uuid,
+                            originalTransactionId: "\(3_000_000_000_000_000 + index)",
+                            appAccountToken: UUID(),
+                            signedDate: base.addingTimeInterval(Double(second))
+                        )
+                    ))
+            }
+        }
+        let bodies = signed.shuffled()
+
+        try await withTestDatabase { client, url in
+            let api = try ServerProcess(role: "api", config: config, databaseURL: url.connectionString, log: directory.appendingPathComponent("api.log"))
+            let worker = try ServerProcess(role: "worker", config: config, databaseURL: url.connectionString, log: directory.appendingPathComponent("worker.log"))
+            try api.start()
+            try worker.start()
+            defer {
+                api.stop()
+                worker.stop()
+            }
+            try await api.waitUntilUp()
+
+            let acknowledged = try await withThrowingTaskGroup(of: [UUID].self) { group in
+                let chunks = 16
+                for chunk in 0..<chunks {
+                    let mine = stride(from: chunk, to: bodies.count, by: chunks).map { bodies[$0] }
+                    group.addTask { try await Self.post(mine, port: api.port) }
+                }
+                // The killer: one process or the other, at random moments, restarted at once.
+                group.addTask {
+                    for round in 0..<10 {
+                        try await Task.sleep(for: .milliseconds(Int.random(in: 300...900)))
+                        let victim = round % 2 == 0 ? api : worker
+                        victim.killNine()
+                        try victim.start()
+                    }
+                    return []
+                }
+                var all: [UUID] = []
+                for try await uuids in group { all += uuids }
+                return all
+            }
+            #expect(acknowledged.count == bodies.count)
+
+            try await eventually("every job processed", timeout: .seconds(180), every: .milliseconds(200)) {
+                let rows = try await client.query(
+                    "SELECT count(*)::bigint FROM reclaim.jobs WHERE state <> 'completed'",
+                    logger: logger
+                )
+                for try await count in rows.decode(Int64.self) { return count == 0 }
+                return false
+            }
+            let stored = try await client.query("SELECT notification_uuid FROM reclaim.notifications", logger: logger)
+            var storedIds = Set<UUID>()
+            for try await uuid in stored.decode(UUID.self) { storedIds.insert(uuid) }
+            #expect(Set(acknowledged).isSubset(of: storedIds), "an acknowledged notification is missing")
+            let perSubscriber = try await client.query(
+                """
+                SELECT count(*)::bigint, min(n)::bigint, max(n)::bigint FROM (
+                    SELECT s.original_transaction_id, count(o.id) AS n
+                    FROM reclaim.subscriptions s LEFT JOIN reclaim.offers o USING (bundle_id, environment, original_transaction_id)
+                    GROUP BY 1) t
+                """,
+                logger: logger
+            )
+            for try await (count, fewest, most) in perSubscriber.decode((Int64, Int64, Int64).self) {
+                #expect(count == Int64(subscribers))
+                #expect(fewest == 1, "a subscriber got no offer")
+                #expect(most == 1, "a subscriber got two offers")
+            }
+            let decisions = try await decisionCounts(client)
+            #expect(decisions["retain/offered"] == subscribers)
+            #expect(decisions["retain/skipped"] == subscribers)
+        }
+    }
+
+    /// Posts each body until the server answers 200, as Apple retries: a killed server is a connection error.
+    static func post(_ bodies: [(uuid: UUID, body: Data)], port: Int) async throws -> [UUID] {
+        var acknowledged: [UUID] = []
+        for (uuid, body) in bodies {
+            var request = URLRequest(url: URL(string: "http://127.0.0.1:\(port)/v1/apple/notifications")!)
+            request.httpMethod = "POST"
+            request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+            request.httpBody = body
+            request.timeoutInterval = 10
+            var attempts = 0
+            while true {
+                attempts += 1
+                if let (_, response) = try? await URLSession.shared.data(for: request), (response as? HTTPURLResponse)?.statusCode == 200 {
+                    acknowledged.append(uuid)
+                    break
+                }
+                guard attempts < 600 else { throw DeadlineExceeded(description: "notification \(uuid) never acknowledged") }
+                try await Task.sleep(for: .milliseconds(100))
+            }
+        }
+        return acknowledged
+    }
+}

@@ -1,0 +1,81 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A `reclaim serve` child process on a port of its own, for tests that kill it with SIGKILL and start it again.
+final class ServerProcess: @unchecked Sendable {
+    let arguments: [String]
+    let environment: [String: String]
+    let port: Int
+    let log: URL
+    private(set) var process: Process?
+
+    init(role: String, config: URL, databaseURL: String, log: URL) throws {
+        port = try Self.freePort()
+        arguments = ["serve", "--role", role, "--host", "127.0.0.1", "--port", "\(port)"]
+        var environment = ProcessInfo.processInfo.environment
+        environment["RECLAIM_CONFIG"] = config.path
+        environment["DATABASE_URL"] = databaseURL
+        environment["LOG_LEVEL"] = "warning"
+        self.environment = environment
+        self.log = log
+        FileManager.default.createFile(atPath: log.path, contents: nil)
+    }
+
+    func start() throws {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: try Binaries.path("reclaim"))
+        process.arguments = arguments
+        process.environment = environment
+        let handle = try FileHandle(forWritingTo: log)
+        handle.seekToEndOfFile()
+        process.standardOutput = handle
+        process.standardError = handle
+        try process.run()
+        self.process = process
+    }
+
+    func killNine() {
+        guard let process, process.isRunning else { return }
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+    }
+
+    func stop() {
+        guard let process, process.isRunning else { return }
+        process.terminate()
+        process.waitUntilExit()
+    }
+
+    /// Until GET /healthz answers.
+    func waitUntilUp() async throws {
+        try await eventually("reclaim serve on port \(port) is up", timeout: .seconds(60), every: .milliseconds(50)) {
+            var request = URLRequest(url: URL(string: "http://127.0.0.1:\(port)/healthz")!)
+            request.timeoutInterval = 1
+            let status = try? await URLSession.shared.data(for: request).1 as? HTTPURLResponse
+            return status?.statusCode == 200
+        }
+    }
+
+    /// A TCP port nothing listens on now (bound to port 0, read back, closed).
+    static func freePort() throws -> Int {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = 0
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer in
+                bind(fd, pointer, length) == 0 && getsockname(fd, pointer, &length) == 0
+            }
+        }
+        guard bound else { throw DeadlineExceeded(description: "no free port") }
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
+}
