@@ -6,7 +6,12 @@ import ReclaimDomain
 
 let arguments = Array(CommandLine.arguments.dropFirst())
 guard let mode = arguments.first else {
-    FileHandle.standardError.write(Data("usage: reclaim-bench sign|verify DIR|queue|queue-worker|ingest-bodies|offer-key FILE|pg-start DIR [--track-commit-timestamp on]|pg-stop DIR …\n".utf8))
+    FileHandle.standardError.write(
+        Data(
+            "usage: reclaim-bench sign|verify DIR|queue|queue-worker|ingest-bodies|offer-key FILE|pg-start DIR [--track-commit-timestamp on]|pg-stop DIR …\n"
+                .utf8
+        )
+    )
     exit(2)
 }
 let options = BenchOptions(Array(arguments.dropFirst()))

@@ -22,7 +22,8 @@ struct CampaignsCommand: AsyncParsableCommand {
 
     struct Simulate: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Replay a folder of notifications (bodies or bare JWS) through state and rules, without a database, and print per subscriber what would be offered and why."
+            abstract:
+                "Replay a folder of notifications (bodies or bare JWS) through state and rules, without a database, and print per subscriber what would be offered and why."
         )
         @Argument(help: "Folder of notification files (.json bodies {\"signedPayload\": …} or .jws).")
         var directory: String
@@ -33,7 +34,9 @@ struct CampaignsCommand: AsyncParsableCommand {
         func run() async throws {
             var at: Date?
             if let now {
-                guard let date = try? Date(now, strategy: .iso8601) else { throw ValidationError("--now must be an ISO 8601 time such as 2026-12-01T00:00:00Z") }
+                guard let date = try? Date(now, strategy: .iso8601) else {
+                    throw ValidationError("--now must be an ISO 8601 time such as 2026-12-01T00:00:00Z")
+                }
                 at = date
             }
             print(try await CampaignTasks.simulate(try config.load(), directory: URL(fileURLWithPath: directory), now: at))

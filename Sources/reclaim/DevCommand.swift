@@ -13,7 +13,10 @@ struct DevCommand: AsyncParsableCommand {
     var port: Int = 8080
     @Option(help: "Folder for the private PostgreSQL, demo config and keys.")
     var directory: String = ".reclaim"
-    @Flag(help: "Once serving, post a demo subscriber's notifications (signed by a demo CA the dev config trusts), so the printed curl returns a real offer.")
+    @Flag(
+        help:
+            "Once serving, post a demo subscriber's notifications (signed by a demo CA the dev config trusts), so the printed curl returns a real offer."
+    )
     var demo = false
 
     func run() async throws {

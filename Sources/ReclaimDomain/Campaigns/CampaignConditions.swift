@@ -32,7 +32,8 @@ public struct CampaignConditions: Sendable, Equatable, Codable {
             }
         }
         if let expirationIntents, !expirationIntents.contains(state.expirationIntent ?? 0) {
-            return "expirationIntent \(state.expirationIntent.map(String.init) ?? "none") is not one of \(expirationIntents.map(String.init).joined(separator: ", "))"
+            return
+                "expirationIntent \(state.expirationIntent.map(String.init) ?? "none") is not one of \(expirationIntents.map(String.init).joined(separator: ", "))"
         }
         if let storefronts, !storefronts.contains(state.storefront ?? "") {
             return "storefront \(state.storefront ?? "unknown") is not one of \(storefronts.joined(separator: ", "))"

@@ -26,7 +26,8 @@ public enum CampaignEvaluator {
         history: OfferHistory,
         now: Date
     ) -> [CampaignDecision] {
-        let triggered = campaigns
+        let triggered =
+            campaigns
             .filter { $0.bundleId == state.bundleId && $0.trigger.matches(type: event.type, subtype: event.subtype) }
             .sorted { ($0.priority, $1.id) > ($1.priority, $0.id) }
         var decisions: [CampaignDecision] = []
@@ -38,7 +39,12 @@ public enum CampaignEvaluator {
             }
             if let taken {
                 let verb = taken.outcome == .offered ? "offered" : "held out of"
-                decisions.append(decide(.skipped, "superseded: this notification already \(verb) campaign \(taken.campaign.id) (priority \(taken.campaign.priority))"))
+                decisions.append(
+                    decide(
+                        .skipped,
+                        "superseded: this notification already \(verb) campaign \(taken.campaign.id) (priority \(taken.campaign.priority))"
+                    )
+                )
                 continue
             }
             let decision =
@@ -81,7 +87,8 @@ public enum CampaignEvaluator {
             if offered >= maximum { return "maximum reached: \(offered) of \(maximum) offers of this campaign already issued" }
         }
         if let live = history.liveOffer, live.priority >= campaign.priority {
-            return "one offer at a time: live offer \(live.id.uuidString.lowercased()) of \(live.campaignId) has priority \(live.priority) ≥ \(campaign.priority)"
+            return
+                "one offer at a time: live offer \(live.id.uuidString.lowercased()) of \(live.campaignId) has priority \(live.priority) ≥ \(campaign.priority)"
         }
         return nil
     }

@@ -33,14 +33,18 @@ public struct CampaignSimulator: Sendable {
     /// Runs one notification; `now` is the processing time (the trigger's own time replays history as it happened).
     public mutating func process(_ snapshot: SubscriptionSnapshot, now: Date) {
         let key = Key(bundleId: snapshot.bundleId, environment: snapshot.environment, originalTransactionId: snapshot.originalTransactionId)
-        let before = states[key] ?? SubscriptionState(bundleId: key.bundleId, environment: key.environment, originalTransactionId: key.originalTransactionId)
+        let before =
+            states[key] ?? SubscriptionState(bundleId: key.bundleId, environment: key.environment, originalTransactionId: key.originalTransactionId)
         var history = histories[key] ?? OfferHistory()
         let step = CampaignStep.run(snapshot, state: before, history: history, campaigns: campaigns, now: now)
         states[key] = step.state
         var lines: [String] = []
         if !step.stateChanged { lines.append("state unchanged: not newer than the last notification applied") }
         if let redemption = step.lifecycle.redemption {
-            lines.append(redemption.offerId == nil ? "redeemed \(redemption.offerIdentifier), an offer Reclaim did not issue" : "redeemed \(redemption.offerIdentifier)")
+            lines.append(
+                redemption.offerId == nil
+                    ? "redeemed \(redemption.offerIdentifier), an offer Reclaim did not issue" : "redeemed \(redemption.offerIdentifier)"
+            )
             if redemption.offerId != nil { history.liveOffer = nil }
         }
         if let withdrawal = step.lifecycle.withdrawal {

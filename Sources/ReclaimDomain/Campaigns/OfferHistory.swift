@@ -27,7 +27,8 @@ public struct OfferHistory: Sendable, Equatable {
         /// Grants are incentives the operator chose; subscribers coming back do not withdraw them.
         public var isGrant: Bool
 
-        public init(id: UUID, campaignId: String, priority: Int, productId: String, offerIdentifier: String, triggeredAt: Date, isGrant: Bool = false) {
+        public init(id: UUID, campaignId: String, priority: Int, productId: String, offerIdentifier: String, triggeredAt: Date, isGrant: Bool = false)
+        {
             self.id = id
             self.campaignId = campaignId
             self.priority = priority

@@ -30,14 +30,24 @@ public struct CampaignEngine: Sendable {
             connection: connection,
             logger: logger
         )
-        let subscriber = OfferStore.Subscriber(bundleId: state.bundleId, environment: state.environment, originalTransactionId: state.originalTransactionId)
+        let subscriber = OfferStore.Subscriber(
+            bundleId: state.bundleId,
+            environment: state.environment,
+            originalTransactionId: state.originalTransactionId
+        )
         let history = try await OfferStore.history(of: subscriber, connection: connection, logger: logger)
         let step = CampaignStep.run(snapshot, state: state, history: history, campaigns: campaigns, now: now())
         if step.stateChanged { try await SubscriptionStore.save(step.state, connection: connection, logger: logger) }
 
         let event = SubscriptionEvent(snapshot)
         if let redemption = step.lifecycle.redemption {
-            try await OfferStore.recordRedemption(redemption, subscriber: subscriber, notificationUUID: event.notificationUUID, connection: connection, logger: logger)
+            try await OfferStore.recordRedemption(
+                redemption,
+                subscriber: subscriber,
+                notificationUUID: event.notificationUUID,
+                connection: connection,
+                logger: logger
+            )
             metrics.redeemed(campaign: redemption.offerId == nil ? nil : history.liveOffer?.campaignId)
         }
         if let withdrawal = step.lifecycle.withdrawal {
@@ -66,7 +76,12 @@ public struct CampaignEngine: Sendable {
             )
             guard decision.outcome == .offered else { continue }
             if let superseded = decision.supersedes {
-                try await OfferStore.withdraw(superseded, reason: "superseded by campaign \(decision.campaign.id)", connection: connection, logger: logger)
+                try await OfferStore.withdraw(
+                    superseded,
+                    reason: "superseded by campaign \(decision.campaign.id)",
+                    connection: connection,
+                    logger: logger
+                )
                 metrics.withdrawn()
             }
             try await issue(decision, decisionId: decisionId, state: step.state, event: event, connection: connection, logger: logger)

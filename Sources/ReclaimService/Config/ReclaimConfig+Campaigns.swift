@@ -54,7 +54,9 @@ extension ReclaimConfig {
             if campaign.offer.offerIdentifier.isEmpty { problem("offer.offerIdentifier", "must not be empty") }
             if campaign.deliverableFor.seconds <= 0 { problem("deliverableFor", "must be positive") }
             if !(0...100).contains(campaign.holdoutPercent) { problem("holdoutPercent", "must be 0…100, got \(campaign.holdoutPercent)") }
-            if let maximum = campaign.maxOffersPerSubscriber, maximum < 1 { problem("maxOffersPerSubscriber", "must be at least 1 (leave it out for no limit)") }
+            if let maximum = campaign.maxOffersPerSubscriber, maximum < 1 {
+                problem("maxOffersPerSubscriber", "must be at least 1 (leave it out for no limit)")
+            }
             var window: [Date] = []
             for (key, text) in [("startsAt", campaign.startsAt), ("endsAt", campaign.endsAt)] {
                 guard let text else { continue }
@@ -65,7 +67,10 @@ extension ReclaimConfig {
             }
             let conditions = campaign.conditions
             if let intents = conditions.expirationIntents, let bad = intents.first(where: { !(1...5).contains($0) }) {
-                problem("conditions.expirationIntents", "\(bad) is not an expirationIntent (1 cancelled, 2 billing error, 3 price increase, 4 product unavailable, 5 other)")
+                problem(
+                    "conditions.expirationIntents",
+                    "\(bad) is not an expirationIntent (1 cancelled, 2 billing error, 3 price increase, 4 product unavailable, 5 other)"
+                )
             }
             if let storefronts = conditions.storefronts,
                 let bad = storefronts.first(where: { $0.count != 3 || !$0.allSatisfy { $0.isASCII && $0.isUppercase } })

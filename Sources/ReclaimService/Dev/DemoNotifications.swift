@@ -1,6 +1,7 @@
 import Foundation
 import ReclaimDomain
 import ReclaimTestSupport
+
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif

@@ -25,7 +25,12 @@ struct OfferDelivery: Sendable {
         }
         guard any else { return [] }
         let delivered = try await postgres.transaction(logger: logger) { connection in
-            let offers = try await OfferStore.lockDeliverable(bundleId: bundleId, appAccountToken: appAccountToken, connection: connection, logger: logger)
+            let offers = try await OfferStore.lockDeliverable(
+                bundleId: bundleId,
+                appAccountToken: appAccountToken,
+                connection: connection,
+                logger: logger
+            )
             var delivered: [StoredOffer] = []
             for var offer in offers {
                 let time = now()

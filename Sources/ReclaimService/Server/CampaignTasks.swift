@@ -12,7 +12,8 @@ public enum CampaignTasks {
         for campaign in campaigns.sorted(by: { ($0.bundleId, -$0.priority, $0.id) < ($1.bundleId, -$1.priority, $1.id) }) {
             var line = "  \(campaign.id) [\(campaign.bundleId)] on \(campaign.trigger) → \(campaign.productId) / \(campaign.offerIdentifier)"
             line += ", priority \(campaign.priority), holdout \(campaign.holdoutPercent)%"
-            line += ", deliverable \(CampaignEvaluatorFormat.duration(campaign.deliverableFor)), cooldown \(CampaignEvaluatorFormat.duration(campaign.cooldown))"
+            line +=
+                ", deliverable \(CampaignEvaluatorFormat.duration(campaign.deliverableFor)), cooldown \(CampaignEvaluatorFormat.duration(campaign.cooldown))"
             if let maximum = campaign.maxOffersPerSubscriber { line += ", at most \(maximum) per subscriber" }
             if let startsAt = campaign.startsAt { line += ", from \(startsAt.formatted(.iso8601))" }
             if let endsAt = campaign.endsAt { line += ", until \(endsAt.formatted(.iso8601))" }
@@ -53,7 +54,9 @@ public enum CampaignTasks {
         for snapshot in snapshots.sorted(by: { $0.signedDate < $1.signedDate }) {
             simulator.process(snapshot, now: now ?? snapshot.signedDate)
         }
-        var out = ["\(snapshots.count) notifications about subscriptions replayed, \(ignored) without one (TEST, summaries), \(refused.count) refused"]
+        var out = [
+            "\(snapshots.count) notifications about subscriptions replayed, \(ignored) without one (TEST, summaries), \(refused.count) refused"
+        ]
         if !refused.isEmpty { out += ["refused (not verified against the config's roots):"] + refused }
         for key in simulator.stories.keys.sorted() {
             let state = simulator.states[key]

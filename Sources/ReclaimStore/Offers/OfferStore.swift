@@ -156,7 +156,12 @@ public enum OfferStore {
     }
 
     /// The deliverable offers of one app user, locked for the caller's delivery transaction.
-    public static func lockDeliverable(bundleId: String, appAccountToken: UUID, connection: PostgresConnection, logger: Logger) async throws
+    public static func lockDeliverable(
+        bundleId: String,
+        appAccountToken: UUID,
+        connection: PostgresConnection,
+        logger: Logger
+    ) async throws
         -> [StoredOffer]
     {
         try await select(
@@ -203,7 +208,12 @@ public enum OfferStore {
 
     /// Up to `limit` live offers whose signatures were made before `signedBefore`, oldest first, locked and
     /// skipping offers another refresher or a delivery holds. Reads `offers_refresh_idx` in order: no scan.
-    public static func lockDueForResigning(signedBefore: Date, limit: Int, connection: PostgresConnection, logger: Logger) async throws
+    public static func lockDueForResigning(
+        signedBefore: Date,
+        limit: Int,
+        connection: PostgresConnection,
+        logger: Logger
+    ) async throws
         -> [StoredOffer]
     {
         try await select(
@@ -269,9 +279,22 @@ public enum OfferStore {
             )
             offers.append(
                 StoredOffer(
-                    id: r.0, campaignId: r.1, bundleId: r.2, environment: r.3, originalTransactionId: r.4, appAccountToken: r.5,
-                    productId: r.6, offerIdentifier: r.7, keyId: r.8, nonce: r.9, signedAt: r.10, applicationUsername: r.11,
-                    storeKit1Signature: r.12, storeKit2JWS: r.13, signatureDelivered: r.14, deliverableUntil: r.15
+                    id: r.0,
+                    campaignId: r.1,
+                    bundleId: r.2,
+                    environment: r.3,
+                    originalTransactionId: r.4,
+                    appAccountToken: r.5,
+                    productId: r.6,
+                    offerIdentifier: r.7,
+                    keyId: r.8,
+                    nonce: r.9,
+                    signedAt: r.10,
+                    applicationUsername: r.11,
+                    storeKit1Signature: r.12,
+                    storeKit2JWS: r.13,
+                    signatureDelivered: r.14,
+                    deliverableUntil: r.15
                 )
             )
         }

@@ -79,8 +79,10 @@ public enum SubscriptionStore {
 
     private static func state(from row: PostgresRow) throws -> SubscriptionState {
         let all = try row.decode(
-            (String, String, String, UUID?, String?, String?, String, Bool?, String?, Date?, Int16?, Bool?, Date?, [String],
-                String?, Date?, String?, String?, String?, Date?, UUID?).self
+            (
+                String, String, String, UUID?, String?, String?, String, Bool?, String?, Date?, Int16?, Bool?, Date?, [String],
+                String?, Date?, String?, String?, String?, Date?, UUID?
+            ).self
         )
         var state = SubscriptionState(bundleId: all.0, environment: all.1, originalTransactionId: all.2)
         state.appAccountToken = all.3

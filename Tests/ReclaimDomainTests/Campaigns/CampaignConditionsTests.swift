@@ -21,7 +21,14 @@ import Testing
 
     @Test(arguments: [
         Case(name: "no conditions", conditions: CampaignConditions(), expected: .offered()),
-        Case(name: "no conditions, nothing known", conditions: CampaignConditions(), tenureDays: nil, expirationIntent: nil, storefront: nil, expected: .offered()),
+        Case(
+            name: "no conditions, nothing known",
+            conditions: CampaignConditions(),
+            tenureDays: nil,
+            expirationIntent: nil,
+            storefront: nil,
+            expected: .offered()
+        ),
 
         Case(name: "product listed", conditions: CampaignConditions(products: [Fixture.monthly]), expected: .offered()),
         Case(name: "product among several", conditions: CampaignConditions(products: [Fixture.yearly, Fixture.monthly]), expected: .offered()),
@@ -29,9 +36,19 @@ import Testing
         Case(name: "product unknown", conditions: CampaignConditions(products: [Fixture.monthly]), productId: nil, expected: .skipped("product")),
 
         Case(name: "tenure well above", conditions: CampaignConditions(minimumTenureSeconds: 180 * 86_400), tenureDays: 365, expected: .offered()),
-        Case(name: "tenure exactly the minimum", conditions: CampaignConditions(minimumTenureSeconds: 180 * 86_400), tenureDays: 180, expected: .offered()),
+        Case(
+            name: "tenure exactly the minimum",
+            conditions: CampaignConditions(minimumTenureSeconds: 180 * 86_400),
+            tenureDays: 180,
+            expected: .offered()
+        ),
         Case(name: "tenure below", conditions: CampaignConditions(minimumTenureSeconds: 180 * 86_400), tenureDays: 100, expected: .skipped("tenure")),
-        Case(name: "tenure unknown", conditions: CampaignConditions(minimumTenureSeconds: 180 * 86_400), tenureDays: nil, expected: .skipped("tenure")),
+        Case(
+            name: "tenure unknown",
+            conditions: CampaignConditions(minimumTenureSeconds: 180 * 86_400),
+            tenureDays: nil,
+            expected: .skipped("tenure")
+        ),
         // Tenure is measured at the event: reaching the minimum between the event and now does not count.
         Case(
             name: "tenure reached only after the event",
@@ -43,21 +60,46 @@ import Testing
 
         Case(name: "intent listed", conditions: CampaignConditions(expirationIntents: [1]), expirationIntent: 1, expected: .offered()),
         Case(name: "intent among several", conditions: CampaignConditions(expirationIntents: [1, 2]), expirationIntent: 2, expected: .offered()),
-        Case(name: "intent not listed", conditions: CampaignConditions(expirationIntents: [2]), expirationIntent: 1, expected: .skipped("expirationIntent")),
-        Case(name: "intent absent", conditions: CampaignConditions(expirationIntents: [1]), expirationIntent: nil, expected: .skipped("expirationIntent")),
+        Case(
+            name: "intent not listed",
+            conditions: CampaignConditions(expirationIntents: [2]),
+            expirationIntent: 1,
+            expected: .skipped("expirationIntent")
+        ),
+        Case(
+            name: "intent absent",
+            conditions: CampaignConditions(expirationIntents: [1]),
+            expirationIntent: nil,
+            expected: .skipped("expirationIntent")
+        ),
 
         Case(name: "storefront listed", conditions: CampaignConditions(storefronts: ["USA", "CAN"]), storefront: "CAN", expected: .offered()),
-        Case(name: "storefront not listed", conditions: CampaignConditions(storefronts: ["FRA"]), storefront: "USA", expected: .skipped("storefront")),
+        Case(
+            name: "storefront not listed",
+            conditions: CampaignConditions(storefronts: ["FRA"]),
+            storefront: "USA",
+            expected: .skipped("storefront")
+        ),
         Case(name: "storefront unknown", conditions: CampaignConditions(storefronts: ["USA"]), storefront: nil, expected: .skipped("storefront")),
 
         Case(
             name: "every condition met",
-            conditions: CampaignConditions(products: [Fixture.monthly], minimumTenureSeconds: 180 * 86_400, expirationIntents: [1], storefronts: ["USA"]),
+            conditions: CampaignConditions(
+                products: [Fixture.monthly],
+                minimumTenureSeconds: 180 * 86_400,
+                expirationIntents: [1],
+                storefronts: ["USA"]
+            ),
             expected: .offered()
         ),
         Case(
             name: "all met but the storefront",
-            conditions: CampaignConditions(products: [Fixture.monthly], minimumTenureSeconds: 180 * 86_400, expirationIntents: [1], storefronts: ["DEU"]),
+            conditions: CampaignConditions(
+                products: [Fixture.monthly],
+                minimumTenureSeconds: 180 * 86_400,
+                expirationIntents: [1],
+                storefronts: ["DEU"]
+            ),
             expected: .skipped("storefront")
         ),
     ])

@@ -17,7 +17,12 @@ import Testing
     /// Cooldown 30 days.
     @Test(arguments: [
         CooldownCase(name: "offered 10 days ago", pastOutcome: .offered, daysAgo: 10, expected: .skipped("cooldown")),
-        CooldownCase(name: "offered a second less than the cooldown ago", pastOutcome: .offered, daysAgo: 30 - 1.0 / 86_400, expected: .skipped("cooldown")),
+        CooldownCase(
+            name: "offered a second less than the cooldown ago",
+            pastOutcome: .offered,
+            daysAgo: 30 - 1.0 / 86_400,
+            expected: .skipped("cooldown")
+        ),
         CooldownCase(name: "offered exactly the cooldown ago", pastOutcome: .offered, daysAgo: 30, expected: .offered()),
         CooldownCase(name: "offered 31 days ago", pastOutcome: .offered, daysAgo: 31, expected: .offered()),
         CooldownCase(name: "held out 10 days ago", pastOutcome: .heldOut, daysAgo: 10, expected: .skipped("cooldown")),

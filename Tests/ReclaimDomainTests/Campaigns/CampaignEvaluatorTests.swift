@@ -16,15 +16,17 @@ import Testing
 
     // MARK: Stale events
 
-    @Test(arguments: [
-        // (seconds the state's last notification is newer than the event, expected)
-        (1.0, Expected.skipped("stale")),
-        (86_400.0, Expected.skipped("stale")),
-        (0.001, Expected.skipped("stale")),
-        // The state normally holds the event itself (applied just before): same signedDate is not stale.
-        (0.0, Expected.offered()),
-        (-60.0, Expected.offered()),
-    ] as [(Double, Expected)])
+    @Test(
+        arguments: [
+            // (seconds the state's last notification is newer than the event, expected)
+            (1.0, Expected.skipped("stale")),
+            (86_400.0, Expected.skipped("stale")),
+            (0.001, Expected.skipped("stale")),
+            // The state normally holds the event itself (applied just before): same signedDate is not stale.
+            (0.0, Expected.offered()),
+            (-60.0, Expected.offered()),
+        ] as [(Double, Expected)]
+    )
     func anEventOlderThanTheStateIsStale(newerBy seconds: Double, expected: Expected) throws {
         let decision = try decide(campaign(), state: state(lastSignedDate: Fixture.seconds(seconds)), event: event(at: Fixture.t0))
         expected.check(decision, "state newer by \(seconds)s")
@@ -74,13 +76,21 @@ import Testing
     // MARK: Subscription requirement
 
     @Test func aSubscriberWithNoTransactionEverAppliedIsSkipped() throws {
-        let fresh = SubscriptionState(bundleId: Fixture.bundleId, environment: Fixture.environment, originalTransactionId: Fixture.originalTransactionId)
+        let fresh = SubscriptionState(
+            bundleId: Fixture.bundleId,
+            environment: Fixture.environment,
+            originalTransactionId: Fixture.originalTransactionId
+        )
         #expect(!fresh.hasOrHadSubscription)
         Expected.skipped("no subscription").check(try decide(campaign(), state: fresh))
     }
 
     @Test func aNotificationWithoutTransactionOrRenewalInfoDoesNotMakeASubscriber() throws {
-        var subscription = SubscriptionState(bundleId: Fixture.bundleId, environment: Fixture.environment, originalTransactionId: Fixture.originalTransactionId)
+        var subscription = SubscriptionState(
+            bundleId: Fixture.bundleId,
+            environment: Fixture.environment,
+            originalTransactionId: Fixture.originalTransactionId
+        )
         let snapshot = SubscriptionSnapshot(
             bundleId: Fixture.bundleId,
             environment: Fixture.environment,
@@ -97,7 +107,11 @@ import Testing
     }
 
     @Test func aSubscriberKnownFromATransactionIsNotSkippedForIt() throws {
-        var subscription = SubscriptionState(bundleId: Fixture.bundleId, environment: Fixture.environment, originalTransactionId: Fixture.originalTransactionId)
+        var subscription = SubscriptionState(
+            bundleId: Fixture.bundleId,
+            environment: Fixture.environment,
+            originalTransactionId: Fixture.originalTransactionId
+        )
         let snapshot = SubscriptionSnapshot(
             bundleId: Fixture.bundleId,
             environment: Fixture.environment,
@@ -107,7 +121,11 @@ import Testing
             signedDate: Fixture.t0,
             notificationUUID: UUID(),
             appleStatus: 2,
-            transaction: TransactionInfo(originalTransactionId: Fixture.originalTransactionId, transactionId: "2000000000000042", productId: Fixture.monthly)
+            transaction: TransactionInfo(
+                originalTransactionId: Fixture.originalTransactionId,
+                transactionId: "2000000000000042",
+                productId: Fixture.monthly
+            )
         )
         let applied = subscription.apply(snapshot)
         #expect(applied)
@@ -117,14 +135,16 @@ import Testing
 
     // MARK: Apple's win-back offers
 
-    @Test(arguments: [
-        ([], true, Expected.offered()),
-        ([], false, Expected.offered()),
-        (["wb1"], true, Expected.skipped("standing aside")),
-        (["wb1", "wb2"], true, Expected.skipped("standing aside")),
-        (["wb1"], false, Expected.offered()),
-        (["wb1", "wb2"], false, Expected.offered()),
-    ] as [([String], Bool, Expected)])
+    @Test(
+        arguments: [
+            ([], true, Expected.offered()),
+            ([], false, Expected.offered()),
+            (["wb1"], true, Expected.skipped("standing aside")),
+            (["wb1", "wb2"], true, Expected.skipped("standing aside")),
+            (["wb1"], false, Expected.offered()),
+            (["wb1", "wb2"], false, Expected.offered()),
+        ] as [([String], Bool, Expected)]
+    )
     func standsAsideForApplesWinBackOffers(eligible: [String], standAside: Bool, expected: Expected) throws {
         let decision = try decide(campaign(standAsideForWinBack: standAside), state: state(eligibleWinBackOfferIds: eligible))
         expected.check(decision, "eligible \(eligible), standAside \(standAside)")
@@ -135,15 +155,17 @@ import Testing
 
     // MARK: Delivery window
 
-    @Test(arguments: [
-        // (seconds after the event that the worker evaluates it, expected) with deliverableFor 7 days
-        (0.0, Expected.offered()),
-        (3600.0, Expected.offered()),
-        (7 * 86_400.0 - 1, Expected.offered()),
-        (7 * 86_400.0, Expected.skipped("too late")),
-        (7 * 86_400.0 + 1, Expected.skipped("too late")),
-        (30 * 86_400.0, Expected.skipped("too late")),
-    ] as [(Double, Expected)])
+    @Test(
+        arguments: [
+            // (seconds after the event that the worker evaluates it, expected) with deliverableFor 7 days
+            (0.0, Expected.offered()),
+            (3600.0, Expected.offered()),
+            (7 * 86_400.0 - 1, Expected.offered()),
+            (7 * 86_400.0, Expected.skipped("too late")),
+            (7 * 86_400.0 + 1, Expected.skipped("too late")),
+            (30 * 86_400.0, Expected.skipped("too late")),
+        ] as [(Double, Expected)]
+    )
     func anOfferNoLongerDeliverableIsTooLate(evaluatedAfter seconds: Double, expected: Expected) throws {
         let decision = try decide(campaign(deliverableFor: 7 * Fixture.day), event: event(at: Fixture.t0), now: Fixture.seconds(seconds))
         expected.check(decision, "evaluated \(seconds)s after")

@@ -4,21 +4,23 @@ import Testing
 
 /// Which notifications trigger a campaign, and which trigger texts the config may hold.
 @Suite struct CampaignTriggerTests: CampaignFactories {
-    @Test(arguments: [
-        // (trigger, event type, event subtype, matches?)
-        ("EXPIRED", "EXPIRED", "VOLUNTARY", true),
-        ("EXPIRED", "EXPIRED", "BILLING_RETRY", true),
-        ("EXPIRED", "EXPIRED", nil, true),
-        ("EXPIRED/VOLUNTARY", "EXPIRED", "VOLUNTARY", true),
-        ("EXPIRED/VOLUNTARY", "EXPIRED", "BILLING_RETRY", false),
-        ("EXPIRED/VOLUNTARY", "EXPIRED", nil, false),
-        ("EXPIRED", "DID_FAIL_TO_RENEW", nil, false),
-        ("EXPIRED/VOLUNTARY", "DID_CHANGE_RENEWAL_STATUS", "VOLUNTARY", false),
-        ("DID_FAIL_TO_RENEW", "DID_FAIL_TO_RENEW", "GRACE_PERIOD", true),
-        ("DID_FAIL_TO_RENEW", "DID_FAIL_TO_RENEW", nil, true),
-        ("DID_CHANGE_RENEWAL_STATUS/AUTO_RENEW_DISABLED", "DID_CHANGE_RENEWAL_STATUS", "AUTO_RENEW_DISABLED", true),
-        ("DID_CHANGE_RENEWAL_STATUS/AUTO_RENEW_DISABLED", "DID_CHANGE_RENEWAL_STATUS", "AUTO_RENEW_ENABLED", false),
-    ] as [(String, String, String?, Bool)])
+    @Test(
+        arguments: [
+            // (trigger, event type, event subtype, matches?)
+            ("EXPIRED", "EXPIRED", "VOLUNTARY", true),
+            ("EXPIRED", "EXPIRED", "BILLING_RETRY", true),
+            ("EXPIRED", "EXPIRED", nil, true),
+            ("EXPIRED/VOLUNTARY", "EXPIRED", "VOLUNTARY", true),
+            ("EXPIRED/VOLUNTARY", "EXPIRED", "BILLING_RETRY", false),
+            ("EXPIRED/VOLUNTARY", "EXPIRED", nil, false),
+            ("EXPIRED", "DID_FAIL_TO_RENEW", nil, false),
+            ("EXPIRED/VOLUNTARY", "DID_CHANGE_RENEWAL_STATUS", "VOLUNTARY", false),
+            ("DID_FAIL_TO_RENEW", "DID_FAIL_TO_RENEW", "GRACE_PERIOD", true),
+            ("DID_FAIL_TO_RENEW", "DID_FAIL_TO_RENEW", nil, true),
+            ("DID_CHANGE_RENEWAL_STATUS/AUTO_RENEW_DISABLED", "DID_CHANGE_RENEWAL_STATUS", "AUTO_RENEW_DISABLED", true),
+            ("DID_CHANGE_RENEWAL_STATUS/AUTO_RENEW_DISABLED", "DID_CHANGE_RENEWAL_STATUS", "AUTO_RENEW_ENABLED", false),
+        ] as [(String, String, String?, Bool)]
+    )
     func typeMatchesAnySubtypeAndTypeSlashSubtypeOnlyThatOne(trigger text: String, type: String, subtype: String?, matches: Bool) throws {
         let trigger = try CampaignTrigger(parsing: text)
         #expect(trigger.matches(type: type, subtype: subtype) == matches, "\(text) vs \(type)/\(subtype ?? "-")")
@@ -38,12 +40,14 @@ import Testing
         #expect(decisions.first?.outcome == .offered)
     }
 
-    @Test(arguments: [
-        ("EXPIRED/VOLUNTARY", "EXPIRED", "VOLUNTARY"),
-        ("DID_FAIL_TO_RENEW", "DID_FAIL_TO_RENEW", nil),
-        ("DID_CHANGE_RENEWAL_STATUS/AUTO_RENEW_DISABLED", "DID_CHANGE_RENEWAL_STATUS", "AUTO_RENEW_DISABLED"),
-        ("GRACE_PERIOD_EXPIRED", "GRACE_PERIOD_EXPIRED", nil),
-    ] as [(String, String, String?)])
+    @Test(
+        arguments: [
+            ("EXPIRED/VOLUNTARY", "EXPIRED", "VOLUNTARY"),
+            ("DID_FAIL_TO_RENEW", "DID_FAIL_TO_RENEW", nil),
+            ("DID_CHANGE_RENEWAL_STATUS/AUTO_RENEW_DISABLED", "DID_CHANGE_RENEWAL_STATUS", "AUTO_RENEW_DISABLED"),
+            ("GRACE_PERIOD_EXPIRED", "GRACE_PERIOD_EXPIRED", nil),
+        ] as [(String, String, String?)]
+    )
     func acceptsDocumentedTypesAndSubtypes(text: String, type: String, subtype: String?) throws {
         let trigger = try CampaignTrigger(parsing: text)
         #expect(trigger.type == type)

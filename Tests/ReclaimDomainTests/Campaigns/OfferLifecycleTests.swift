@@ -43,9 +43,23 @@ import Testing
     @Test(arguments: [
         // Redemption of the live offer: promotional offerType 2 and its offerIdentifier.
         Case(name: "OFFER_REDEEMED of the live offer", type: "OFFER_REDEEMED", offerType: 2, offerIdentifier: "winback50", redeems: .liveOffer),
-        Case(name: "SUBSCRIBED/RESUBSCRIBE with the live offer", type: "SUBSCRIBED", subtype: "RESUBSCRIBE", offerType: 2, offerIdentifier: "winback50", redeems: .liveOffer),
+        Case(
+            name: "SUBSCRIBED/RESUBSCRIBE with the live offer",
+            type: "SUBSCRIBED",
+            subtype: "RESUBSCRIBE",
+            offerType: 2,
+            offerIdentifier: "winback50",
+            redeems: .liveOffer
+        ),
         Case(name: "DID_RENEW with the live offer", type: "DID_RENEW", offerType: 2, offerIdentifier: "winback50", redeems: .liveOffer),
-        Case(name: "DID_RENEW/BILLING_RECOVERY with the live offer", type: "DID_RENEW", subtype: "BILLING_RECOVERY", offerType: 2, offerIdentifier: "winback50", redeems: .liveOffer),
+        Case(
+            name: "DID_RENEW/BILLING_RECOVERY with the live offer",
+            type: "DID_RENEW",
+            subtype: "BILLING_RECOVERY",
+            offerType: 2,
+            offerIdentifier: "winback50",
+            redeems: .liveOffer
+        ),
         Case(name: "a grant is redeemed too", type: "OFFER_REDEEMED", offerType: 2, offerIdentifier: "winback50", isGrant: true, redeems: .liveOffer),
 
         // Another promotional offer: recorded as not Reclaim's; the live one is withdrawn only on a return.
@@ -78,13 +92,27 @@ import Testing
             isGrant: true,
             redeems: .notIssued
         ),
-        Case(name: "a promotional offer with no live offer", type: "OFFER_REDEEMED", offerType: 2, offerIdentifier: "winback50", hasLiveOffer: false, redeems: .notIssued),
+        Case(
+            name: "a promotional offer with no live offer",
+            type: "OFFER_REDEEMED",
+            offerType: 2,
+            offerIdentifier: "winback50",
+            hasLiveOffer: false,
+            redeems: .notIssued
+        ),
 
         // Not promotional offers.
         Case(name: "OFFER_REDEEMED of an offer code", type: "OFFER_REDEEMED", offerType: 3, offerIdentifier: "winback50", redeems: .nothing),
         Case(name: "OFFER_REDEEMED with no offerIdentifier", type: "OFFER_REDEEMED", offerType: 2, redeems: .nothing),
         Case(name: "DID_RENEW at full price", type: "DID_RENEW", redeems: .nothing),
-        Case(name: "EXPIRED with the offer's identifier", type: "EXPIRED", subtype: "VOLUNTARY", offerType: 2, offerIdentifier: "winback50", redeems: .nothing),
+        Case(
+            name: "EXPIRED with the offer's identifier",
+            type: "EXPIRED",
+            subtype: "VOLUNTARY",
+            offerType: 2,
+            offerIdentifier: "winback50",
+            redeems: .nothing
+        ),
         Case(
             name: "SUBSCRIBED/RESUBSCRIBE with an introductory offer",
             type: "SUBSCRIBED",
@@ -96,13 +124,50 @@ import Testing
         ),
 
         // Coming back without the offer.
-        Case(name: "auto-renew turned on after the trigger", type: "DID_CHANGE_RENEWAL_STATUS", subtype: "AUTO_RENEW_ENABLED", redeems: .nothing, withdrawal: "auto-renew"),
-        Case(name: "auto-renew turned on a second after", type: "DID_CHANGE_RENEWAL_STATUS", subtype: "AUTO_RENEW_ENABLED", after: 1, redeems: .nothing, withdrawal: "auto-renew"),
-        Case(name: "auto-renew turned on before the trigger", type: "DID_CHANGE_RENEWAL_STATUS", subtype: "AUTO_RENEW_ENABLED", after: -86_400, redeems: .nothing),
-        Case(name: "auto-renew turned on at the trigger's time", type: "DID_CHANGE_RENEWAL_STATUS", subtype: "AUTO_RENEW_ENABLED", after: 0, redeems: .nothing),
+        Case(
+            name: "auto-renew turned on after the trigger",
+            type: "DID_CHANGE_RENEWAL_STATUS",
+            subtype: "AUTO_RENEW_ENABLED",
+            redeems: .nothing,
+            withdrawal: "auto-renew"
+        ),
+        Case(
+            name: "auto-renew turned on a second after",
+            type: "DID_CHANGE_RENEWAL_STATUS",
+            subtype: "AUTO_RENEW_ENABLED",
+            after: 1,
+            redeems: .nothing,
+            withdrawal: "auto-renew"
+        ),
+        Case(
+            name: "auto-renew turned on before the trigger",
+            type: "DID_CHANGE_RENEWAL_STATUS",
+            subtype: "AUTO_RENEW_ENABLED",
+            after: -86_400,
+            redeems: .nothing
+        ),
+        Case(
+            name: "auto-renew turned on at the trigger's time",
+            type: "DID_CHANGE_RENEWAL_STATUS",
+            subtype: "AUTO_RENEW_ENABLED",
+            after: 0,
+            redeems: .nothing
+        ),
         Case(name: "auto-renew turned off", type: "DID_CHANGE_RENEWAL_STATUS", subtype: "AUTO_RENEW_DISABLED", redeems: .nothing),
-        Case(name: "a grant stays when auto-renew is turned on", type: "DID_CHANGE_RENEWAL_STATUS", subtype: "AUTO_RENEW_ENABLED", isGrant: true, redeems: .nothing),
-        Case(name: "no live offer, auto-renew on", type: "DID_CHANGE_RENEWAL_STATUS", subtype: "AUTO_RENEW_ENABLED", hasLiveOffer: false, redeems: .nothing),
+        Case(
+            name: "a grant stays when auto-renew is turned on",
+            type: "DID_CHANGE_RENEWAL_STATUS",
+            subtype: "AUTO_RENEW_ENABLED",
+            isGrant: true,
+            redeems: .nothing
+        ),
+        Case(
+            name: "no live offer, auto-renew on",
+            type: "DID_CHANGE_RENEWAL_STATUS",
+            subtype: "AUTO_RENEW_ENABLED",
+            hasLiveOffer: false,
+            redeems: .nothing
+        ),
         Case(name: "resubscribed without an offer", type: "SUBSCRIBED", subtype: "RESUBSCRIBE", redeems: .nothing, withdrawal: "subscribed again"),
         Case(name: "resubscribed before the trigger", type: "SUBSCRIBED", subtype: "RESUBSCRIBE", after: -60, redeems: .nothing),
         Case(name: "a grant stays on resubscription", type: "SUBSCRIBED", subtype: "RESUBSCRIBE", isGrant: true, redeems: .nothing),

@@ -16,7 +16,11 @@ import Testing
             subtype: "VOLUNTARY",
             signedDate: Fixture.t0,
             notificationUUID: UUID(),
-            transaction: TransactionInfo(originalTransactionId: Fixture.originalTransactionId, transactionId: "2000000000000001", appAccountToken: token)
+            transaction: TransactionInfo(
+                originalTransactionId: Fixture.originalTransactionId,
+                transactionId: "2000000000000001",
+                appAccountToken: token
+            )
         )
     }
 

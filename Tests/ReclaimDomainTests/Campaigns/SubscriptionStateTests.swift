@@ -42,7 +42,11 @@ import Testing
 
     /// A state with one renewal applied at t0.
     func renewed() -> SubscriptionState {
-        var subscription = SubscriptionState(bundleId: Fixture.bundleId, environment: Fixture.environment, originalTransactionId: Fixture.originalTransactionId)
+        var subscription = SubscriptionState(
+            bundleId: Fixture.bundleId,
+            environment: Fixture.environment,
+            originalTransactionId: Fixture.originalTransactionId
+        )
         subscription.apply(
             snapshot(
                 at: Fixture.t0,
@@ -109,7 +113,11 @@ import Testing
     }
 
     @Test func theSameNotificationDeliveredTwiceIsAppliedOnce() {
-        var subscription = SubscriptionState(bundleId: Fixture.bundleId, environment: Fixture.environment, originalTransactionId: Fixture.originalTransactionId)
+        var subscription = SubscriptionState(
+            bundleId: Fixture.bundleId,
+            environment: Fixture.environment,
+            originalTransactionId: Fixture.originalTransactionId
+        )
         let once = snapshot(at: Fixture.t0, transaction: transaction(id: "2000000000000001"))
         let first = subscription.apply(once)
         #expect(first)
@@ -175,7 +183,11 @@ import Testing
     }
 
     @Test func aFreshStateHasNoSubscription() {
-        let fresh = SubscriptionState(bundleId: Fixture.bundleId, environment: Fixture.environment, originalTransactionId: Fixture.originalTransactionId)
+        let fresh = SubscriptionState(
+            bundleId: Fixture.bundleId,
+            environment: Fixture.environment,
+            originalTransactionId: Fixture.originalTransactionId
+        )
         #expect(!fresh.hasOrHadSubscription)
         #expect(fresh.lastSignedDate == nil)
         #expect(fresh.status == .unknown)

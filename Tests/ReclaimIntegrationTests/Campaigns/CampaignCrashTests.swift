@@ -6,6 +6,7 @@ import ReclaimTestSupport
 import SwiftASN1
 import Testing
 import X509
+
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
@@ -24,21 +25,21 @@ struct CampaignCrashTests {
         try SigningKey.generate(keyId: "CRASHKEY01").pkcs8PEM.write(to: directory.appendingPathComponent("key.p8"), atomically: true, encoding: .utf8)
         let config = directory.appendingPathComponent("config.yaml")
         try """
-            apps:
-              - bundleId: com.example.app
-                appAppleId: 1234567890
-                environments: [Sandbox]
-                issuerId: 11111111-2222-3333-4444-555555555555
-                signingKeys: [{keyId: CRASHKEY01, file: \(directory.path)/key.p8}]
-                rootCertificates: [\(directory.path)/root.pem]
-            campaigns:
-              - id: retain
-                app: com.example.app
-                trigger: DID_CHANGE_RENEWAL_STATUS/AUTO_RENEW_DISABLED
-                offer: {productId: com.example.monthly, offerIdentifier: RETAIN50}
-                cooldown: 90d
-            worker: {lease: 3s, pollInterval: 1s}
-            """.write(to: config, atomically: true, encoding: .utf8)
+        apps:
+          - bundleId: com.example.app
+            appAppleId: 1234567890
+            environments: [Sandbox]
+            issuerId: 11111111-2222-3333-4444-555555555555
+            signingKeys: [{keyId: CRASHKEY01, file: \(directory.path)/key.p8}]
+            rootCertificates: [\(directory.path)/root.pem]
+        campaigns:
+          - id: retain
+            app: com.example.app
+            trigger: DID_CHANGE_RENEWAL_STATUS/AUTO_RENEW_DISABLED
+            offer: {productId: com.example.monthly, offerIdentifier: RETAIN50}
+            cooldown: 90d
+        worker: {lease: 3s, pollInterval: 1s}
+        """.write(to: config, atomically: true, encoding: .utf8)
 
         // Each subscriber turns auto-renew off twice (two notifications, one second apart): the cooldown or the
         // staleness of the older one must leave exactly one offer, however processing interleaves with kills.
@@ -58,14 +59,25 @@ struct CampaignCrashTests {
                             appAccountToken: UUID(),
                             signedDate: base.addingTimeInterval(Double(second))
                         )
-                    ))
+                    )
+                )
             }
         }
         let bodies = signed.shuffled()
 
         try await withTestDatabase { client, url in
-            let api = try ServerProcess(role: "api", config: config, databaseURL: url.connectionString, log: directory.appendingPathComponent("api.log"))
-            let worker = try ServerProcess(role: "worker", config: config, databaseURL: url.connectionString, log: directory.appendingPathComponent("worker.log"))
+            let api = try ServerProcess(
+                role: "api",
+                config: config,
+                databaseURL: url.connectionString,
+                log: directory.appendingPathComponent("api.log")
+            )
+            let worker = try ServerProcess(
+                role: "worker",
+                config: config,
+                databaseURL: url.connectionString,
+                log: directory.appendingPathComponent("worker.log")
+            )
             try api.start()
             try worker.start()
             defer {

@@ -83,8 +83,18 @@ struct OfferRow: Sendable {
         for try await r in rows.decode((UUID, String, String, String, String, String, UUID, Date, String, String, String, String?).self) {
             offers.append(
                 OfferRow(
-                    id: r.0, campaignId: r.1, state: r.2, productId: r.3, offerIdentifier: r.4, keyId: r.5, nonce: r.6,
-                    signedAt: r.7, applicationUsername: r.8, storeKit1Signature: r.9, storeKit2JWS: r.10, endReason: r.11
+                    id: r.0,
+                    campaignId: r.1,
+                    state: r.2,
+                    productId: r.3,
+                    offerIdentifier: r.4,
+                    keyId: r.5,
+                    nonce: r.6,
+                    signedAt: r.7,
+                    applicationUsername: r.8,
+                    storeKit1Signature: r.9,
+                    storeKit2JWS: r.10,
+                    endReason: r.11
                 )
             )
         }

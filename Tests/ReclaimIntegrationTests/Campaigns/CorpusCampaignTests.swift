@@ -19,7 +19,12 @@ struct CorpusCampaignTests {
         let app = Application(router: buildRouter(dependencies))
         try await app.test(.router) { http in
             for body in bodies {
-                try await http.execute(uri: "/v1/apple/notifications", method: .post, headers: [.contentType: "application/json"], body: ByteBuffer(bytes: body)) {
+                try await http.execute(
+                    uri: "/v1/apple/notifications",
+                    method: .post,
+                    headers: [.contentType: "application/json"],
+                    body: ByteBuffer(bytes: body)
+                ) {
                     #expect($0.status == .ok)
                 }
             }
@@ -41,7 +46,10 @@ struct CorpusCampaignTests {
 
     static func corpusInSignedDateOrder() throws -> [(notification: AppleSandboxFixtures.Notification, signedDate: Int64)] {
         try AppleSandboxFixtures.all().map { notification in
-            var segment = notification.signedPayload.split(separator: ".")[1].replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+            var segment = notification.signedPayload.split(separator: ".")[1].replacingOccurrences(of: "-", with: "+").replacingOccurrences(
+                of: "_",
+                with: "/"
+            )
             segment += String(repeating: "=", count: (4 - segment.count % 4) % 4)
             let payload = try #require(Data(base64Encoded: segment))
             let signedDate = try JSONDecoder().decode(SignedDateOnly.self, from: payload).signedDate
@@ -77,8 +85,14 @@ struct CorpusCampaignTests {
             let state = try #require(
                 try await client.withConnection {
                     try await SubscriptionStore.find(
-                        bundleId: "GeniusParentingAI", environment: "Sandbox", originalTransactionId: "2000000970472825", connection: $0, logger: logger)
-                })
+                        bundleId: "GeniusParentingAI",
+                        environment: "Sandbox",
+                        originalTransactionId: "2000000970472825",
+                        connection: $0,
+                        logger: logger
+                    )
+                }
+            )
             #expect(state.status == .expired)
             #expect(state.expirationIntent == 1)
             #expect(state.autoRenew == false)
@@ -140,7 +154,8 @@ struct CorpusCampaignTests {
                 seen == [
                     "retain-auto-renew-off true DID_CHANGE_RENEWAL_STATUS/AUTO_RENEW_DISABLED 172800000",
                     "winback-expired false EXPIRED/VOLUNTARY 172800000",
-                ])
+                ]
+            )
         }
     }
 

@@ -71,7 +71,10 @@ struct OfferDeliveryTests {
 
                 var nonces = Set<String>()
                 for uppercase in [false, true, false] {
-                    let uri = uppercase ? subscriber.uppercased().replacingOccurrences(of: "/V1/OFFERS?APPACCOUNTTOKEN", with: "/v1/offers?appAccountToken") : subscriber
+                    let uri =
+                        uppercase
+                        ? subscriber.uppercased().replacingOccurrences(of: "/V1/OFFERS?APPACCOUNTTOKEN", with: "/v1/offers?appAccountToken")
+                        : subscriber
                     let (response, body) = try await get(uri, key: appKey)
                     #expect(response.status == .ok)
                     #expect(response.headerFields[.cacheControl] == "no-store")
@@ -125,19 +128,35 @@ struct OfferDeliveryTests {
             try await CorpusCampaignTests().replay(client, dependencies, bodies: corpus.map(\.notification.body))
             let before = try #require(try await OfferRow.all(client).last)
             try await client.query("UPDATE reclaim.offers SET signed_at = now() - interval '13 hours' WHERE id = \(before.id)", logger: logger)
-            let refresher = OfferRefresher(postgres: client, signers: dependencies.signers, interval: .seconds(60), resignAfter: 12 * 3600, logger: logger)
+            let refresher = OfferRefresher(
+                postgres: client,
+                signers: dependencies.signers,
+                interval: .seconds(60),
+                resignAfter: 12 * 3600,
+                logger: logger
+            )
             #expect(try await refresher.tick() == (0, 1))
             let after = try #require(try await OfferRow.all(client).last)
             #expect(after.nonce != before.nonce)
             #expect(abs(after.signedAt.timeIntervalSinceNow) < 60)
-            #expect(setup.signer.verify(
-                StoreKit1OfferSignature(
-                    keyIdentifier: after.keyId, nonce: after.nonce.uuidString.lowercased(),
-                    timestamp: Int64((after.signedAt.timeIntervalSince1970 * 1000).rounded()), signature: after.storeKit1Signature,
-                    applicationUsername: after.applicationUsername),
-                product: after.productId, offer: after.offerIdentifier))
+            #expect(
+                setup.signer.verify(
+                    StoreKit1OfferSignature(
+                        keyIdentifier: after.keyId,
+                        nonce: after.nonce.uuidString.lowercased(),
+                        timestamp: Int64((after.signedAt.timeIntervalSince1970 * 1000).rounded()),
+                        signature: after.storeKit1Signature,
+                        applicationUsername: after.applicationUsername
+                    ),
+                    product: after.productId,
+                    offer: after.offerIdentifier
+                )
+            )
             #expect(try await refresher.tick() == (0, 0))
-            try await client.query("UPDATE reclaim.offers SET deliverable_until = now() - interval '1 second' WHERE id = \(before.id)", logger: logger)
+            try await client.query(
+                "UPDATE reclaim.offers SET deliverable_until = now() - interval '1 second' WHERE id = \(before.id)",
+                logger: logger
+            )
             #expect(try await refresher.tick() == (1, 0))
             #expect(try #require(try await OfferRow.all(client).last).state == "expired")
         }

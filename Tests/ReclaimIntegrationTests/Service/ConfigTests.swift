@@ -60,7 +60,10 @@ struct ConfigTests {
             ("priority: 10", "priority: 10\n    maxOffersPerSubscriber: 0", "maxOffersPerSubscriber: must be at least 1"),
             ("priority: 10", "priority: 10\n    conditions: {expirationIntents: [9]}", "9 is not an expirationIntent"),
             ("priority: 10", "priority: 10\n    conditions: {storefronts: [usa]}", "'usa' is not a three-letter storefront"),
-            ("priority: 10", "priority: 10\n    conditions: {minimumTenure: 3 months}", "campaigns[0].conditions.minimumTenure: '3 months' is not a duration"),
+            (
+                "priority: 10", "priority: 10\n    conditions: {minimumTenure: 3 months}",
+                "campaigns[0].conditions.minimumTenure: '3 months' is not a duration"
+            ),
             ("    issuerId: 00000000-0000-0000-0000-000000000000\n", "", "has no issuerId"),
             ("environments: [Production, Sandbox]", "environments: [Production, Staging]", "unknown environment Staging"),
         ]
@@ -88,7 +91,10 @@ struct ConfigTests {
             Issue.record("accepted")
         } catch {
             let text = "\(error)"
-            for expected in ["campaign retain-auto-renew-off: holdoutPercent:", "campaign retain-auto-renew-off: trigger:", "campaign retain-auto-renew-off: maxOffersPerSubscriber:"] {
+            for expected in [
+                "campaign retain-auto-renew-off: holdoutPercent:", "campaign retain-auto-renew-off: trigger:",
+                "campaign retain-auto-renew-off: maxOffersPerSubscriber:",
+            ] {
                 #expect(text.contains(expected), "\(text)")
             }
         }
@@ -113,7 +119,15 @@ struct ConfigTests {
         #expect(campaign.startsAt == Date(timeIntervalSince1970: 1_796_083_200))
         #expect(campaign.endsAt == Date(timeIntervalSince1970: 1_798_804_800))
         #expect(campaign.standAsideForWinBack == false)
-        #expect(campaign.conditions == CampaignConditions(products: ["com.example.monthly"], minimumTenureSeconds: 30 * 86_400, expirationIntents: [1, 2], storefronts: ["USA", "CAN"]))
+        #expect(
+            campaign.conditions
+                == CampaignConditions(
+                    products: ["com.example.monthly"],
+                    minimumTenureSeconds: 30 * 86_400,
+                    expirationIntents: [1, 2],
+                    storefronts: ["USA", "CAN"]
+                )
+        )
         #expect(campaign.deliverableFor == 7 * 86_400)
     }
 }
