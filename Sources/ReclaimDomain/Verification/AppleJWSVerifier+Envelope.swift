@@ -16,6 +16,7 @@ extension AppleJWSVerifier {
     /// about as much as the outer signature's verification (perf, `scripts/bench ingest`).
     public func verifyNotificationEnvelope(_ signedPayload: String) async throws(JWSVerificationError) -> VerifiedNotification {
         let (payload, outer) = try await verifyDecoded(signedPayload, as: NotificationPayload.self, what: "notification payload")
+        try requireTrusted(outer, bundleId: payload.bundleId, appAppleId: payload.appAppleId, what: "notification")
         var result = VerifiedNotification(payload: payload, payloadJSON: outer.payload)
         if let jws = payload.data?.signedTransactionInfo {
             let (identity, json) = try Self.decodeUnverified(jws, as: NestedIdentity.self, field: "signedTransactionInfo")

@@ -2,13 +2,17 @@ import Foundation
 
 extension AppleJWSVerifier {
     /// Verifies a notification's `signedPayload` and the nested transaction and renewal JWS it carries,
-    /// each at its own `signedDate`, and decodes all three.
+    /// each at its own `signedDate`, and decodes all three. Every chain must end in a root trusted for the
+    /// notification's app.
     public func verifyNotification(_ signedPayload: String) async throws(JWSVerificationError) -> VerifiedNotification {
         let (payload, outer) = try await verifyDecoded(signedPayload, as: NotificationPayload.self, what: "notification payload")
+        let (bundleId, appAppleId) = (payload.bundleId, payload.appAppleId)
+        try requireTrusted(outer, bundleId: bundleId, appAppleId: appAppleId, what: "notification")
         var result = VerifiedNotification(payload: payload, payloadJSON: outer.payload)
         if let jws = payload.data?.signedTransactionInfo {
             do {
                 let (transaction, verified) = try await verifyDecoded(jws, as: TransactionInfo.self, what: "transaction")
+                try requireTrusted(verified, bundleId: bundleId, appAppleId: appAppleId, what: "transaction")
                 result.transaction = transaction
                 result.transactionJSON = verified.payload
             } catch {
@@ -18,6 +22,7 @@ extension AppleJWSVerifier {
         if let jws = payload.data?.signedRenewalInfo {
             do {
                 let (renewalInfo, verified) = try await verifyDecoded(jws, as: RenewalInfo.self, what: "renewal info")
+                try requireTrusted(verified, bundleId: bundleId, appAppleId: appAppleId, what: "renewal info")
                 result.renewalInfo = renewalInfo
                 result.renewalInfoJSON = verified.payload
             } catch {
@@ -27,41 +32,47 @@ extension AppleJWSVerifier {
         return result
     }
 
-    /// Verifies and decodes a `signedTransactionInfo`.
+    /// Verifies and decodes a `signedTransactionInfo`; its chain must end in a root trusted for its bundleId.
     public func verifyTransaction(_ signedTransactionInfo: String) async throws(JWSVerificationError) -> TransactionInfo {
-        try await verifyDecoded(signedTransactionInfo, as: TransactionInfo.self, what: "transaction").value
+        let (transaction, verified) = try await verifyDecoded(signedTransactionInfo, as: TransactionInfo.self, what: "transaction")
+        try requireTrusted(verified, bundleId: transaction.bundleId, appAppleId: nil, what: "transaction")
+        return transaction
     }
 
-    /// Verifies and decodes a `signedRenewalInfo`.
-    public func verifyRenewalInfo(_ signedRenewalInfo: String) async throws(JWSVerificationError) -> RenewalInfo {
-        try await verifyDecoded(signedRenewalInfo, as: RenewalInfo.self, what: "renewal info").value
+    /// Verifies and decodes a `signedRenewalInfo`. Renewal info names no app: pass the app it belongs to, or its
+    /// chain must end in a root trusted for every app (Apple's).
+    public func verifyRenewalInfo(_ signedRenewalInfo: String, bundleId: String? = nil) async throws(JWSVerificationError) -> RenewalInfo {
+        let (renewalInfo, verified) = try await verifyDecoded(signedRenewalInfo, as: RenewalInfo.self, what: "renewal info")
+        try requireTrusted(verified, bundleId: bundleId, appAppleId: nil, what: "renewal info")
+        return renewalInfo
     }
 
-    /// Verifies and decodes a Retention Messaging realtime request's `signedPayload`.
+    /// Verifies and decodes a Retention Messaging realtime request's `signedPayload`. It carries no bundleId: its
+    /// chain must end in a root trusted for the app its appAppleId names.
     public func verifyRealtimeRequest(_ signedPayload: String) async throws(JWSVerificationError) -> RealtimeRequest {
-        try await verifyDecoded(signedPayload, as: RealtimeRequest.self, what: "realtime request").value
+        let (request, verified) = try await verifyDecoded(signedPayload, as: RealtimeRequest.self, what: "realtime request")
+        try requireTrusted(verified, bundleId: nil, appAppleId: request.appAppleId, what: "realtime request")
+        return request
     }
 
     /// Verifies a JWS and decodes its payload as `T`; a payload that does not decode is ``JWSVerificationError/Code/malformed``.
+    ///
+    /// The payload is parsed once, after the chain and the signature verified; the chain's validity is then
+    /// checked at the decoded `signedDate`.
     public func verifyDecoded<T: Decodable>(
         _ compactJWS: String,
         as type: T.Type,
         what: String = "payload"
     ) async throws(JWSVerificationError) -> (value: T, verified: VerifiedJWS) {
-        // Decoded while the chain's validation time is chosen, so the payload is parsed once; the value is only
-        // returned after the signature verified.
-        var decoded: T?
-        let verified = try await verify(compactJWS) { payload in
-            decoded = try? PayloadDecoder.decode(T.self, from: payload)
-            if let carrier = decoded as? any SignedDateCarrying { return carrier.signedDateValue }
-            return Self.signedDate(in: payload)
-        }
-        if let decoded { return (decoded, verified) }
+        let authenticated = try await authenticate(compactJWS)
+        let decoded: T
         do {
-            return (try PayloadDecoder.decode(T.self, from: verified.payload), verified)
+            decoded = try PayloadDecoder.decode(T.self, from: authenticated.payload)
         } catch {
             throw JWSVerificationError(.malformed, "the \(what) does not decode: \(Self.describe(error))")
         }
+        let signedDate = (decoded as? any SignedDateCarrying).map(\.signedDateValue) ?? Self.signedDate(in: authenticated.payload)
+        return (decoded, try authenticated.checked(at: signedDate ?? clock()))
     }
 
     /// A one-line account of a decoding error (the default description is long and nested).

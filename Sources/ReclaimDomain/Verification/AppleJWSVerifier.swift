@@ -10,10 +10,14 @@ import SwiftASN1
 /// - it has three non-empty base64url segments and its header says `"alg":"ES256"` (nothing else, so no
 ///   algorithm confusion with "none" or HMAC);
 /// - its `x5c` holds exactly three standard-base64 DER certificates, and leaf → intermediate chains to one of
-///   ``trustedRoots`` under RFC 5280 plus ``AppleMarkerExtensionPolicy``, checked at the payload's
-///   `signedDate` (what Apple's library does without online checks; old payloads stay verifiable after the
-///   leaf expires). The third `x5c` certificate is never trusted: a self-made CA copying Apple's subject fails;
-/// - the ES256 signature (raw r‖s) over `header.payload` verifies with the leaf's P-256 key.
+///   the trusted roots under RFC 5280 plus ``AppleMarkerExtensionPolicy``. The third `x5c` certificate is never
+///   trusted: a self-made CA copying Apple's subject fails;
+/// - the ES256 signature (raw r‖s) over `header.payload` verifies with the leaf's P-256 key;
+/// - only then is the payload parsed, for its `signedDate`, and every certificate of the chain must be valid at
+///   that time (what Apple's library does without online checks; old payloads stay verifiable after the leaf
+///   expires). No byte of the payload reaches a parser before the signature over it verified.
+/// - the functions that know the payload's app (``verifyNotification(_:)`` and the others) also require the
+///   chain's root to be trusted for that app (``RootTrust``).
 ///
 /// Validated chains, and the exact headers that carried them, are cached once a JWS fully verified (see
 /// `VerifiedChainCache`), so the steady state is one ECDSA verification per JWS: no chain build, no header parse.
@@ -30,24 +34,42 @@ public final class AppleJWSVerifier: Sendable {
     }()
 
     /// The roots a chain must end in. The `x5c` root is not among them unless configured.
-    public let trustedRoots: [Certificate]
+    public var trustedRoots: [Certificate] { trust.anchors }
+    /// Which of those roots may vouch for which app.
+    public let trust: RootTrust
     private let rootStore: CertificateStore
-    private let clock: @Sendable () -> Date
+    let clock: @Sendable () -> Date
     private let cache: VerifiedChainCache
 
     /// - Parameters:
-    ///   - trustedRoots: the only anchors; defaults to Apple Root CA - G3. Tests pass their own CA.
+    ///   - trustedRoots: the only anchors, each trusted for every app; defaults to Apple Root CA - G3. Tests pass their own CA.
     ///   - chainCacheCapacity: how many distinct validated chains to remember (0 disables the cache).
     ///   - clock: the time used for payloads that carry no `signedDate`.
-    public init(
+    public convenience init(
         trustedRoots: [Certificate] = [AppleJWSVerifier.appleRootCAG3],
         chainCacheCapacity: Int = 256,
         clock: @escaping @Sendable () -> Date = { Date() }
     ) {
-        self.trustedRoots = trustedRoots
-        self.rootStore = CertificateStore(trustedRoots)
+        self.init(trust: RootTrust(everyApp: trustedRoots), chainCacheCapacity: chainCacheCapacity, clock: clock)
+    }
+
+    /// - Parameter trust: the anchors and which app each may vouch for.
+    public init(trust: RootTrust, chainCacheCapacity: Int = 256, clock: @escaping @Sendable () -> Date = { Date() }) {
+        self.trust = trust
+        self.rootStore = CertificateStore(trust.anchors)
         self.clock = clock
         self.cache = VerifiedChainCache(capacity: chainCacheCapacity)
+    }
+
+    /// Throws unless the root `verified` chains to may vouch for the named app (``RootTrust``).
+    public func requireTrusted(_ verified: VerifiedJWS, bundleId: String?, appAppleId: Int64?, what: String) throws(JWSVerificationError) {
+        guard trust.allows(verified.anchor, bundleId: bundleId, appAppleId: appAppleId) else {
+            let app = bundleId ?? appAppleId.map { "appAppleId \($0)" } ?? "no app"
+            throw JWSVerificationError(
+                .invalidChain,
+                "the \(what)'s certificate chain ends in a root configured for another app, not trusted for \(app)"
+            )
+        }
     }
 
     /// Parses every certificate of a PEM text (one or more `BEGIN CERTIFICATE` blocks), e.g. an operator's extra root.
@@ -70,12 +92,35 @@ public final class AppleJWSVerifier: Sendable {
 
     /// Verifies a compact JWS, checking the chain at `validationTime(payload)`, or at the clock's time when that is `nil`.
     ///
-    /// `validationTime` sees the payload before its signature is checked; that is sound because the payload is
-    /// accepted only if the signature then verifies with the leaf whose validity was checked at that time.
+    /// `validationTime` runs only once the chain and the signature verified: it parses authenticated bytes.
     public func verify(
         _ compactJWS: String,
         validationTime: (Data) -> Date?
     ) async throws(JWSVerificationError) -> VerifiedJWS {
+        let authenticated = try await authenticate(compactJWS)
+        return try authenticated.checked(at: validationTime(authenticated.payload) ?? clock())
+    }
+
+    /// A JWS whose chain (up to a trusted root, without regard to time) and signature verified; its payload has
+    /// not been parsed yet. ``checked(at:)`` adds the time check once the payload told its signedDate.
+    struct Authenticated {
+        let header: JWSHeader
+        let payload: Data
+        let chain: VerifiedChainCache.Chain
+
+        func checked(at time: Date) throws(JWSVerificationError) -> VerifiedJWS {
+            guard chain.isValid(at: time) else {
+                throw JWSVerificationError(
+                    .chainExpired,
+                    "the certificate chain is valid from \(chain.notValidBefore) to \(chain.notValidAfter), not at the payload's signedDate \(time)"
+                )
+            }
+            return VerifiedJWS(header: header, payload: payload, validationTime: time, anchor: chain.anchor)
+        }
+    }
+
+    /// Checks structure, header, chain and signature; parses nothing of the payload.
+    func authenticate(_ compactJWS: String) async throws(JWSVerificationError) -> Authenticated {
         let segments = try JWSSegmentDecoder.decode(compactJWS)
         let known = cache.header(segments.headerSegment)
         let header: JWSHeader
@@ -91,14 +136,13 @@ public final class AppleJWSVerifier: Sendable {
             throw JWSVerificationError(.invalidSignature, "an ES256 signature is 64 bytes (r‖s), got \(segments.signature.count)")
         }
 
-        let time = validationTime(segments.payload) ?? clock()
         let chainKey = known?.chainKey ?? VerifiedChainCache.key(for: header.x5c)
-        let cachedChain = cache.chain(chainKey, at: time)
+        let cachedChain = cache.chain(chainKey)
         let chain: VerifiedChainCache.Chain
         if let cachedChain {
             chain = cachedChain
         } else {
-            chain = try await validateChain(header.x5c, at: time)
+            chain = try await validateChain(header.x5c)
         }
 
         guard chain.leafKey.isValidSignature(signature, for: segments.signingInputDigest) else {
@@ -112,7 +156,7 @@ public final class AppleJWSVerifier: Sendable {
                 chain: cachedChain == nil ? chain : nil
             )
         }
-        return VerifiedJWS(header: header, payload: segments.payload, validationTime: time)
+        return Authenticated(header: header, payload: segments.payload, chain: chain)
     }
 
     /// The payload's `signedDate` (UNIX milliseconds) as a date, or `nil` when it has none or is not JSON.
@@ -175,7 +219,10 @@ public final class AppleJWSVerifier: Sendable {
 
     // MARK: - Chain
 
-    private func validateChain(_ x5c: [Data], at time: Date) async throws(JWSVerificationError) -> VerifiedChainCache.Chain {
+    /// Validates leaf → intermediate → trusted root once, at a moment when leaf and intermediate are both valid;
+    /// the caller checks the payload's own time against the window this returns. Every RFC 5280 check but validity
+    /// is time-independent, so this equals validating at the payload's time whenever that lies in the window.
+    private func validateChain(_ x5c: [Data]) async throws(JWSVerificationError) -> VerifiedChainCache.Chain {
         cache.recordValidation()
         var certificates: [Certificate] = []
         for (index, der) in x5c.enumerated() {
@@ -191,13 +238,12 @@ public final class AppleJWSVerifier: Sendable {
             throw JWSVerificationError(.invalidCertificate, "the leaf certificate's key is not P-256, which ES256 needs")
         }
 
-        // Checked ahead of the chain build only to give a precise code; RFC5280Policy checks the same again.
-        for (role, certificate) in [("leaf", leaf), ("intermediate", intermediate)]
-        where time < certificate.notValidBefore || time > certificate.notValidAfter {
+        let time = max(leaf.notValidBefore, intermediate.notValidBefore)
+        guard time <= min(leaf.notValidAfter, intermediate.notValidAfter) else {
             throw JWSVerificationError(
                 .chainExpired,
-                "the \(role) certificate \(certificate.subject) is valid from \(certificate.notValidBefore) to "
-                    + "\(certificate.notValidAfter), not at the payload's signedDate \(time)"
+                "the leaf (valid \(leaf.notValidBefore) to \(leaf.notValidAfter)) and the intermediate (valid "
+                    + "\(intermediate.notValidBefore) to \(intermediate.notValidAfter)) are never valid at the same time"
             )
         }
         if let missing = AppleMarkerExtensionPolicy.missingMarker(leaf: leaf, intermediate: intermediate) {
@@ -216,7 +262,8 @@ public final class AppleJWSVerifier: Sendable {
             return VerifiedChainCache.Chain(
                 leafKey: leafKey,
                 notValidBefore: validated.map(\.notValidBefore).max() ?? time,
-                notValidAfter: validated.map(\.notValidAfter).min() ?? time
+                notValidAfter: validated.map(\.notValidAfter).min() ?? time,
+                anchor: validated.last.map(RootTrust.fingerprint) ?? Data()
             )
         case .couldNotValidate(let failures):
             let details =

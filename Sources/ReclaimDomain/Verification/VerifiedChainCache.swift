@@ -7,8 +7,8 @@ import Synchronization
 ///
 /// Two maps, both least-recently-used and both filled only after a JWS fully verified (so forgeries cannot
 /// evict good entries):
-/// - chains, keyed by the SHA-256 of the exact `x5c` bytes. Each entry keeps the chain's validity window, so a
-///   cached chain never vouches for a payload signed outside it;
+/// - chains, keyed by the SHA-256 of the exact `x5c` bytes. Each entry keeps the chain's validity window, which
+///   every payload's signedDate is checked against, so a cached chain never vouches for a payload signed outside it;
 /// - headers, keyed by the exact header segment text, remembering its parsed form and chain key, so a known
 ///   header is neither base64-decoded, parsed nor hashed again.
 /// Eviction scans linearly; it only happens when a new chain arrives in a full cache, which is rare.
@@ -20,6 +20,8 @@ final class VerifiedChainCache: Sendable {
         let notValidBefore: Date
         /// The earliest `notValidAfter` of the chain's certificates.
         let notValidAfter: Date
+        /// SHA-256 of the trusted root's DER the chain ends in (``RootTrust/fingerprint(_:)``).
+        let anchor: Data
 
         func isValid(at time: Date) -> Bool { time >= notValidBefore && time <= notValidAfter }
     }
@@ -54,12 +56,9 @@ final class VerifiedChainCache: Sendable {
         return Data(hasher.finalize())
     }
 
-    /// The cached chain for `key` if there is one and it is valid at `time`.
-    func chain(_ key: Data, at time: Date) -> Chain? {
-        state.withLock { state in
-            guard let chain = state.chains[key], chain.isValid(at: time) else { return nil }
-            return chain
-        }
+    /// The cached chain for `key`, if there is one; the caller checks the payload's time against its window.
+    func chain(_ key: Data) -> Chain? {
+        state.withLock { $0.chains[key] }
     }
 
     /// The parsed form of a header segment that verified before.

@@ -7,10 +7,13 @@ public struct VerifiedJWS: Sendable, Equatable {
     public var payload: Data
     /// The instant the certificate chain was checked at: the payload's `signedDate`, or the clock without one.
     public var validationTime: Date
+    /// SHA-256 of the trusted root the chain ends in; which apps it may vouch for is ``RootTrust``'s call.
+    public var anchor: Data
 
-    public init(header: JWSHeader, payload: Data, validationTime: Date) {
+    public init(header: JWSHeader, payload: Data, validationTime: Date, anchor: Data) {
         self.header = header
         self.payload = payload
         self.validationTime = validationTime
+        self.anchor = anchor
     }
 }

@@ -27,7 +27,7 @@ public enum CampaignTasks {
     /// subscriber what would be offered and why. `now` nil evaluates each notification at its own signedDate, as
     /// if processed when it arrived.
     public static func simulate(_ config: ReclaimConfig, directory: URL, now: Date?) async throws -> String {
-        let verifier = AppleJWSVerifier(trustedRoots: try config.trustedRoots())
+        let verifier = AppleJWSVerifier(trust: try config.rootTrust())
         let files = try FileManager.default.contentsOfDirectory(at: directory, includingPropertiesForKeys: nil)
             .filter { ["json", "jws", "txt"].contains($0.pathExtension) }
             .sorted { $0.lastPathComponent < $1.lastPathComponent }

@@ -30,7 +30,7 @@ public struct Dependencies: Sendable {
         self.postgres = postgres
         self.metricsRegistry = metricsRegistry
         self.logger = logger
-        self.verifier = try verifier ?? AppleJWSVerifier(trustedRoots: config.trustedRoots())
+        self.verifier = try verifier ?? AppleJWSVerifier(trust: config.rootTrust())
         self.signers = try config.offerSigners()
         self.campaignEngine = CampaignEngine(campaigns: try config.domainCampaigns(), signers: signers, now: now)
     }
