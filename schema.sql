@@ -291,7 +291,9 @@ CREATE TABLE reclaim.offers (
 );
 -- Apple lets a subscriber have one offer at a time: the database refuses a second live one.
 CREATE UNIQUE INDEX offers_one_live_idx ON reclaim.offers (bundle_id, environment, original_transaction_id) WHERE state IN ('ready', 'delivered');
-CREATE INDEX offers_deliverable_idx ON reclaim.offers (bundle_id, app_account_token) WHERE state IN ('ready', 'delivered');
+-- app_account_token first: a query for one subscriber (bundle, environment, originalTransactionId) must
+-- not find this index attractive, which it did on a table without statistics yet (a scan of the whole app).
+CREATE INDEX offers_deliverable_idx ON reclaim.offers (app_account_token, bundle_id) WHERE state IN ('ready', 'delivered');
 -- The refresher and the expiry sweep read these in order and stop at the first row not due: no full scan.
 CREATE INDEX offers_refresh_idx ON reclaim.offers (signed_at) WHERE state IN ('ready', 'delivered');
 CREATE INDEX offers_expiry_idx ON reclaim.offers (deliverable_until) WHERE state IN ('ready', 'delivered');

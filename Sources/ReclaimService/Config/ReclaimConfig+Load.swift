@@ -52,6 +52,9 @@ extension ReclaimConfig {
         if worker.batchSize < 1 { problems.append("worker.batchSize must be at least 1") }
         if worker.maxAttempts < 1 { problems.append("worker.maxAttempts must be at least 1") }
         if server.maxBodyBytes < 1024 { problems.append("server.maxBodyBytes must be at least 1024") }
+        if server.maxConnections < 1 { problems.append("server.maxConnections must be at least 1") }
+        if server.maxPendingNotifications < 1 { problems.append("server.maxPendingNotifications must be at least 1") }
+        if server.idleTimeout.seconds < 1 { problems.append("server.idleTimeout must be at least 1s") }
         if !problems.isEmpty {
             throw ConfigError("\(source):\n" + problems.map { "  - \($0)" }.joined(separator: "\n"))
         }

@@ -140,6 +140,12 @@ public struct ReclaimConfig: Decodable, Sendable {
         public var maxBodyBytes: Int = 256 * 1024
         /// Keep this many rejected-input records for forensics; older ones are pruned.
         public var rejectedInputsKept: Int = 10_000
+        /// Open connections at most; beyond it the server stops accepting until one closes.
+        public var maxConnections: Int = 2048
+        /// A connection with nothing read or written for this long is closed.
+        public var idleTimeout: ConfigDuration = ConfigDuration(seconds: 30)
+        /// Notifications waiting for a database transaction at most; beyond it ingest answers 503 with Retry-After.
+        public var maxPendingNotifications: Int = 4096
 
         public init() {}
 
@@ -147,9 +153,12 @@ public struct ReclaimConfig: Decodable, Sendable {
             let container = try decoder.container(keyedBy: CodingKeys.self)
             maxBodyBytes = try container.decodeIfPresent(Int.self, forKey: .maxBodyBytes) ?? maxBodyBytes
             rejectedInputsKept = try container.decodeIfPresent(Int.self, forKey: .rejectedInputsKept) ?? rejectedInputsKept
+            maxConnections = try container.decodeIfPresent(Int.self, forKey: .maxConnections) ?? maxConnections
+            idleTimeout = try container.decodeDurationIfPresent(forKey: .idleTimeout) ?? idleTimeout
+            maxPendingNotifications = try container.decodeIfPresent(Int.self, forKey: .maxPendingNotifications) ?? maxPendingNotifications
         }
 
-        enum CodingKeys: String, CodingKey { case maxBodyBytes, rejectedInputsKept }
+        enum CodingKeys: String, CodingKey { case maxBodyBytes, rejectedInputsKept, maxConnections, idleTimeout, maxPendingNotifications }
     }
 
     /// Worker pool and queue settings.

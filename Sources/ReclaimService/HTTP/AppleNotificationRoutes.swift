@@ -26,10 +26,11 @@ struct AppleNotificationRoutes {
         router.post("/v1/apple/notifications") { request, context -> Response in
             let body = try await readJSONBody(
                 request,
+                context: context,
                 limit: maxBodyBytes,
                 record: { problem in
                     // Refusals before the body is read are recorded with what is known: no body.
-                    await ingest.reject(problem, body: ByteBuffer())
+                    ingest.reject(problem, body: ByteBuffer())
                 }
             )
             let outcome = try await ingest.ingest(body: body)
@@ -42,8 +43,10 @@ struct AppleNotificationRoutes {
     }
 }
 
-/// Reads a JSON request body up to `limit` bytes: 415 for another content type, 413 when larger.
-func readJSONBody(_ request: Request, limit: Int, record: (Problem) async -> Void) async throws -> ByteBuffer {
+/// Reads a JSON request body up to `limit` bytes: 415 for another content type, 413 when larger (announced by
+/// Content-Length or found while reading a chunked body), after which the connection is closed rather than
+/// drained.
+func readJSONBody(_ request: Request, context: ReclaimRequestContext, limit: Int, record: (Problem) async -> Void) async throws -> ByteBuffer {
     let mediaType = request.headers[.contentType]?.split(separator: ";").first?.trimmingCharacters(in: .whitespaces).lowercased()
     guard mediaType == "application/json" else {
         let problem = Problem(
@@ -58,12 +61,15 @@ func readJSONBody(_ request: Request, limit: Int, record: (Problem) async -> Voi
     let tooLarge = Problem(.contentTooLarge, "body-too-large", title: "Body too large", detail: "the body exceeds \(limit) bytes")
     if let length = request.headers[.contentLength].flatMap(Int.init), length > limit {
         await record(tooLarge)
+        context.closeSoon()
         throw tooLarge
     }
     do {
         return try await request.body.collect(upTo: limit)
-    } catch let error as HTTPError where error.status == .contentTooLarge {
+    } catch let error as any HTTPResponseError where error.status == .contentTooLarge {
+        // NIOTooManyBytesError for a chunked body, HTTPError for others: both are the same refusal.
         await record(tooLarge)
+        context.closeSoon()
         throw tooLarge
     }
 }

@@ -37,6 +37,8 @@ public final class CommitBatcher<Item: Sendable, Output: Sendable>: Sendable {
     }
 
     private let postgres: PostgresClient
+    /// Callers that may wait for a transaction at once; one more is refused with ``CommitQueueFull``.
+    private let maxWaiting: Int
     private let maxBatch: Int
     private let maxTransactions: Int
     private let flush: Flush
@@ -51,14 +53,16 @@ public final class CommitBatcher<Item: Sendable, Output: Sendable>: Sendable {
 
     public init(
         postgres: PostgresClient,
+        maxWaiting: Int = 4096,
         maxBatch: Int = 256,
         maxTransactions: Int = 4,
         timeout: Duration = .seconds(5),
         logger: Logger,
         flush: @escaping Flush
     ) {
-        precondition(maxBatch > 0 && maxTransactions > 0)
+        precondition(maxBatch > 0 && maxTransactions > 0 && maxWaiting > 0)
         self.postgres = postgres
+        self.maxWaiting = maxWaiting
         self.timeout = timeout
         self.statementTimeout = "\(Int((timeout / .milliseconds(1)).rounded(.up)))ms"
         self.maxBatch = maxBatch
@@ -68,14 +72,21 @@ public final class CommitBatcher<Item: Sendable, Output: Sendable>: Sendable {
     }
 
     /// Queues `item` for the next commit and returns its output once that commit succeeded;
-    /// throws the transaction's error otherwise (nothing of the batch was committed).
+    /// throws the transaction's error otherwise (nothing of the batch was committed), or
+    /// ``CommitQueueFull`` at once when `maxWaiting` callers already wait: memory stays bounded and
+    /// the caller can say "retry later" instead of queueing behind a database that cannot keep up.
     public func submit(_ item: Item) async throws -> Output {
         try await withCheckedThrowingContinuation { continuation in
-            let start = state.withLock { state in
+            let start = state.withLock { state -> Bool? in
+                guard state.waiting.count < maxWaiting else { return nil }
                 state.waiting.append((item, continuation))
                 return startNextIfNeeded(&state)
             }
-            if start { startTransaction() }
+            switch start {
+            case nil: continuation.resume(throwing: CommitQueueFull())
+            case true?: startTransaction()
+            case false?: break
+            }
         }
     }
 

@@ -24,7 +24,7 @@ public struct NotificationIngest: Sendable {
     let verifier: AppleJWSVerifier
     let apps: [AppIdentity]
     let batcher: CommitBatcher<NotificationRecord, Bool>
-    let rejections: RejectedInputStore
+    let rejections: RejectionRecorder
     let logger: Logger
     let storedCounter = Counter(label: "reclaim_notifications_total", dimensions: [("outcome", "stored")])
     let duplicateCounter = Counter(label: "reclaim_notifications_total", dimensions: [("outcome", "duplicate")])
@@ -32,9 +32,16 @@ public struct NotificationIngest: Sendable {
     public init(dependencies: Dependencies) {
         self.verifier = dependencies.verifier
         self.apps = dependencies.config.appIdentities
-        self.rejections = RejectedInputStore(postgres: dependencies.postgres, keep: dependencies.config.server.rejectedInputsKept)
+        self.rejections = RejectionRecorder(
+            store: RejectedInputStore(postgres: dependencies.postgres, keep: dependencies.config.server.rejectedInputsKept),
+            logger: dependencies.logger
+        )
         self.logger = dependencies.logger
-        self.batcher = CommitBatcher(postgres: dependencies.postgres, logger: dependencies.logger) { records, connection, logger in
+        self.batcher = CommitBatcher(
+            postgres: dependencies.postgres,
+            maxWaiting: dependencies.config.server.maxPendingNotifications,
+            logger: dependencies.logger
+        ) { records, connection, logger in
             let inserted = try await NotificationStore.insert(records, connection: connection, logger: logger)
             // A UUID twice in one batch: only its first occurrence counts as stored.
             var seen = Set<UUID>()
@@ -48,12 +55,21 @@ public struct NotificationIngest: Sendable {
         do {
             record = try await verify(body)
         } catch let problem as Problem {
-            await reject(problem, body: body)
+            reject(problem, body: body)
             throw problem
         }
         let stored: Bool
         do {
             stored = try await batcher.submit(record)
+        } catch is CommitQueueFull {
+            // Nothing was acknowledged; Apple retries. Counted, not recorded: the notification is genuine.
+            Counter(label: "reclaim_notifications_rejected_total", dimensions: [("problem", "server-busy")]).increment()
+            throw Problem(
+                .serviceUnavailable,
+                "server-busy",
+                title: "Service busy",
+                detail: "too many notifications are waiting for the database; retry later"
+            )
         } catch {
             logger.error(
                 "storing a notification failed",
@@ -135,20 +151,11 @@ public struct NotificationIngest: Sendable {
         }
     }
 
-    /// Counts and records a refusal; the record is best effort (a database outage must not turn a 4xx into a 503).
-    func reject(_ problem: Problem, body: ByteBuffer) async {
+    /// Counts, logs and records a refusal. The record is written in the background (``RejectionRecorder``): the
+    /// caller is answered without waiting for the database.
+    func reject(_ problem: Problem, body: ByteBuffer) {
         Counter(label: "reclaim_notifications_rejected_total", dimensions: [("problem", problem.slug)]).increment()
         logger.notice("notification refused", metadata: ["problem": "\(problem.slug)", "detail": "\(problem.detail)"])
-        do {
-            try await rejections.record(
-                endpoint: "/v1/apple/notifications",
-                problem: problem.slug,
-                reason: problem.detail,
-                body: body,
-                logger: logger
-            )
-        } catch {
-            logger.warning("could not record a refused notification", metadata: ["error": "\(String(reflecting: error))"])
-        }
+        rejections.record(.init(endpoint: "/v1/apple/notifications", problem: problem.slug, reason: problem.detail, body: body))
     }
 }

@@ -1,4 +1,5 @@
 import Hummingbird
+import HummingbirdCore
 import Logging
 import ReclaimStore
 import ServiceLifecycle
@@ -31,9 +32,17 @@ public func buildApplication(
     extraServices: [any Service] = []
 ) -> some ApplicationProtocol {
     let router = buildRouter(dependencies, role: role)
+    let server = dependencies.config.server
     return Application(
         router: router,
-        configuration: .init(address: .hostname(host, port: port), serverName: "reclaim"),
+        server: .http1(configuration: .init(idleTimeout: .seconds(server.idleTimeout.seconds))),
+        configuration: .init(
+            address: .hostname(host, port: port),
+            serverName: "reclaim",
+            // Past the limit the server stops accepting (the kernel's backlog holds the rest) instead of
+            // letting a flood of idle connections exhaust file descriptors and memory.
+            availableConnectionsDelegate: MaximumAvailableConnections(server.maxConnections, logger: dependencies.logger)
+        ),
         services: [dependencies.postgres] + extraServices,
         logger: dependencies.logger
     )

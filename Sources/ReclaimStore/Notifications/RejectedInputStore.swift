@@ -5,6 +5,25 @@ import PostgresNIO
 
 /// Forensic records of refused inputs: reason and a SHA-256 of the body, never the body itself.
 public struct RejectedInputStore: Sendable {
+    /// One refusal, ready to store.
+    public struct Rejection: Sendable {
+        public var receivedAt: Date
+        public var endpoint: String
+        public var problem: String
+        public var reason: String
+        public var bodySHA256: [UInt8]
+        public var bodySize: Int
+
+        public init(endpoint: String, problem: String, reason: String, body: ByteBuffer, receivedAt: Date = Date()) {
+            self.receivedAt = receivedAt
+            self.endpoint = endpoint
+            self.problem = problem
+            self.reason = String(reason.prefix(1000))
+            self.bodySHA256 = Array(SHA256.hash(data: Data(body.readableBytesView)))
+            self.bodySize = body.readableBytes
+        }
+    }
+
     public let postgres: PostgresClient
     /// Rows kept; older ones are deleted as new ones arrive.
     public let keep: Int
@@ -14,21 +33,22 @@ public struct RejectedInputStore: Sendable {
         self.keep = keep
     }
 
-    public func record(endpoint: String, problem: String, reason: String, body: ByteBuffer, logger: Logger) async throws {
-        let digest = ByteBuffer(bytes: SHA256.hash(data: Data(body.readableBytesView)))
+    /// Stores a batch in one statement and trims the table to the newest `keep` rows (plus one batch).
+    public func record(_ batch: [Rejection], logger: Logger) async throws {
+        guard !batch.isEmpty else { return }
         let rows = try await postgres.query(
             """
-            INSERT INTO reclaim.rejected_inputs (endpoint, problem, reason, body_sha256, body_size)
-            VALUES (\(endpoint), \(problem), \(String(reason.prefix(1000))), \(digest), \(Int32(clamping: body.readableBytes)))
+            INSERT INTO reclaim.rejected_inputs (received_at, endpoint, problem, reason, body_sha256, body_size)
+            SELECT * FROM unnest(\(batch.map(\.receivedAt))::timestamptz[], \(batch.map(\.endpoint))::text[],
+                                 \(batch.map(\.problem))::text[], \(batch.map(\.reason))::text[],
+                                 \(batch.map { "\\x" + $0.bodySHA256.map { String(format: "%02x", $0) }.joined() })::bytea[],
+                                 \(batch.map { Int32(clamping: $0.bodySize) })::int[])
             RETURNING id
             """,
             logger: logger
         )
-        var id: Int64 = 0
-        for try await value in rows.decode(Int64.self) { id = value }
-        // Trim now and then rather than on every insert: the table stays within `keep` plus 100 rows.
-        if id % 100 == 0 {
-            try await postgres.query("DELETE FROM reclaim.rejected_inputs WHERE id <= \(id - Int64(keep))", logger: logger)
-        }
+        var last: Int64 = 0
+        for try await id in rows.decode(Int64.self) { last = max(last, id) }
+        try await postgres.query("DELETE FROM reclaim.rejected_inputs WHERE id <= \(last - Int64(keep))", logger: logger)
     }
 }

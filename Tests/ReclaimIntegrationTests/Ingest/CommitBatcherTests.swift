@@ -139,4 +139,31 @@ struct CommitBatcherTests {
             #expect(try await stored(client).contains(1000))
         }
     }
+
+    @Test("the wait queue is bounded: past maxWaiting a caller is refused at once with CommitQueueFull, and the others commit")
+    func boundedQueue() async throws {
+        let url = try await TestPostgres.shared.newDatabase(migrated: false)
+        try await PostgresClient.withClient(url, maxConnections: 8, logger: logger) { client in
+            try await client.query("CREATE TABLE items (n int PRIMARY KEY)", logger: logger)
+            let batcher = CommitBatcher<Int, Int>(postgres: client, maxWaiting: 2, maxTransactions: 1, logger: logger) { items, connection, logger in
+                try await connection.query("INSERT INTO items SELECT unnest(\(items))", logger: logger)
+                try await Task.sleep(for: .seconds(1))  // the database is slow: callers pile up
+                return items
+            }
+            try await withThrowingTaskGroup(of: Int.self) { group in
+                group.addTask { try await batcher.submit(1) }
+                try await Task.sleep(for: .milliseconds(300))  // 1 is being written
+                group.addTask { try await batcher.submit(2) }
+                group.addTask { try await batcher.submit(3) }
+                try await Task.sleep(for: .milliseconds(300))  // 2 and 3 wait: the queue is full
+                let started = ContinuousClock.now
+                await #expect(throws: CommitQueueFull.self) { _ = try await batcher.submit(4) }
+                #expect(ContinuousClock.now - started < .milliseconds(100), "a refusal must not wait")
+                var answered: Set<Int> = []
+                for try await n in group { answered.insert(n) }
+                #expect(answered == [1, 2, 3])
+            }
+            #expect(try await stored(client) == [1, 2, 3])
+        }
+    }
 }

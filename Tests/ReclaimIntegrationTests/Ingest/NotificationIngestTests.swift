@@ -158,7 +158,8 @@ struct NotificationIngestTests {
                 #expect(status == .ok)
             }
             #expect(try await count(client, "reclaim.notifications") == 1)
-            #expect(try await count(client, "reclaim.rejected_inputs") == cases.count)
+            // Recorded in the background (RejectionRecorder), so the answer does not wait for the database.
+            try await eventually("every refusal recorded") { try await count(client, "reclaim.rejected_inputs") == cases.count }
             let hashed = try await client.query(
                 "SELECT count(*)::bigint FROM reclaim.rejected_inputs WHERE problem = 'invalid-signature' AND length(body_sha256) = 32 AND body_size > 0",
                 logger: logger

@@ -1,0 +1,77 @@
+import Foundation
+import Hummingbird
+import HummingbirdTesting
+import NIOCore
+import PostgresNIO
+import ReclaimDomain
+import ReclaimService
+import ReclaimTestSupport
+import SwiftASN1
+import Testing
+import X509
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+@Suite("Ingest under a flood of forged requests")
+struct IngestFloodTests {
+    let logger = TestPostgres.logger
+
+    @Test(
+        "10,000 forged requests alongside 1,000 genuine ones: every genuine one is stored and answered 200; refusals are recorded in the background"
+    )
+    func flood() async throws {
+        let ca = try TestCertificateAuthority()
+        let notifications = TestNotifications(ca: ca)
+        let genuine = try (0..<1000).map { _ in try notifications.body(uuid: UUID(), originalTransactionId: "\(UInt64.random(in: 1...UInt64.max))") }
+        // Forged: a genuine body whose signature is another's (same header and chain, so each costs one ECDSA verification).
+        let template = String(decoding: genuine[0], as: UTF8.self)
+        let otherSignature = String(decoding: genuine[1], as: UTF8.self).split(separator: ".").last!.split(separator: "\"").first!
+        let forged = template.split(separator: ".").dropLast().joined(separator: ".") + "." + otherSignature + "\"}"
+        let config = try ReclaimConfig.parse(
+            yaml: """
+                apps: [{bundleId: com.example.app, appAppleId: 1234567890, environments: [Sandbox]}]
+                server: {rejectedInputsKept: 100000}
+                """
+        )
+        try await withTestDatabase(maxConnections: 40) { client, _ in
+            let dependencies = try Dependencies.test(postgres: client, config: config, verifier: AppleJWSVerifier(trustedRoots: [ca.root]))
+            let app = Application(router: buildRouter(dependencies), configuration: .init(address: .hostname("127.0.0.1", port: 0)))
+            try await app.test(.live) { http in
+                let port = try #require(http.port)
+                let requests = (genuine.map { (true, $0) } + Array(repeating: (false, Data(forged.utf8)), count: 10_000)).shuffled()
+                let statuses = try await withThrowingTaskGroup(of: [(Bool, Int)].self) { group in
+                    for lane in 0..<48 {
+                        let mine = stride(from: lane, to: requests.count, by: 48).map { requests[$0] }
+                        group.addTask {
+                            var statuses: [(Bool, Int)] = []
+                            for (isGenuine, body) in mine {
+                                var request = URLRequest(url: URL(string: "http://127.0.0.1:\(port)/v1/apple/notifications")!)
+                                request.httpMethod = "POST"
+                                request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+                                request.httpBody = body
+                                request.timeoutInterval = 30
+                                let (_, response) = try await URLSession.shared.data(for: request)
+                                statuses.append((isGenuine, (response as? HTTPURLResponse)?.statusCode ?? 0))
+                            }
+                            return statuses
+                        }
+                    }
+                    var all: [(Bool, Int)] = []
+                    for try await part in group { all += part }
+                    return all
+                }
+                #expect(statuses.filter { $0.0 }.allSatisfy { $0.1 == 200 }, "a genuine notification was not answered 200")
+                #expect(statuses.filter { !$0.0 }.allSatisfy { $0.1 == 401 })
+            }
+            let rows = try await client.query("SELECT count(*)::bigint FROM reclaim.notifications", logger: logger)
+            for try await count in rows.decode(Int64.self) { #expect(count == 1000) }
+            try await eventually("refusals recorded or counted as dropped", timeout: .seconds(30)) {
+                let rows = try await client.query("SELECT count(*)::bigint FROM reclaim.rejected_inputs", logger: logger)
+                for try await count in rows.decode(Int64.self) { return count > 0 && count <= 10_000 }
+                return false
+            }
+        }
+    }
+}

@@ -1,0 +1,62 @@
+import Foundation
+import Hummingbird
+import HummingbirdTesting
+import Metrics
+import Prometheus
+import ReclaimService
+import Testing
+
+@Suite("Oversized bodies over a real socket")
+struct OversizedBodyTests {
+    static let head = "POST /v1/apple/notifications HTTP/1.1\r\nHost: test\r\nContent-Type: application/json\r\n"
+
+    func withServer(_ body: @escaping @Sendable (Int, Dependencies) async throws -> Void) async throws {
+        try await withTestDatabase { client, _ in
+            let dependencies = try Dependencies.test(postgres: client, config: NotificationIngestTests.sandboxConfig)
+            let app = Application(router: buildRouter(dependencies), configuration: .init(address: .hostname("127.0.0.1", port: 0)))
+            try await app.test(.live) { http in try await body(try #require(http.port), dependencies) }
+        }
+    }
+
+    @Test("a client that writes 5 MiB (Content-Length) before reading gets 413 within a second")
+    func writeFirst() async throws {
+        try await withServer { port, _ in
+            let (status, seconds) = try await RawSocket.onThread {
+                let socket = try RawSocket(port: port)
+                let started = Date()
+                let size = 5 * 1024 * 1024
+                _ = socket.send(Self.head + "Content-Length: \(size)\r\n\r\n")
+                _ = socket.send(Data(repeating: UInt8(ascii: "a"), count: size))  // the whole body, answer unread
+                let answer = socket.receive().map { String(decoding: $0, as: UTF8.self) } ?? ""
+                return (answer.split(separator: "\r\n").first.map(String.init) ?? "", Date().timeIntervalSince(started))
+            }
+            #expect(status == "HTTP/1.1 413 Payload Too Large")
+            #expect(seconds < 1)
+        }
+    }
+
+    @Test("an endless chunked body gets 413, is counted, and its connection is closed instead of drained for ever")
+    func endlessChunked() async throws {
+        let before = Self.rejectedTooLarge()
+        try await withServer { port, _ in
+            let (status, closedAfter) = try await RawSocket.onThread {
+                let socket = try RawSocket(port: port)
+                _ = socket.send(Self.head + "Transfer-Encoding: chunked\r\n\r\n")
+                let chunk = Data("10000\r\n".utf8) + Data(repeating: UInt8(ascii: "a"), count: 65_536) + Data("\r\n".utf8)
+                for _ in 0..<8 { _ = socket.send(chunk) }
+                let answer = socket.receive().map { String(decoding: $0, as: UTF8.self) } ?? ""
+                let started = Date()
+                while Date().timeIntervalSince(started) < 10, socket.send(chunk) {}
+                return (answer.split(separator: "\r\n").first.map(String.init) ?? "", Date().timeIntervalSince(started))
+            }
+            #expect(status == "HTTP/1.1 413 Payload Too Large")
+            #expect(closedAfter < 5, "the server kept reading the chunked body")
+            #expect(Self.rejectedTooLarge() > before)
+        }
+    }
+
+    /// reclaim_notifications_rejected_total{problem="body-too-large"} as the process's metrics backend sees it.
+    static func rejectedTooLarge() -> Int {
+        TestMetrics.counterValue("reclaim_notifications_rejected_total", dimensions: [("problem", "body-too-large")])
+    }
+}
