@@ -6,9 +6,24 @@ extension AppleJWSVerifier {
     /// notification's app.
     public func verifyNotification(_ signedPayload: String) async throws(JWSVerificationError) -> VerifiedNotification {
         let (payload, outer) = try await verifyDecoded(signedPayload, as: NotificationPayload.self, what: "notification payload")
+        try requireTrusted(outer, bundleId: payload.bundleId, appAppleId: payload.appAppleId, what: "notification")
+        return try await verifyNested(of: payload, payloadJSON: outer.payload)
+    }
+
+    /// A notification Reclaim stored after ``verifyNotificationEnvelope(_:)`` verified it: its outer payload, read
+    /// back from Reclaim's own database, is decoded without a second signature check; the nested transaction and
+    /// renewal info, which ingest did not verify on their own, are verified in full as ``verifyNotification(_:)``
+    /// does. The workers use this: one ECDSA verification fewer per notification.
+    public func verifyStoredNotification(_ signedPayload: String) async throws(JWSVerificationError) -> VerifiedNotification {
+        let (payload, json) = try Self.decodeUnverified(signedPayload, as: NotificationPayload.self, field: "notification payload")
+        return try await verifyNested(of: payload, payloadJSON: json)
+    }
+
+    /// Verifies and decodes the nested transaction and renewal info of a decoded notification payload, each
+    /// chained to a root trusted for the notification's app.
+    private func verifyNested(of payload: NotificationPayload, payloadJSON: Data) async throws(JWSVerificationError) -> VerifiedNotification {
         let (bundleId, appAppleId) = (payload.bundleId, payload.appAppleId)
-        try requireTrusted(outer, bundleId: bundleId, appAppleId: appAppleId, what: "notification")
-        var result = VerifiedNotification(payload: payload, payloadJSON: outer.payload)
+        var result = VerifiedNotification(payload: payload, payloadJSON: payloadJSON)
         if let jws = payload.data?.signedTransactionInfo {
             do {
                 let (transaction, verified) = try await verifyDecoded(jws, as: TransactionInfo.self, what: "transaction")

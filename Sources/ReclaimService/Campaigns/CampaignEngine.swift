@@ -7,6 +7,11 @@ import ReclaimStore
 /// Turns one verified notification into subscription state, redemptions, withdrawals, decisions and signed
 /// offers, all on the job's connection: they commit with the job's completion or not at all, so a crash never
 /// leaves an offer without its job done, nor a done job whose offer is missing.
+///
+/// Two round trips in the common case: one reads and locks the subscriber with its offer history
+/// (``SubscriberStore/lockWithHistory(_:connection:logger:)``), one writes state, decisions and offers
+/// (``SubscriberStore/persist(state:stateChanged:decisions:notificationUUID:triggeredAt:connection:logger:)``).
+/// Redemptions and withdrawals, which are rare, add their own.
 public struct CampaignEngine: Sendable {
     public let campaigns: [Campaign]
     /// By bundle id.
@@ -23,23 +28,15 @@ public struct CampaignEngine: Sendable {
     /// The decisions this notification made (for logs and tests).
     @discardableResult
     public func process(_ snapshot: SubscriptionSnapshot, connection: PostgresConnection, logger: Logger) async throws -> [CampaignDecision] {
-        let state = try await SubscriptionStore.lock(
+        let subscriber = OfferStore.Subscriber(
             bundleId: snapshot.bundleId,
             environment: snapshot.environment,
-            originalTransactionId: snapshot.originalTransactionId,
-            connection: connection,
-            logger: logger
+            originalTransactionId: snapshot.originalTransactionId
         )
-        let subscriber = OfferStore.Subscriber(
-            bundleId: state.bundleId,
-            environment: state.environment,
-            originalTransactionId: state.originalTransactionId
-        )
-        let history = try await OfferStore.history(of: subscriber, connection: connection, logger: logger)
+        let (state, history) = try await SubscriberStore.lockWithHistory(subscriber, connection: connection, logger: logger)
         let step = CampaignStep.run(snapshot, state: state, history: history, campaigns: campaigns, now: now())
-        if step.stateChanged { try await SubscriptionStore.save(step.state, connection: connection, logger: logger) }
-
         let event = SubscriptionEvent(snapshot)
+
         if let redemption = step.lifecycle.redemption {
             try await OfferStore.recordRedemption(
                 redemption,
@@ -55,27 +52,20 @@ public struct CampaignEngine: Sendable {
             metrics.withdrawn()
         }
 
-        let decisions = step.decisions
-        for decision in decisions {
-            let decisionId = UUID()
-            let inserted = try await OfferStore.insertDecision(
-                id: decisionId,
-                decision,
-                subscriber: subscriber,
-                appAccountToken: step.state.appAccountToken,
-                notificationUUID: event.notificationUUID,
-                triggeredAt: event.signedDate,
-                connection: connection,
-                logger: logger
-            )
-            guard inserted else { continue }  // decided on an earlier run of this notification: nothing more to do
+        var records: [SubscriberStore.DecisionRecord] = []
+        for decision in step.decisions {
             metrics.decided(decision)
             logger.debug(
                 "campaign decision",
                 metadata: ["campaign": "\(decision.campaign.id)", "outcome": "\(decision.outcome.rawValue)", "reason": "\(decision.reason)"]
             )
-            guard decision.outcome == .offered else { continue }
+            let id = UUID()
+            guard decision.outcome == .offered else {
+                records.append(.init(id: id, decision: decision, offer: nil))
+                continue
+            }
             if let superseded = decision.supersedes {
+                // Before the new offer is written: the database allows one live offer per subscriber.
                 try await OfferStore.withdraw(
                     superseded,
                     reason: "superseded by campaign \(decision.campaign.id)",
@@ -84,19 +74,22 @@ public struct CampaignEngine: Sendable {
                 )
                 metrics.withdrawn()
             }
-            try await issue(decision, decisionId: decisionId, state: step.state, event: event, connection: connection, logger: logger)
+            records.append(.init(id: id, decision: decision, offer: try offer(for: decision, decisionId: id, state: step.state, event: event)))
         }
-        return decisions
+        try await SubscriberStore.persist(
+            state: step.state,
+            stateChanged: step.stateChanged,
+            decisions: records,
+            notificationUUID: event.notificationUUID,
+            triggeredAt: event.signedDate,
+            connection: connection,
+            logger: logger
+        )
+        return step.decisions
     }
 
-    private func issue(
-        _ decision: CampaignDecision,
-        decisionId: UUID,
-        state: SubscriptionState,
-        event: SubscriptionEvent,
-        connection: PostgresConnection,
-        logger: Logger
-    ) async throws {
+    /// The signed offer an offered decision issues.
+    private func offer(for decision: CampaignDecision, decisionId: UUID, state: SubscriptionState, event: SubscriptionEvent) throws -> NewOffer {
         let campaign = decision.campaign
         guard let signer = signers[campaign.bundleId] else { throw NoSigningKey(bundleId: campaign.bundleId) }
         let signed = try signer.signOffer(
@@ -108,24 +101,20 @@ public struct CampaignEngine: Sendable {
             now: now()
         )
         metrics.signed(purpose: "issue")
-        try await OfferStore.insert(
-            NewOffer(
-                decisionId: decisionId,
-                bundleId: state.bundleId,
-                environment: state.environment,
-                originalTransactionId: state.originalTransactionId,
-                appAccountToken: state.appAccountToken,
-                campaignId: campaign.id,
-                sourceNotificationUUID: event.notificationUUID,
-                triggeredAt: event.signedDate,
-                priority: campaign.priority,
-                productId: campaign.productId,
-                offerIdentifier: campaign.offerIdentifier,
-                signed: signed,
-                deliverableUntil: decision.deliverableUntil
-            ),
-            connection: connection,
-            logger: logger
+        return NewOffer(
+            decisionId: decisionId,
+            bundleId: state.bundleId,
+            environment: state.environment,
+            originalTransactionId: state.originalTransactionId,
+            appAccountToken: state.appAccountToken,
+            campaignId: campaign.id,
+            sourceNotificationUUID: event.notificationUUID,
+            triggeredAt: event.signedDate,
+            priority: campaign.priority,
+            productId: campaign.productId,
+            offerIdentifier: campaign.offerIdentifier,
+            signed: signed,
+            deliverableUntil: decision.deliverableUntil
         )
     }
 }

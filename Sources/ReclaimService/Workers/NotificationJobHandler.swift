@@ -4,8 +4,10 @@ import PostgresNIO
 import ReclaimDomain
 import ReclaimStore
 
-/// Processes a stored notification: verifies and decodes it again (the chain cache makes that one
-/// ECDSA verification per JWS) and hands it to the campaign engine, in the job's transaction.
+/// Processes stored notifications: reads a batch's signed payloads in one query, verifies each notification's
+/// nested transaction and renewal info (the chain cache makes that one ECDSA verification per JWS; the outer
+/// payload was verified by ingest before it was stored) and hands it to the campaign engine, in the job's
+/// transaction.
 struct NotificationJobHandler: JobHandler {
     let verifier: AppleJWSVerifier
     let engine: CampaignEngine
@@ -15,14 +17,19 @@ struct NotificationJobHandler: JobHandler {
     }
 
     func handle(_ job: Job, connection: PostgresConnection, logger: Logger) async throws {
-        guard let uuid = job.notificationUUID,
-            let signedPayload = try await NotificationStore.signedPayload(of: uuid, connection: connection, logger: logger)
-        else {
-            throw MissingNotification(description: "job \(job.id) names no stored notification")
-        }
-        let notification = try await verifier.verifyNotification(signedPayload)
-        if let snapshot = SubscriptionSnapshot(notification, notificationUUID: uuid) {
-            try await engine.process(snapshot, connection: connection, logger: logger)
+        try await handle(batch: [job], connection: connection, logger: logger)
+    }
+
+    func handle(batch jobs: [Job], connection: PostgresConnection, logger: Logger) async throws {
+        let payloads = try await NotificationStore.signedPayloads(of: jobs.compactMap(\.notificationUUID), connection: connection, logger: logger)
+        for job in jobs {
+            guard let uuid = job.notificationUUID, let signedPayload = payloads[uuid] else {
+                throw MissingNotification(description: "job \(job.id) names no stored notification")
+            }
+            let notification = try await verifier.verifyStoredNotification(signedPayload)
+            if let snapshot = SubscriptionSnapshot(notification, notificationUUID: uuid) {
+                try await engine.process(snapshot, connection: connection, logger: logger)
+            }
         }
     }
 }

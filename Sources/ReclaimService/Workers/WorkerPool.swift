@@ -152,9 +152,16 @@ public struct WorkerPool: Service {
         do {
             try await queue.postgres.transaction(logger: logger) { connection in
                 let owned = try await JobQueue.markCompleted(jobs, worker: workerId, connection: connection, logger: logger)
+                // Consecutive jobs of one kind go to their handler together, still in claim order.
+                var run: [Job] = []
                 for job in jobs where owned.contains(job.id) {
-                    try await handler(for: job).handle(job, connection: connection, logger: logger)
+                    if let last = run.last, last.kind != job.kind {
+                        try await handler(for: last).handle(batch: run, connection: connection, logger: logger)
+                        run.removeAll()
+                    }
+                    run.append(job)
                 }
+                if let last = run.last { try await handler(for: last).handle(batch: run, connection: connection, logger: logger) }
             }
             metrics.completed(jobs, duration: ContinuousClock.now - started)
         } catch {

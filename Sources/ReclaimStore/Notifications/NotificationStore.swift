@@ -23,11 +23,15 @@ public enum NotificationStore {
         return inserted
     }
 
-    /// The stored raw payload of a notification.
-    public static func signedPayload(of uuid: UUID, connection: PostgresConnection, logger: Logger) async throws -> String? {
-        let rows = try await connection.query("SELECT signed_payload FROM reclaim.notifications WHERE notification_uuid = \(uuid)", logger: logger)
-        for try await payload in rows.decode(String.self) { return payload }
-        return nil
+    /// The stored `signedPayload` of each notification, in one query; absent ones are missing from the result.
+    public static func signedPayloads(of uuids: [UUID], connection: PostgresConnection, logger: Logger) async throws -> [UUID: String] {
+        let rows = try await connection.query(
+            "SELECT notification_uuid, signed_payload FROM reclaim.notifications WHERE notification_uuid = ANY(\(uuids))",
+            logger: logger
+        )
+        var payloads: [UUID: String] = [:]
+        for try await (uuid, payload) in rows.decode((UUID, String).self) { payloads[uuid] = payload }
+        return payloads
     }
 }
 
