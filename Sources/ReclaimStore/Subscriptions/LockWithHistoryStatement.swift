@@ -1,0 +1,69 @@
+import Foundation
+import PostgresNIO
+import ReclaimDomain
+
+/// ``SubscriberStore/lockWithHistory(_:connection:logger:)``'s statement: upserts and locks the subscription's row
+/// (DO UPDATE, not DO NOTHING, so an existing row is locked and returned by the same statement) and reads the
+/// subscriber's decisions that were not skips and its live offer.
+struct LockWithHistoryStatement: PostgresPreparedStatement {
+    static let sql = """
+        WITH s AS (
+            INSERT INTO reclaim.subscriptions AS s (bundle_id, environment, original_transaction_id)
+            VALUES ($1, $2, $3)
+            ON CONFLICT (bundle_id, environment, original_transaction_id) DO UPDATE SET bundle_id = s.bundle_id
+            RETURNING \(SubscriptionStore.columns)
+        ), d AS (
+            SELECT campaign_id, outcome, triggered_at FROM reclaim.campaign_decisions
+            WHERE bundle_id = $1 AND environment = $2 AND original_transaction_id = $3 AND outcome <> 'skipped'
+        )
+        SELECT s.*,
+               ARRAY(SELECT campaign_id FROM d ORDER BY triggered_at), ARRAY(SELECT outcome FROM d ORDER BY triggered_at),
+               ARRAY(SELECT triggered_at FROM d ORDER BY triggered_at),
+               o.id, o.campaign_id, o.priority, o.product_id, o.offer_identifier, o.triggered_at, o.grant_id IS NOT NULL
+        FROM s LEFT JOIN reclaim.offers o
+          ON o.bundle_id = $1 AND o.environment = $2 AND o.original_transaction_id = $3 AND o.state IN ('ready', 'delivered')
+        """
+    typealias Row = (SubscriptionState, OfferHistory)
+
+    let subscriber: OfferStore.Subscriber
+
+    func makeBindings() throws -> PostgresBindings {
+        var bindings = PostgresBindings(capacity: 3)
+        bindings.append(subscriber.bundleId)
+        bindings.append(subscriber.environment)
+        bindings.append(subscriber.originalTransactionId)
+        return bindings
+    }
+
+    func decodeRow(_ row: PostgresRow) throws -> Row {
+        let state = try SubscriptionStore.state(from: row)
+        let (
+            _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, campaigns, outcomes, times, liveId, liveCampaign, priority, product, offer,
+            triggeredAt, isGrant
+        ) =
+            try row.decode(
+                (
+                    String, String, String, UUID?, String?, String?, String, Bool?, String?, Date?, Int16?, Bool?, Date?, [String],
+                    String?, Date?, String?, String?, String?, Date?, UUID?,
+                    [String], [String], [Date], UUID?, String?, Int?, String?, String?, Date?, Bool?
+                ).self
+            )
+        var history = OfferHistory()
+        for (index, campaign) in campaigns.enumerated() {
+            guard let outcome = CampaignDecision.Outcome(rawValue: outcomes[index]) else { continue }
+            history.decisions.append(.init(campaignId: campaign, outcome: outcome, triggeredAt: times[index]))
+        }
+        if let liveId, let liveCampaign, let priority, let product, let offer, let triggeredAt {
+            history.liveOffer = .init(
+                id: liveId,
+                campaignId: liveCampaign,
+                priority: priority,
+                productId: product,
+                offerIdentifier: offer,
+                triggeredAt: triggeredAt,
+                isGrant: isGrant ?? false
+            )
+        }
+        return (state, history)
+    }
+}

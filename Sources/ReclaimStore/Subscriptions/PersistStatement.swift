@@ -1,0 +1,95 @@
+import Foundation
+import PostgresNIO
+import ReclaimDomain
+
+/// ``SubscriberStore/persist(state:stateChanged:decisions:notificationUUID:triggeredAt:connection:logger:)``'s
+/// statement: the state update (skipped by `$1` when nothing changed), the decisions (a decision this campaign
+/// already made on this notification is not written again) and the offers of the decisions just written (the
+/// offers insert reads the decisions insert's RETURNING).
+struct PersistStatement: PostgresPreparedStatement {
+    static let sql = """
+        WITH upd AS (
+            UPDATE reclaim.subscriptions SET
+                app_account_token = $5, product_id = $6, subscription_group_id = $7, status = $8, auto_renew = $9,
+                auto_renew_product_id = $10, expires_at = $11, expiration_intent = $12, in_billing_retry = $13,
+                grace_period_expires_at = $14, eligible_win_back_offer_ids = $15, storefront = $16, first_purchase_at = $17,
+                last_transaction_id = $18, last_notification_type = $19, last_subtype = $20, last_signed_date = $21,
+                last_notification_uuid = $22, updated_at = now()
+            WHERE $1 AND bundle_id = $2 AND environment = $3 AND original_transaction_id = $4
+        ), dec AS (
+            INSERT INTO reclaim.campaign_decisions (
+                id, campaign_id, bundle_id, environment, original_transaction_id, app_account_token, notification_uuid,
+                triggered_at, outcome, reason)
+            SELECT d.id, d.campaign, $2, $3, $4, $5, $23, $24, d.outcome, d.reason
+            FROM unnest($25::uuid[], $26::text[], $27::text[], $28::text[]) AS d(id, campaign, outcome, reason)
+            ON CONFLICT (campaign_id, notification_uuid) DO NOTHING
+            RETURNING id
+        )
+        INSERT INTO reclaim.offers (
+            id, decision_id, bundle_id, environment, original_transaction_id, app_account_token, campaign_id,
+            source_notification_uuid, triggered_at, priority, product_id, offer_identifier, key_id, nonce, signed_at,
+            application_username, storekit1_signature, storekit2_jws, deliverable_until)
+        SELECT o.id, o.decision, $2, $3, $4, $5, o.campaign, $23, $24, o.priority, o.product, o.offer,
+               o.key, o.nonce, o.signed_at, o.username, o.sk1, o.sk2, o.until
+        FROM unnest($29::uuid[], $30::uuid[], $31::text[], $32::bigint[], $33::text[], $34::text[], $35::text[], $36::uuid[],
+                    $37::timestamptz[], $38::text[], $39::text[], $40::text[], $41::timestamptz[])
+             AS o(id, decision, campaign, priority, product, offer, key, nonce, signed_at, username, sk1, sk2, until)
+        WHERE o.decision IN (SELECT id FROM dec)
+        """
+    typealias Row = Int
+
+    let state: SubscriptionState
+    let stateChanged: Bool
+    let decisions: [SubscriberStore.DecisionRecord]
+    let notificationUUID: UUID
+    let triggeredAt: Date
+
+    func makeBindings() throws -> PostgresBindings {
+        let offers = decisions.compactMap { record in record.offer.map { (decision: record.id, offer: $0) } }
+        var bindings = PostgresBindings(capacity: 41)
+        bindings.append(stateChanged)
+        bindings.append(state.bundleId)
+        bindings.append(state.environment)
+        bindings.append(state.originalTransactionId)
+        bindings.append(state.appAccountToken)
+        bindings.append(state.productId)
+        bindings.append(state.subscriptionGroupId)
+        bindings.append(state.status.rawValue)
+        bindings.append(state.autoRenew)
+        bindings.append(state.autoRenewProductId)
+        bindings.append(state.expiresAt)
+        bindings.append(state.expirationIntent.map(Int16.init))
+        bindings.append(state.inBillingRetry)
+        bindings.append(state.gracePeriodExpiresAt)
+        bindings.append(state.eligibleWinBackOfferIds)
+        bindings.append(state.storefront)
+        bindings.append(state.firstPurchaseAt)
+        bindings.append(state.lastTransactionId)
+        bindings.append(state.lastNotificationType)
+        bindings.append(state.lastSubtype)
+        bindings.append(state.lastSignedDate)
+        bindings.append(state.lastNotificationUUID)
+        bindings.append(notificationUUID)
+        bindings.append(triggeredAt)
+        bindings.append(decisions.map(\.id))
+        bindings.append(decisions.map(\.decision.campaign.id))
+        bindings.append(decisions.map(\.decision.outcome.rawValue))
+        bindings.append(decisions.map(\.decision.reason))
+        bindings.append(offers.map(\.offer.id))
+        bindings.append(offers.map(\.decision))
+        bindings.append(offers.map(\.offer.campaignId))
+        bindings.append(offers.map { Int64($0.offer.priority) })
+        bindings.append(offers.map(\.offer.productId))
+        bindings.append(offers.map(\.offer.offerIdentifier))
+        bindings.append(offers.map(\.offer.signed.storeKit1.keyIdentifier))
+        bindings.append(offers.map(\.offer.signed.nonce))
+        bindings.append(offers.map(\.offer.signed.signedAt))
+        bindings.append(offers.map(\.offer.signed.storeKit1.applicationUsername))
+        bindings.append(offers.map(\.offer.signed.storeKit1.signature))
+        bindings.append(offers.map(\.offer.signed.storeKit2JWS))
+        bindings.append(offers.map(\.offer.deliverableUntil))
+        return bindings
+    }
+
+    func decodeRow(_ row: PostgresRow) throws -> Int { 0 }
+}
