@@ -3,7 +3,9 @@
 -- body exactly once: when its share is handed out, a thread's connections fall idle, and e2e.sh
 -- stops wrk (SIGINT) once the database holds what it waits for. Repeats would be duplicates the
 -- server answers without new work, yet still cost it CPU the measured pipeline needs.
--- Usage: wrk -t T -c C -d BOUND -s e2e-post.lua URL -- BODIES_FILE T
+-- Usage: wrk -t T -c C -d BOUND -s e2e-post.lua URL -- BODIES_FILE T [PAUSE_MS]
+-- PAUSE_MS paces the load: each connection waits that long before each of its requests, so C
+-- connections offer at most C * 1000 / PAUSE_MS requests/s (less by the time each request takes).
 
 local threads = {}
 
@@ -14,6 +16,7 @@ end
 
 function init(args)
   local path, count = args[1], tonumber(args[2])
+  pause = tonumber(args[3] or "0")
   bodies = {}
   local line_number = 0
   for line in io.lines(path) do
@@ -33,7 +36,7 @@ end
 function delay()
   if promised >= #bodies then return 3600000 end
   promised = promised + 1
-  return 0
+  return pause
 end
 
 function request()
