@@ -5,18 +5,56 @@ extension ReclaimConfig {
     /// Environments Apple sends.
     static let knownEnvironments: Set<String> = ["Production", "Sandbox", "Xcode", "LocalTesting"]
 
-    /// Parses YAML text and validates it.
+    /// Parses YAML text and validates it, reporting every problem at once: a YAML syntax error with its line and
+    /// column; otherwise each section, and each app and campaign, is decoded on its own so that one mistake does
+    /// not hide the next; then the checks across sections.
     public static func parse(yaml: String, source: String = "config") throws -> ReclaimConfig {
-        let config: ReclaimConfig
+        let root: Node?
         do {
-            config = try YAMLDecoder().decode(ReclaimConfig.self, from: yaml)
-        } catch let error as DecodingError {
-            throw ConfigError("\(source): \(Self.describe(error))")
+            root = try Yams.compose(yaml: yaml)
         } catch {
             throw ConfigError("\(source): not valid YAML: \(error)")
         }
+        var config = ReclaimConfig()
+        if let root {
+            guard root.mapping != nil else {
+                throw ConfigError("\(source): the top level must be a mapping with apps, campaigns, server, worker, offers")
+            }
+            var problems: [String] = []
+            config.apps = Self.decodeList(App.self, root["apps"], at: "apps", problems: &problems)
+            config.campaigns = Self.decodeList(Campaign.self, root["campaigns"], at: "campaigns", problems: &problems)
+            config.server = Self.decode(Server.self, root["server"], at: "server", problems: &problems) ?? Server()
+            config.worker = Self.decode(Worker.self, root["worker"], at: "worker", problems: &problems) ?? Worker()
+            config.offers = Self.decode(Offers.self, root["offers"], at: "offers", problems: &problems) ?? Offers()
+            if !problems.isEmpty {
+                throw ConfigError("\(source):\n" + problems.map { "  - \($0)" }.joined(separator: "\n"))
+            }
+        }
         try config.validate(source: source)
         return config
+    }
+
+    /// Decodes one node (nil when absent), recording a problem at `path` when it does not decode.
+    private static func decode<T: Decodable>(_ type: T.Type, _ node: Node?, at path: String, problems: inout [String]) -> T? {
+        guard let node else { return nil }
+        do {
+            return try YAMLDecoder().decode(T.self, from: try Yams.serialize(node: node))
+        } catch let error as DecodingError {
+            problems.append(Self.describe(error, at: path))
+        } catch {
+            problems.append("\(path): \(error)")
+        }
+        return nil
+    }
+
+    /// Decodes each element of a list on its own, so every broken element is reported.
+    private static func decodeList<T: Decodable>(_ type: T.Type, _ node: Node?, at path: String, problems: inout [String]) -> [T] {
+        guard let node else { return [] }
+        guard let sequence = node.sequence else {
+            problems.append("\(path): expected a list")
+            return []
+        }
+        return sequence.enumerated().compactMap { index, element in decode(T.self, element, at: "\(path)[\(index)]", problems: &problems) }
     }
 
     /// Loads the file at `path` (the value of `RECLAIM_CONFIG`).
@@ -60,10 +98,11 @@ extension ReclaimConfig {
         }
     }
 
-    private static func describe(_ error: DecodingError) -> String {
-        func path(_ context: DecodingError.Context) -> String {
+    /// One line for a decoding error: the full path of the key and what was wrong, in words.
+    private static func describe(_ error: DecodingError, at base: String) -> String {
+        func path(_ context: DecodingError.Context, _ last: (any CodingKey)? = nil) -> String {
             // campaigns[0].cooldown, not campaigns.[0].cooldown
-            context.codingPath.reduce(into: "") { path, key in
+            (context.codingPath + (last.map { [$0] } ?? [])).reduce(into: base) { path, key in
                 if let index = key.intValue {
                     path += "[\(index)]"
                 } else {
@@ -73,13 +112,27 @@ extension ReclaimConfig {
         }
         switch error {
         case .keyNotFound(let key, let context):
-            let at = path(context)
-            return "missing key \(at.isEmpty ? "" : at + ".")\(key.stringValue)"
-        case .typeMismatch(_, let context), .valueNotFound(_, let context), .dataCorrupted(let context):
+            return "\(path(context, key)): missing (required)"
+        case .typeMismatch(let type, let context):
+            return "\(path(context)): expected \(Self.kind(of: type))"
+        case .valueNotFound(let type, let context):
+            return "\(path(context)): expected \(Self.kind(of: type)), found nothing"
+        case .dataCorrupted(let context):
             if let underlying = context.underlyingError as? ConfigError { return "\(path(context)): \(underlying)" }
             return "\(path(context)): \(context.debugDescription)"
         @unknown default:
-            return "\(error)"
+            return "\(base): \(error)"
+        }
+    }
+
+    /// A YAML value's expected kind in words.
+    private static func kind(of type: Any.Type) -> String {
+        switch type {
+        case is Int.Type, is Int64.Type, is Int32.Type, is Int16.Type: "a whole number"
+        case is Bool.Type: "true or false"
+        case is String.Type: "text"
+        case is [Any].Type: "a list"
+        default: "\(type)"
         }
     }
 }

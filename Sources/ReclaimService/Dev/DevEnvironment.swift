@@ -8,6 +8,10 @@ import ReclaimTestSupport
 import SwiftASN1
 import X509
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// `reclaim dev`: zero set-up. Starts (or reuses) a private PostgreSQL under `.reclaim/pg`,
 /// migrates, writes a demo config with a freshly generated demo signing key on first run,
 /// creates a demo app key, serves, and stops PostgreSQL again on Ctrl-C.
@@ -75,7 +79,7 @@ public struct DevEnvironment: Sendable {
                     Reclaim is running (dev mode).
                       API:        \(base)
                       Health:     \(base)/healthz   \(base)/readyz   \(base)/metrics
-                      Database:   \(url.connectionString)
+                      Database:   \(url)
                       Config:     \(configFile.path)   (RECLAIM_CONFIG for `reclaim serve`)
                       Demo app:   \(Self.demoBundleId), demo signing key \(Self.demoKeyId)
                       App key:    \(appKey)
@@ -135,8 +139,7 @@ public struct DevEnvironment: Sendable {
         if !fileManager.fileExists(atPath: keyFile.path) {
             try fileManager.createDirectory(at: keyFile.deletingLastPathComponent(), withIntermediateDirectories: true)
             let key = SigningKey.generate(keyId: Self.demoKeyId)
-            try Data(key.pkcs8PEM.utf8).write(to: keyFile, options: .atomic)
-            try fileManager.setAttributes([.posixPermissions: 0o600], ofItemAtPath: keyFile.path)
+            try Self.writeSecret(Data(key.pkcs8PEM.utf8), to: keyFile)
         }
         if !fileManager.fileExists(atPath: configFile.path) {
             try Data(Self.demoConfig(keyFile: keyFile.path, demoRoot: demoRootFile.path).utf8).write(to: configFile, options: .atomic)
@@ -187,8 +190,19 @@ public struct DevEnvironment: Sendable {
         let key = try await PostgresClient.withClient(url, maxConnections: 1, logger: logger) { client in
             try await APIKeyStore(postgres: client).create(scope: .app, bundleId: Self.demoBundleId, logger: logger)
         }
-        try Data(key.utf8).write(to: appKeyFile, options: .atomic)
+        try Self.writeSecret(Data(key.utf8), to: appKeyFile)
         return key
+    }
+
+    /// Writes a secret (a key) readable by its owner only, from the moment the file exists: created with mode
+    /// 0600 and the contents in one step, never world-readable in between.
+    static func writeSecret(_ data: Data, to file: URL) throws {
+        try? FileManager.default.removeItem(at: file)
+        let fd = open(file.path, O_WRONLY | O_CREAT | O_EXCL, 0o600)
+        guard fd >= 0 else { throw CocoaError(.fileWriteNoPermission, userInfo: [NSFilePathErrorKey: file.path]) }
+        defer { close(fd) }
+        let written = data.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+        guard written == data.count else { throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: file.path]) }
     }
 
     /// Creates the database named in `url` on its server, if it does not exist yet.

@@ -41,8 +41,8 @@ public struct NotificationIngest: Sendable {
             postgres: dependencies.postgres,
             maxWaiting: dependencies.config.server.maxPendingNotifications,
             logger: dependencies.logger
-        ) { records, connection, logger in
-            let inserted = try await NotificationStore.insert(records, connection: connection, logger: logger)
+        ) { [maxAttempts = dependencies.config.worker.maxAttempts] records, connection, logger in
+            let inserted = try await NotificationStore.insert(records, maxAttempts: maxAttempts, connection: connection, logger: logger)
             // A UUID twice in one batch: only its first occurrence counts as stored.
             var seen = Set<UUID>()
             return records.map { inserted.contains($0.notificationUUID) && seen.insert($0.notificationUUID).inserted }

@@ -58,6 +58,7 @@ public struct ReclaimServer: Sendable {
                 logger: logger
             )
         )
+        if let warning = databaseURL.sslModeWarning { logger.warning("\(warning)") }
         logger.info("reclaim serving", metadata: ["role": "\(role.rawValue)", "address": "\(host):\(port)", "database": "\(databaseURL)"])
         onReady()
         try await group.run()

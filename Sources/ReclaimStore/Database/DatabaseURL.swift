@@ -15,6 +15,9 @@ public struct DatabaseURL: Sendable, CustomStringConvertible {
     public var database: String
     public var socketDirectory: String?
     public var requireTLS: Bool
+    /// Set for `sslmode=prefer` or `allow`: Reclaim then connects without TLS and never tries it, which those
+    /// names hide; callers log this as a warning.
+    public var sslModeWarning: String?
 
     public struct InvalidURL: Error, CustomStringConvertible {
         public let description: String
@@ -53,7 +56,12 @@ public struct DatabaseURL: Sendable, CustomStringConvertible {
         self.database = path.isEmpty ? self.username : path
         self.socketDirectory = query["host"].flatMap { $0.hasPrefix("/") ? $0 : nil }
         switch query["sslmode"] ?? "disable" {
-        case "disable", "allow", "prefer": self.requireTLS = false
+        case "disable": self.requireTLS = false
+        case let mode where mode == "allow" || mode == "prefer":
+            self.requireTLS = false
+            self.sslModeWarning =
+                "DATABASE_URL sslmode=\(mode): Reclaim connects WITHOUT TLS (it does not try TLS first); "
+                + "use sslmode=require for TLS, or sslmode=disable to say plaintext is intended"
         case "require", "verify-ca", "verify-full": self.requireTLS = true
         case let other: throw InvalidURL(description: "DATABASE_URL sslmode=\(other) is not supported (use disable or require)")
         }
@@ -107,5 +115,10 @@ public struct DatabaseURL: Sendable, CustomStringConvertible {
         // Fail fast while the database is down, so callers can answer 503 rather than hang.
         configuration.options.connectTimeout = .seconds(3)
         return configuration
+    }
+
+    /// Where the URL points, for messages: host and port (or socket folder), database and user; never the password.
+    public var location: String {
+        "\(socketDirectory.map { "socket \($0)/.s.PGSQL.\(port)" } ?? "\(host):\(port)"), database \(database), user \(username)"
     }
 }

@@ -11,6 +11,9 @@ extension PostgresClient {
         logger: Logger,
         _ body: @Sendable (PostgresClient) async throws -> Result
     ) async throws -> Result {
+        // A pool retries connections without end; one direct attempt first turns a wrong address, database or
+        // password into an error within seconds.
+        try await url.checkConnection(logger: logger)
         // The body may lease a connection before run() is scheduled; PostgresNIO warns about that race, harmlessly.
         var backgroundLogger = logger
         backgroundLogger.logLevel = max(logger.logLevel, .error)

@@ -14,10 +14,16 @@ public enum NotificationStore {
     /// One prepared statement for the whole batch, NOTIFY included: the ingest endpoint commits
     /// concurrent requests together, and this is its only round trip between BEGIN and COMMIT.
     @discardableResult
-    public static func insert(_ records: [NotificationRecord], connection: PostgresConnection, logger: Logger) async throws -> Set<UUID> {
+    /// - Parameter maxAttempts: the processing jobs' `max_attempts` (config `worker.maxAttempts`).
+    public static func insert(
+        _ records: [NotificationRecord],
+        maxAttempts: Int = 20,
+        connection: PostgresConnection,
+        logger: Logger
+    ) async throws -> Set<UUID> {
         guard !records.isEmpty else { return [] }
         var inserted = Set<UUID>()
-        for try await uuid in try await connection.execute(InsertNotificationsStatement(records: records), logger: logger) {
+        for try await uuid in try await connection.execute(InsertNotificationsStatement(records: records, maxAttempts: maxAttempts), logger: logger) {
             inserted.insert(uuid)
         }
         return inserted
@@ -53,8 +59,8 @@ struct InsertNotificationsStatement: PostgresPreparedStatement {
             ON CONFLICT (notification_uuid) DO NOTHING
             RETURNING notification_uuid
         ), queued AS (
-            INSERT INTO reclaim.jobs (kind, notification_uuid)
-            SELECT '\(NotificationStore.processJobKind)', notification_uuid FROM stored
+            INSERT INTO reclaim.jobs (kind, notification_uuid, max_attempts)
+            SELECT '\(NotificationStore.processJobKind)', notification_uuid, $12 FROM stored
             RETURNING notification_uuid
         )
         -- The scalar subquery runs once, and only when a job was queued: one NOTIFY per batch,
@@ -66,9 +72,10 @@ struct InsertNotificationsStatement: PostgresPreparedStatement {
 
     /// Arrays cannot carry NULL through PostgresNIO's encoders, so '' stands for NULL and NULLIF restores it.
     let records: [NotificationRecord]
+    let maxAttempts: Int
 
     func makeBindings() throws -> PostgresBindings {
-        var bindings = PostgresBindings(capacity: 11)
+        var bindings = PostgresBindings(capacity: 12)
         bindings.append(records.map(\.notificationUUID))
         bindings.append(records.map(\.notificationType))
         bindings.append(records.map { $0.subtype ?? "" })
@@ -80,6 +87,7 @@ struct InsertNotificationsStatement: PostgresPreparedStatement {
         bindings.append(records.map { $0.appAccountToken?.uuidString ?? "" })
         bindings.append(records.map { $0.productId ?? "" })
         bindings.append(records.map(\.signedPayload))
+        bindings.append(Int32(clamping: maxAttempts))
         return bindings
     }
 

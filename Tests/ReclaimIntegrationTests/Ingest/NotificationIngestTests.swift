@@ -167,4 +167,25 @@ struct NotificationIngestTests {
             for try await rows in hashed.decode(Int64.self) { #expect(rows == 2) }
         }
     }
+
+    @Test("worker.maxAttempts from the config reaches the queued job")
+    func maxAttemptsReachesTheJob() async throws {
+        let ca = try TestCertificateAuthority()
+        let config = try ReclaimConfig.parse(
+            yaml: """
+                apps: [{bundleId: com.example.app, appAppleId: 1234567890, environments: [Sandbox]}]
+                worker: {maxAttempts: 3}
+                """
+        )
+        try await withTestDatabase { client, _ in
+            let dependencies = try Dependencies.test(postgres: client, config: config, verifier: AppleJWSVerifier(trustedRoots: [ca.root]))
+            let app = Application(router: buildRouter(dependencies))
+            try await app.test(.router) { http in
+                let (status, _) = try await post(http, try TestNotifications(ca: ca).body())
+                #expect(status == .ok)
+            }
+            let rows = try await client.query("SELECT max_attempts FROM reclaim.jobs", logger: logger)
+            for try await maxAttempts in rows.decode(Int.self) { #expect(maxAttempts == 3) }
+        }
+    }
 }

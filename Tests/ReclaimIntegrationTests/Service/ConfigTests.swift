@@ -131,3 +131,43 @@ struct ConfigTests {
         #expect(campaign.deliverableFor == 7 * 86_400)
     }
 }
+
+@Suite("Configuration problems are all reported, with where they are")
+struct ConfigProblemReportTests {
+    func problems(_ yaml: String) -> String {
+        do {
+            _ = try ReclaimConfig.parse(yaml: yaml, source: "test.yaml")
+            return "accepted"
+        } catch {
+            return "\(error)"
+        }
+    }
+
+    @Test("a YAML syntax error names its line and column")
+    func syntaxError() {
+        let text = problems("apps:\n  - bundleId: a\n   environments: [Sandbox\n")
+        #expect(text.contains("not valid YAML: 3:4"), "\(text)")
+    }
+
+    @Test("mistakes in several sections and list elements are reported together, each with its path")
+    func everyDecodingProblem() {
+        let text = problems(
+            """
+            apps:
+              - bundleId: a
+                environments: [Sandbox]
+                appAppleId: notanumber
+              - environments: [Sandbox]
+            campaigns:
+              - {id: c, app: a, trigger: EXPIRED, offer: {productId: p, offerIdentifier: o}, cooldown: 3 months}
+            worker: {concurrency: many}
+            """
+        )
+        for expected in [
+            "apps[0].appAppleId: expected a whole number", "apps[1].bundleId: missing", "campaigns[0].cooldown: '3 months' is not a duration",
+            "worker.concurrency: expected a whole number",
+        ] {
+            #expect(text.contains(expected), "\(text)")
+        }
+    }
+}
