@@ -35,11 +35,6 @@ struct BenchOptions {
     func double(_ name: String, default value: Double) -> Double { values[name].flatMap(Double.init) ?? value }
 }
 
-struct BenchError: Error, CustomStringConvertible {
-    let description: String
-    init(_ description: String) { self.description = description }
-}
-
 /// Prints figures as one line of JSON (sorted keys), the contract of `scripts/bench`.
 func printFigures(_ figures: [String: Any]) {
     let data = (try? JSONSerialization.data(withJSONObject: figures, options: [.sortedKeys])) ?? Data("{}".utf8)

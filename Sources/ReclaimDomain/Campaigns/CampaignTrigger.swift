@@ -30,8 +30,3 @@ public struct CampaignTrigger: Sendable, Hashable, CustomStringConvertible {
 
     public var description: String { subtype.map { "\(type)/\($0)" } ?? type }
 }
-
-/// A trigger that is not `TYPE` or `TYPE/SUBTYPE` of Apple's values.
-public struct CampaignTriggerError: Error, CustomStringConvertible, Equatable {
-    public let description: String
-}

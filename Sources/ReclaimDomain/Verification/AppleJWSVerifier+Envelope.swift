@@ -7,7 +7,7 @@ extension AppleJWSVerifier {
     /// This is what ingest needs to store a notification durably and fast: the outer signature
     /// covers the nested JWS text byte for byte, so the nested payloads are as authentic as the
     /// outer one. Their own chains and signatures are still checked, with `verifyNotification`,
-    /// by the worker before anything acts on them (DESIGN.md, worker step 1). One ECDSA
+    /// by the worker before anything acts on them (docs/architecture.md, Flow). One ECDSA
     /// verification per notification instead of three.
     ///
     /// The nested payloads are decoded only as far as ingest reads them: the identity fields it

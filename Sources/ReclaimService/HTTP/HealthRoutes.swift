@@ -12,7 +12,7 @@ struct HealthRoutes {
         router.get("/healthz") { _, _ in
             ["status": "ok"]
         }
-        router.get("/readyz") { _, context -> Response in
+        router.get("/readyz") { _, context -> JSONBody<[String: String]> in
             let version: Int?
             do {
                 version = try await withTimeout(.seconds(2)) {
@@ -31,7 +31,7 @@ struct HealthRoutes {
                         "database schema is at version \(version.map(String.init) ?? "none"), expected \(Migrator.targetVersion): \(remedy)"
                 )
             }
-            return try JSONResponse(["status": "ready", "schemaVersion": "\(Migrator.targetVersion)"])
+            return JSONBody(["status": "ready", "schemaVersion": "\(Migrator.targetVersion)"])
         }
     }
 }

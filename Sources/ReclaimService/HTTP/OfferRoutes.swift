@@ -40,7 +40,7 @@ struct OfferRoutes {
     }
 
     func register(on router: Router<ReclaimRequestContext>) {
-        router.get("/v1/offers") { request, context -> Response in
+        router.get("/v1/offers") { request, context -> JSONBody<OffersResponse> in
             let bundleId = try await authentication.bundleId(of: request, logger: context.logger)
             guard let text = request.uri.queryParameters["appAccountToken"] else {
                 throw Problem.badRequest("missing-parameter", "appAccountToken is required: the UUID the app sets on its purchases")
@@ -49,9 +49,10 @@ struct OfferRoutes {
                 throw Problem.badRequest("invalid-parameter", "appAccountToken must be a UUID such as 6f1d2c3b-0000-4000-8000-000000000051")
             }
             let offers = try await delivery.deliver(bundleId: bundleId, appAccountToken: token, logger: context.logger)
-            var response = try JSONResponse(OffersResponse(appAccountToken: token.uuidString.lowercased(), offers: offers.map(DeliveredOffer.init)))
-            response.headers[.cacheControl] = "no-store"
-            return response
+            return JSONBody(
+                OffersResponse(appAccountToken: token.uuidString.lowercased(), offers: offers.map(DeliveredOffer.init)),
+                headers: [.cacheControl: "no-store"]
+            )
         }
     }
 }

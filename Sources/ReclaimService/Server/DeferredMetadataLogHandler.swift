@@ -4,9 +4,9 @@ import Logging
 /// lines it actually writes.
 ///
 /// `StreamLogHandler` formats all of its metadata again whenever one key changes, and Hummingbird and
-/// PostgresNIO attach metadata to their loggers on every request and every query: Logger's metadata setter
-/// was 2.6% of the server's CPU during `scripts/bench ingest` (1.0% with this handler), spent on lines
-/// that were never logged at level info.
+/// PostgresNIO attach metadata to their loggers on every request and every query: under load, Logger's
+/// metadata setter showed up in the server's CPU profile (`scripts/bench ingest`), formatting metadata for
+/// lines that were never logged at level info.
 /// Here a change only updates the dictionary; the wrapped handler (whose own metadata stays empty)
 /// formats it together with the line's metadata when a line passes the level.
 struct DeferredMetadataLogHandler: LogHandler {

@@ -4,7 +4,6 @@ import Metrics
 import PostgresNIO
 import ReclaimStore
 import ServiceLifecycle
-import Synchronization
 
 /// Runs queued jobs: a `Service` with a bounded number of lanes, each claiming a batch, running
 /// the batch's handlers and completing it in one transaction.
@@ -230,40 +229,6 @@ public struct WorkerPool: Service {
             } catch {
                 if !Task.isCancelled { logger.warning("heartbeat failed", metadata: ["error": "\(String(reflecting: error))"]) }
             }
-        }
-    }
-}
-
-/// A job whose kind no handler is registered for (e.g. enqueued by a newer release).
-struct UnknownJobKind: Error, CustomStringConvertible {
-    let kind: String
-    var description: String { "no handler registered for job kind '\(kind)'" }
-}
-
-/// The graceful-shutdown flag lanes check between batches.
-final class Stopping: Sendable {
-    private let state = Mutex<(stopping: Bool, waiters: [CheckedContinuation<Void, Never>])>((false, []))
-
-    var isStopping: Bool { state.withLock { $0.stopping } }
-
-    func stop() {
-        let waiters = state.withLock { state in
-            state.stopping = true
-            defer { state.waiters.removeAll() }
-            return state.waiters
-        }
-        for waiter in waiters { waiter.resume() }
-    }
-
-    /// Returns once `stop` was called (or at once if it was).
-    func wait() async {
-        await withCheckedContinuation { continuation in
-            let now = state.withLock { state in
-                if state.stopping { return true }
-                state.waiters.append(continuation)
-                return false
-            }
-            if now { continuation.resume() }
         }
     }
 }

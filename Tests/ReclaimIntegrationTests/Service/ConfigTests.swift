@@ -26,7 +26,7 @@ struct ConfigTests {
             priority: 10
         """
 
-    @Test("the example from DESIGN.md loads with its meanings")
+    @Test("the example from docs/architecture.md loads with its meanings")
     func designExample() throws {
         let config = try ReclaimConfig.parse(yaml: Self.example)
         #expect(config.apps.count == 1)

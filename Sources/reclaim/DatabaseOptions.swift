@@ -1,9 +1,6 @@
 import ArgumentParser
 import Foundation
-import ReclaimService
 import ReclaimStore
-
-extension ServerRole: ExpressibleByArgument {}
 
 /// Options shared by the commands that talk to the database.
 struct DatabaseOptions: ParsableArguments {
@@ -29,18 +26,5 @@ struct DatabaseOptions: ParsableArguments {
 
     private func warn(_ message: String) {
         FileHandle.standardError.write(Data("warning: \(message)\n".utf8))
-    }
-}
-
-/// Options naming the config file.
-struct ConfigOptions: ParsableArguments {
-    @Option(help: "Configuration file (YAML); defaults to $RECLAIM_CONFIG.")
-    var config: String?
-
-    func load() throws -> ReclaimConfig {
-        guard let path = config ?? ProcessInfo.processInfo.environment["RECLAIM_CONFIG"], !path.isEmpty else {
-            throw ValidationError("no configuration: set RECLAIM_CONFIG to a YAML file (see README.md, Configuration)")
-        }
-        return try ReclaimConfig.load(path: path)
     }
 }

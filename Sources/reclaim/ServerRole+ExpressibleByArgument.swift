@@ -1,0 +1,5 @@
+import ArgumentParser
+import ReclaimService
+
+/// `--role` takes a `ServerRole` by its raw value.
+extension ServerRole: ExpressibleByArgument {}

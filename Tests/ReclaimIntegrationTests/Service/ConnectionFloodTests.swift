@@ -1,0 +1,39 @@
+import Foundation
+import Hummingbird
+import HummingbirdTesting
+import ReclaimService
+import Testing
+
+@Suite("Connections opened and dropped en masse")
+struct ConnectionFloodTests {
+    @Test("after 5,000 idle connections are opened and dropped at once, the server answers within a second")
+    func idleFlood() async throws {
+        try await withTestDatabase { client, _ in
+            let dependencies = try Dependencies.test(postgres: client)
+            let app = Application(router: buildRouter(dependencies), configuration: .init(address: .hostname("127.0.0.1", port: 0)))
+            try await app.test(.live) { http in
+                let port = try #require(http.port)
+                let opened = try await RawSocket.onThread {
+                    var sockets: [RawSocket] = []
+                    for _ in 0..<5000 {
+                        guard let socket = try? RawSocket(port: port, timeout: 2) else { break }
+                        sockets.append(socket)
+                    }
+                    let count = sockets.count
+                    sockets.removeAll()  // every connection closed at once
+                    return count
+                }
+                #expect(opened >= 2048, "the kernel's backlog should take connections beyond the server's limit")
+                let (status, seconds) = try await RawSocket.onThread {
+                    let started = Date()
+                    let socket = try RawSocket(port: port, timeout: 10)
+                    _ = socket.send("GET /healthz HTTP/1.1\r\nHost: test\r\n\r\n")
+                    let answer = socket.receive().map { String(decoding: $0, as: UTF8.self) } ?? ""
+                    return (answer.split(separator: "\r\n").first.map(String.init) ?? "", Date().timeIntervalSince(started))
+                }
+                #expect(status == "HTTP/1.1 200 OK")
+                #expect(seconds < 1, "took \(seconds) s")
+            }
+        }
+    }
+}
