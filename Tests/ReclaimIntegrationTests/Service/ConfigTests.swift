@@ -171,3 +171,36 @@ struct ConfigProblemReportTests {
         }
     }
 }
+
+@Suite("Signing keys are read at start-up")
+struct SigningKeyStartupTests {
+    @Test("a missing or broken .p8 stops start-up with the file and the reason, never the key")
+    func brokenKeys() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("reclaim-keys-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let broken = directory.appendingPathComponent("broken.p8")
+        try "-----BEGIN PRIVATE KEY-----\nbm90IGEga2V5\n-----END PRIVATE KEY-----\n".write(to: broken, atomically: true, encoding: .utf8)
+        let config = try ReclaimConfig.parse(
+            yaml: """
+                apps:
+                  - bundleId: com.example.a
+                    environments: [Sandbox]
+                    signingKeys: [{keyId: ABCDEFGHIJ, file: \(directory.path)/missing.p8}]
+                  - bundleId: com.example.b
+                    environments: [Sandbox]
+                    signingKeys: [{keyId: ABCDEFGHIJ, file: \(broken.path)}]
+                """
+        )
+        do {
+            _ = try config.offerSigners()
+            Issue.record("accepted broken keys")
+        } catch {
+            let text = "\(error)"
+            #expect(text.contains("com.example.a: signing key ABCDEFGHIJ: cannot read \(directory.path)/missing.p8"), "\(text)")
+            #expect(text.contains("com.example.b: signing key ABCDEFGHIJ"), "\(text)")
+            #expect(text.contains(broken.path), "\(text)")
+            #expect(!text.contains("bm90IGEga2V5"))
+        }
+    }
+}

@@ -17,7 +17,8 @@ struct TestNotifications {
         subtype: String? = "AUTO_RENEW_DISABLED",
         originalTransactionId: String = "2000000000000001",
         appAccountToken: UUID? = UUID(uuidString: "00000000-0000-0000-0000-000000000051"),
-        signedDate: Date = Date()
+        signedDate: Date = Date(),
+        transactionFields: [String: Any] = [:]
     ) throws -> Data {
         let millis = Int64(signedDate.timeIntervalSince1970 * 1000)
         var transaction: [String: Any] = [
@@ -26,6 +27,7 @@ struct TestNotifications {
             "type": "Auto-Renewable Subscription",
         ]
         if let appAccountToken { transaction["appAccountToken"] = appAccountToken.uuidString.lowercased() }
+        transaction.merge(transactionFields) { $1 }
         var data: [String: Any] = [
             "bundleId": bundleId, "environment": environment, "signedTransactionInfo": try ca.sign(json: transaction), "status": 1,
         ]
