@@ -4,20 +4,8 @@ import Testing
 
 /// The control group: stable per subscriber and campaign, of the configured size, independent between campaigns.
 @Suite struct HoldoutTests: CampaignFactories {
-    /// A seeded SplitMix64: the "random" ids are the same on every run, so a statistical bound that holds once
-    /// holds always.
-    struct SeededGenerator: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
-
-    /// `count` originalTransactionIds shaped like Apple's (16 digits starting with 2).
+    /// `count` originalTransactionIds shaped like Apple's (16 digits starting with 2), from a SeededGenerator:
+    /// the same on every run, so a statistical bound that holds once holds always.
     static func originalTransactionIds(count: Int, seed: UInt64) -> [String] {
         var generator = SeededGenerator(state: seed)
         return (0..<count).map { _ in String(UInt64.random(in: 2_000_000_000_000_000...2_999_999_999_999_999, using: &generator)) }

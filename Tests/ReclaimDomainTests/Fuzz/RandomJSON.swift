@@ -1,19 +1,5 @@
 import Foundation
 
-/// A seeded generator (SplitMix64): the same seed gives the same cases on every run and machine, so a failure
-/// reproduces from the seed the test prints.
-struct SeededGenerator: RandomNumberGenerator {
-    var state: UInt64
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
-
 /// Random JSON text shaped like Apple's payloads (their field names, plausible and implausible values, every
 /// JSON spelling: escapes, exponents, whitespace, nesting), and random damage to it.
 struct RandomJSON {

@@ -144,15 +144,10 @@ struct CampaignCrashTests {
     static func post(_ bodies: [(uuid: UUID, body: Data)], port: Int) async throws -> [UUID] {
         var acknowledged: [UUID] = []
         for (uuid, body) in bodies {
-            var request = URLRequest(url: URL(string: "http://127.0.0.1:\(port)/v1/apple/notifications")!)
-            request.httpMethod = "POST"
-            request.setValue("application/json", forHTTPHeaderField: "Content-Type")
-            request.httpBody = body
-            request.timeoutInterval = 10
             var attempts = 0
             while true {
                 attempts += 1
-                if let (_, response) = try? await URLSession.shared.data(for: request), (response as? HTTPURLResponse)?.statusCode == 200 {
+                if await postNotification(body, port: port) == 200 {
                     acknowledged.append(uuid)
                     break
                 }

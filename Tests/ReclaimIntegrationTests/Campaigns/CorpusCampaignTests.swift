@@ -14,36 +14,6 @@ import Testing
 struct CorpusCampaignTests {
     let logger = TestPostgres.logger
 
-    /// Posts every notification of the corpus in signedDate order and lets one worker lane process them in order.
-    func replay(_ client: PostgresClient, _ dependencies: Dependencies, bodies: [Data]) async throws {
-        let app = Application(router: buildRouter(dependencies))
-        try await app.test(.router) { http in
-            for body in bodies {
-                try await http.execute(
-                    uri: "/v1/apple/notifications",
-                    method: .post,
-                    headers: [.contentType: "application/json"],
-                    body: ByteBuffer(bytes: body)
-                ) {
-                    #expect($0.status == .ok)
-                }
-            }
-        }
-        let pool = WorkerPool(
-            queue: JobQueue(postgres: client),
-            handlers: jobHandlers(dependencies),
-            options: .init(concurrency: 1, batchSize: 16, pollInterval: .milliseconds(50)),
-            logger: logger
-        )
-        try await withServices([pool]) {
-            try await eventually("all notifications processed") {
-                let completed = try await jobCount(client, state: .completed)
-                let waiting = try await jobCount(client, state: .available)
-                return completed == bodies.count && waiting == 0
-            }
-        }
-    }
-
     static func corpusInSignedDateOrder() throws -> [(notification: AppleSandboxFixtures.Notification, signedDate: Int64)] {
         try AppleSandboxFixtures.all().map { notification in
             var segment = notification.signedPayload.split(separator: ".")[1].replacingOccurrences(of: "-", with: "+").replacingOccurrences(
@@ -66,7 +36,7 @@ struct CorpusCampaignTests {
         let corpus = try Self.corpusInSignedDateOrder()
         try await withTestDatabase { client, _ in
             let dependencies = try Dependencies.test(postgres: client, config: setup.config)
-            try await replay(client, dependencies, bodies: corpus.map(\.notification.body))
+            try await processNotifications(corpus.map(\.notification.body), client: client, dependencies: dependencies)
 
             // The subscriber expired voluntarily 9 times and turned auto-renew off twice, resubscribing after
             // each but the last expiry. Win-back offered 7 times; twice it met the live retention offer
@@ -101,7 +71,7 @@ struct CorpusCampaignTests {
             // Replayed through HTTP: duplicates, no new jobs. Replayed straight into the engine (as a retried
             // job would be): the state refuses the stale snapshots and the decisions exist, so nothing new.
             let before = try await decisionCounts(client)
-            try await replay(client, dependencies, bodies: corpus.map(\.notification.body))
+            try await processNotifications(corpus.map(\.notification.body), client: client, dependencies: dependencies)
             for (notification, _) in corpus {
                 let verified = try await dependencies.verifier.verifyNotification(notification.signedPayload)
                 guard let uuid = UUID(uuidString: notification.uuid), let snapshot = SubscriptionSnapshot(verified, notificationUUID: uuid) else {

@@ -35,7 +35,7 @@ struct OfferDeliveryTests {
         let corpus = try CorpusCampaignTests.corpusInSignedDateOrder()
         try await withTestDatabase { client, _ in
             let dependencies = try Dependencies.test(postgres: client, config: setup.config)
-            try await CorpusCampaignTests().replay(client, dependencies, bodies: corpus.map(\.notification.body))
+            try await processNotifications(corpus.map(\.notification.body), client: client, dependencies: dependencies)
             let keys = APIKeyStore(postgres: client)
             let appKey = try await keys.create(scope: .app, bundleId: "GeniusParentingAI", logger: logger)
             let otherKey = try await keys.create(scope: .app, bundleId: "com.example.other", logger: logger)
@@ -125,7 +125,7 @@ struct OfferDeliveryTests {
         let corpus = try CorpusCampaignTests.corpusInSignedDateOrder()
         try await withTestDatabase { client, _ in
             let dependencies = try Dependencies.test(postgres: client, config: setup.config)
-            try await CorpusCampaignTests().replay(client, dependencies, bodies: corpus.map(\.notification.body))
+            try await processNotifications(corpus.map(\.notification.body), client: client, dependencies: dependencies)
             let before = try #require(try await OfferRow.all(client).last)
             try await client.query("UPDATE reclaim.offers SET signed_at = now() - interval '13 hours' WHERE id = \(before.id)", logger: logger)
             let refresher = OfferRefresher(

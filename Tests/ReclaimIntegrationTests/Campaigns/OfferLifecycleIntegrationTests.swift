@@ -15,36 +15,6 @@ import X509
 struct OfferLifecycleIntegrationTests {
     let logger = TestPostgres.logger
 
-    /// Posts each body in order and lets one worker lane process them all.
-    func process(_ bodies: [Data], _ client: PostgresClient, _ dependencies: Dependencies) async throws {
-        let app = Application(router: buildRouter(dependencies))
-        try await app.test(.router) { http in
-            for body in bodies {
-                try await http.execute(
-                    uri: "/v1/apple/notifications",
-                    method: .post,
-                    headers: [.contentType: "application/json"],
-                    body: ByteBuffer(bytes: body)
-                ) {
-                    #expect($0.status == .ok)
-                }
-            }
-        }
-        let pool = WorkerPool(
-            queue: JobQueue(postgres: client),
-            handlers: jobHandlers(dependencies),
-            options: .init(concurrency: 1, batchSize: 16, pollInterval: .milliseconds(50)),
-            logger: logger
-        )
-        try await withServices([pool]) {
-            try await eventually("all jobs processed") {
-                let rows = try await client.query("SELECT count(*)::bigint FROM reclaim.jobs WHERE state <> 'completed'", logger: logger)
-                for try await count in rows.decode(Int64.self) { return count == 0 }
-                return false
-            }
-        }
-    }
-
     @Test(
         "a purchase with the offer redeems it with price and currency; another promotional offer is recorded as not issued; auto-renew back on withdraws"
     )
@@ -76,15 +46,15 @@ struct OfferLifecycleIntegrationTests {
             let dependencies = try Dependencies.test(postgres: client, config: config)
             // Subscriber X turns auto-renew off, then resubscribes with the offer, then renews with an offer Reclaim never issued.
             // Subscriber Y turns auto-renew off, then back on.
-            try await process(
+            try await processNotifications(
                 [
                     try notifications.body(originalTransactionId: "X", signedDate: at(0)),
                     try notifications.body(originalTransactionId: "Y", appAccountToken: UUID(), signedDate: at(0)),
                 ],
-                client,
-                dependencies
+                client: client,
+                dependencies: dependencies
             )
-            try await process(
+            try await processNotifications(
                 [
                     try notifications.body(
                         type: "SUBSCRIBED",
@@ -95,10 +65,10 @@ struct OfferLifecycleIntegrationTests {
                     ),
                     try notifications.body(subtype: "AUTO_RENEW_ENABLED", originalTransactionId: "Y", appAccountToken: UUID(), signedDate: at(1)),
                 ],
-                client,
-                dependencies
+                client: client,
+                dependencies: dependencies
             )
-            try await process(
+            try await processNotifications(
                 [
                     try notifications.body(
                         type: "DID_RENEW",
@@ -108,8 +78,8 @@ struct OfferLifecycleIntegrationTests {
                         transactionFields: ["transactionId": "X-3", "offerType": 2, "offerIdentifier": "ELSEWHERE", "price": 990, "currency": "USD"]
                     )
                 ],
-                client,
-                dependencies
+                client: client,
+                dependencies: dependencies
             )
             let offers = try await client.query(
                 "SELECT original_transaction_id, state, redeemed_transaction_id, redeemed_price, redeemed_currency, end_reason FROM reclaim.offers ORDER BY 1",

@@ -47,13 +47,7 @@ struct IngestFloodTests {
                         group.addTask {
                             var statuses: [(Bool, Int)] = []
                             for (isGenuine, body) in mine {
-                                var request = URLRequest(url: URL(string: "http://127.0.0.1:\(port)/v1/apple/notifications")!)
-                                request.httpMethod = "POST"
-                                request.setValue("application/json", forHTTPHeaderField: "Content-Type")
-                                request.httpBody = body
-                                request.timeoutInterval = 30
-                                let (_, response) = try await URLSession.shared.data(for: request)
-                                statuses.append((isGenuine, (response as? HTTPURLResponse)?.statusCode ?? 0))
+                                statuses.append((isGenuine, await postNotification(body, port: port, timeout: 30) ?? 0))
                             }
                             return statuses
                         }
