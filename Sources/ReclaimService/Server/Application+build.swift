@@ -14,10 +14,10 @@ public func buildRouter(_ dependencies: Dependencies, role: ServerRole = .all) -
     if role.servesAPI {
         AppleNotificationRoutes(ingest: NotificationIngest(dependencies: dependencies), maxBodyBytes: dependencies.config.server.maxBodyBytes)
             .register(on: router)
-        OfferRoutes(
-            delivery: OfferDelivery(postgres: dependencies.postgres, signers: dependencies.signers),
-            authentication: AppKeyAuthentication(keys: APIKeyStore(postgres: dependencies.postgres))
-        ).register(on: router)
+        let appKeys = AppKeyAuthentication(keys: APIKeyStore(postgres: dependencies.postgres))
+        OfferRoutes(delivery: OfferDelivery(postgres: dependencies.postgres, signers: dependencies.signers), authentication: appKeys)
+            .register(on: router)
+        OfferEventRoutes(postgres: dependencies.postgres, authentication: appKeys).register(on: router)
     }
     return router
 }

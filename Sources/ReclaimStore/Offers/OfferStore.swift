@@ -212,4 +212,39 @@ public enum OfferStore {
         }
         return offers
     }
+
+    /// What recording an app's event about an offer did.
+    public enum EventOutcome: String, Sendable {
+        case recorded, duplicate
+        /// No such offer for this app: the same answer for another app's offer and an unknown id.
+        case unknownOffer
+    }
+
+    /// Records `event` (shown, dismissed, purchase_started) for an offer of `bundleId`, once per offer and event.
+    public static func recordEvent(
+        _ event: String,
+        offerId: UUID,
+        bundleId: String,
+        connection: PostgresConnection,
+        logger: Logger
+    ) async throws
+        -> EventOutcome
+    {
+        let rows = try await connection.query(
+            """
+            WITH offer AS (SELECT id FROM reclaim.offers WHERE id = \(offerId) AND bundle_id = \(bundleId)),
+            inserted AS (
+                INSERT INTO reclaim.offer_events (offer_id, event) SELECT id, \(event) FROM offer
+                ON CONFLICT (offer_id, event) DO NOTHING
+                RETURNING 1)
+            SELECT (SELECT count(*) FROM offer)::int, (SELECT count(*) FROM inserted)::int
+            """,
+            logger: logger
+        )
+        for try await (offers, inserted) in rows.decode((Int, Int).self) {
+            if offers == 0 { return .unknownOffer }
+            return inserted == 1 ? .recorded : .duplicate
+        }
+        return .unknownOffer
+    }
 }

@@ -118,6 +118,49 @@ struct OfferDeliveryTests {
         }
     }
 
+    @Test("offer events over a real socket: recorded once per event, 404 for another app's or an unknown offer, 400 for another event")
+    func events() async throws {
+        let setup = try CampaignTestSetup(extraApps: "  - {bundleId: com.example.other, environments: [Sandbox]}")
+        defer { setup.remove() }
+        let corpus = try CorpusCampaignTests.corpusInSignedDateOrder()
+        try await withTestDatabase { client, _ in
+            let dependencies = try Dependencies.test(postgres: client, config: setup.config)
+            try await processNotifications(corpus.map(\.notification.body), client: client, dependencies: dependencies)
+            let keys = APIKeyStore(postgres: client)
+            let appKey = try await keys.create(scope: .app, bundleId: "GeniusParentingAI", logger: logger)
+            let otherKey = try await keys.create(scope: .app, bundleId: "com.example.other", logger: logger)
+            let offerId = try #require(try await OfferRow.all(client).last?.id).uuidString.lowercased()
+            let app = Application(router: buildRouter(dependencies), configuration: .init(address: .hostname("127.0.0.1", port: 0)))
+            try await app.test(.live) { http in
+                func post(_ id: String, _ event: String, key: String?) async throws -> (HTTPResponse.Status, String) {
+                    var headers: HTTPFields = [.contentType: "application/json"]
+                    if let key { headers[.authorization] = "Bearer \(key)" }
+                    return try await http.execute(
+                        uri: "/v1/offers/\(id)/events",
+                        method: .post,
+                        headers: headers,
+                        body: ByteBuffer(string: "{\"event\": \"\(event)\"}")
+                    ) { ($0.status, String(buffer: $0.body)) }
+                }
+                let first = try await post(offerId, "shown", key: appKey)
+                #expect(first.0 == .ok && first.1 == #"{"status":"recorded"}"#, "\(first)")
+                let again = try await post(offerId, "shown", key: appKey)
+                #expect(again.0 == .ok && again.1 == #"{"status":"duplicate"}"#, "\(again)")
+                #expect(try await post(offerId, "purchase_started", key: appKey).1 == #"{"status":"recorded"}"#)
+                #expect(try await post(offerId, "shown", key: otherKey).0 == .notFound)
+                #expect(try await post(UUID().uuidString, "shown", key: appKey).0 == .notFound)
+                #expect(try await post("not-an-id", "shown", key: appKey).0 == .notFound)
+                #expect(try await post(offerId, "clicked", key: appKey).0 == .badRequest)
+                #expect(try await post(offerId, "shown", key: nil).0 == .unauthorized)
+            }
+            let funnel = try await client.query(
+                "SELECT shown FROM reclaim.campaign_funnel WHERE campaign_id = 'winback-expired'",
+                logger: logger
+            )
+            for try await shown in funnel.decode(Int64.self) { #expect(shown == 1) }
+        }
+    }
+
     @Test("the refresher re-signs offers whose signatures are old and expires those past their window")
     func refresher() async throws {
         let setup = try CampaignTestSetup()

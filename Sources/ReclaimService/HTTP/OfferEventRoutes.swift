@@ -1,0 +1,39 @@
+import Foundation
+import Hummingbird
+import PostgresNIO
+import ReclaimStore
+
+/// `POST /v1/offers/{id}/events` with `{"event": "shown" | "dismissed" | "purchase_started"}`: what the app did
+/// with an offer, for the funnel (`reclaim.offer_events`). Idempotent: the same event again answers
+/// `{"status":"duplicate"}`. Another app's offer is 404, like an unknown one, so ids reveal nothing.
+struct OfferEventRoutes {
+    let postgres: PostgresClient
+    let authentication: AppKeyAuthentication
+
+    static let events: Set<String> = ["shown", "dismissed", "purchase_started"]
+    /// An event body is a few dozen bytes.
+    static let maxBodyBytes = 1024
+
+    struct EventBody: Decodable { let event: String }
+    struct Answer: Encodable { let status: String }
+
+    func register(on router: Router<ReclaimRequestContext>) {
+        router.post("/v1/offers/{id}/events") { request, context -> JSONBody<Answer> in
+            let bundleId = try await authentication.bundleId(of: request, logger: context.logger)
+            guard let text = context.parameters.get("id"), text.utf8.count == 36, let offerId = UUID(uuidString: text) else {
+                throw Problem.notFound("no such offer")
+            }
+            let body = try await readJSONBody(request, context: context, limit: Self.maxBodyBytes, record: { _ in })
+            guard let event = try? JSONDecoder().decode(EventBody.self, from: body).event, Self.events.contains(event) else {
+                throw Problem.badRequest("invalid-event", "the body must be {\"event\": \"shown\"}, \"dismissed\" or \"purchase_started\"")
+            }
+            let outcome = try await postgres.withConnection {
+                try await OfferStore.recordEvent(event, offerId: offerId, bundleId: bundleId, connection: $0, logger: context.logger)
+            }
+            switch outcome {
+            case .unknownOffer: throw Problem.notFound("no such offer")
+            case .recorded, .duplicate: return JSONBody(Answer(status: outcome.rawValue))
+            }
+        }
+    }
+}
