@@ -26,9 +26,11 @@ public struct ReclaimConfig: Decodable, Sendable {
         public var signingKeys: [SigningKeyFile]
         /// Extra trusted root certificates (PEM files) for signed payloads; Apple Root CA - G3 is always trusted.
         public var rootCertificates: [String]
+        /// Retention Messaging: the approved message Apple shows when no offer applies; nil answers nothing.
+        public var defaultMessageIdentifier: String?
 
         enum CodingKeys: String, CodingKey {
-            case bundleId, appAppleId, environments, issuerId, signingKeys, rootCertificates
+            case bundleId, appAppleId, environments, issuerId, signingKeys, rootCertificates, defaultMessageIdentifier
         }
 
         public init(from decoder: any Decoder) throws {
@@ -39,6 +41,7 @@ public struct ReclaimConfig: Decodable, Sendable {
             issuerId = try container.decodeIfPresent(String.self, forKey: .issuerId)
             signingKeys = try container.decodeIfPresent([SigningKeyFile].self, forKey: .signingKeys) ?? []
             rootCertificates = try container.decodeIfPresent([String].self, forKey: .rootCertificates) ?? []
+            defaultMessageIdentifier = try container.decodeIfPresent(String.self, forKey: .defaultMessageIdentifier)
         }
     }
 
@@ -67,6 +70,9 @@ public struct ReclaimConfig: Decodable, Sendable {
         public var endsAt: String?
         /// Skip subscribers Apple already lists win-back offers for (default true).
         public var standAsideForWinBack: Bool
+        /// Retention Messaging: the approved message Apple shows with this campaign's offer; without one the
+        /// offer is not offered in Apple's cancellation sheet.
+        public var messageIdentifier: String?
 
         public struct Offer: Decodable, Sendable {
             public var productId: String
@@ -95,7 +101,7 @@ public struct ReclaimConfig: Decodable, Sendable {
 
         enum CodingKeys: String, CodingKey {
             case id, app, trigger, offer, conditions, deliverableFor, cooldown, maxOffersPerSubscriber, holdoutPercent, priority
-            case startsAt, endsAt, standAsideForWinBack
+            case startsAt, endsAt, standAsideForWinBack, messageIdentifier
         }
 
         public init(from decoder: any Decoder) throws {
@@ -113,6 +119,7 @@ public struct ReclaimConfig: Decodable, Sendable {
             startsAt = try container.decodeIfPresent(String.self, forKey: .startsAt)
             endsAt = try container.decodeIfPresent(String.self, forKey: .endsAt)
             standAsideForWinBack = try container.decodeIfPresent(Bool.self, forKey: .standAsideForWinBack) ?? true
+            messageIdentifier = try container.decodeIfPresent(String.self, forKey: .messageIdentifier)
         }
     }
 

@@ -18,6 +18,13 @@ public func buildRouter(_ dependencies: Dependencies, role: ServerRole = .all) -
         OfferRoutes(delivery: OfferDelivery(postgres: dependencies.postgres, signers: dependencies.signers), authentication: appKeys)
             .register(on: router)
         OfferEventRoutes(postgres: dependencies.postgres, authentication: appKeys).register(on: router)
+        RetentionMessagingRoutes(
+            verifier: dependencies.verifier,
+            config: dependencies.config,
+            postgres: dependencies.postgres,
+            signers: dependencies.signers,
+            maxBodyBytes: dependencies.config.server.maxBodyBytes
+        ).register(on: router)
     }
     return router
 }

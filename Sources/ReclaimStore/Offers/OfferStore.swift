@@ -247,4 +247,17 @@ public enum OfferStore {
         }
         return .unknownOffer
     }
+
+    /// The subscriber's live, deliverable offer, if any (not locked: for answers that only read).
+    public static func liveOffer(of subscriber: Subscriber, connection: PostgresConnection, logger: Logger) async throws -> StoredOffer? {
+        try await select(
+            """
+            WHERE bundle_id = \(subscriber.bundleId) AND environment = \(subscriber.environment)
+              AND original_transaction_id = \(subscriber.originalTransactionId) AND state IN ('ready', 'delivered')
+              AND deliverable_until > now()
+            """,
+            connection: connection,
+            logger: logger
+        ).first
+    }
 }

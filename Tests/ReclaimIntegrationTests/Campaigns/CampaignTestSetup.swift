@@ -3,6 +3,9 @@ import PostgresNIO
 import ReclaimDomain
 import ReclaimService
 import ReclaimStore
+import ReclaimTestSupport
+import SwiftASN1
+import X509
 
 /// A config for the sandbox corpus's app with a freshly generated signing key and two campaigns: retention on
 /// AUTO_RENEW_DISABLED (priority 10) and win-back on EXPIRED/VOLUNTARY (priority 5). Cooldowns are zero and
@@ -14,12 +17,19 @@ struct CampaignTestSetup {
 
     static let issuerId = "11111111-2222-3333-4444-555555555555"
 
-    init(holdoutPercent: Int = 0, extraApps: String = "") throws {
+    /// - Parameter ca: a test CA the corpus's app also trusts (for realtime requests the test signs itself).
+    init(holdoutPercent: Int = 0, extraApps: String = "", ca: TestCertificateAuthority? = nil) throws {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("reclaim-campaigns-\(UUID().uuidString.prefix(8))")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         key = SigningKey.generate(keyId: "TESTKEY001")
         let keyFile = directory.appendingPathComponent("key.p8")
         try Data(key.pkcs8PEM.utf8).write(to: keyFile)
+        var roots = "[]"
+        if let ca {
+            let rootFile = directory.appendingPathComponent("root.pem")
+            try ca.root.serializeAsPEM().pemString.write(to: rootFile, atomically: true, encoding: .utf8)
+            roots = "[\(rootFile.path)]"
+        }
         config = try ReclaimConfig.parse(
             yaml: """
                 apps:
@@ -28,6 +38,8 @@ struct CampaignTestSetup {
                     environments: [Sandbox]
                     issuerId: \(Self.issuerId)
                     signingKeys: [{keyId: TESTKEY001, file: \(keyFile.path)}]
+                    rootCertificates: \(roots)
+                    defaultMessageIdentifier: default-message
                 \(extraApps)
                 campaigns:
                   - id: retain-auto-renew-off
@@ -42,6 +54,7 @@ struct CampaignTestSetup {
                     app: GeniusParentingAI
                     trigger: EXPIRED/VOLUNTARY
                     offer: {productId: ca.geniusparentingai.basic.monthly, offerIdentifier: WINBACK30}
+                    messageIdentifier: winback-message
                     deliverableFor: 2000d
                     cooldown: 0s
                     holdoutPercent: \(holdoutPercent)

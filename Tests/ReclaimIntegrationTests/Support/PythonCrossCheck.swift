@@ -59,4 +59,25 @@ enum PythonCrossCheck {
         guard process.terminationStatus == 0, printed.hasPrefix("verified ") else { throw Failure(description: "python3 refused: \(printed)") }
         return Int(printed.dropFirst("verified ".count).trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0
     }
+
+    /// The claims of a compact JWS as PyJWT decodes it (ES256, audience "promotional-offer", signature checked).
+    static func claimsWithPyJWT(_ jws: String, publicKeyPEM: String) throws -> [String: Any] {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = [
+            "python3", "-c",
+            "import jwt, json, sys; print(json.dumps(jwt.decode(sys.argv[1], sys.argv[2], algorithms=['ES256'], audience='promotional-offer')))",
+            jws, publicKeyPEM,
+        ]
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = output
+        try process.run()
+        let printed = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        guard process.terminationStatus == 0, let claims = try? JSONSerialization.jsonObject(with: printed) as? [String: Any] else {
+            throw Failure(description: "PyJWT refused: \(String(decoding: printed, as: UTF8.self))")
+        }
+        return claims
+    }
 }

@@ -1,0 +1,89 @@
+import Crypto
+import Foundation
+import Hummingbird
+import HummingbirdTesting
+import NIOCore
+import ReclaimDomain
+import ReclaimService
+import ReclaimTestSupport
+import SwiftASN1
+import Testing
+import X509
+
+@Suite("POST /v1/apple/retention-messaging over a real socket")
+struct RetentionMessagingTests {
+    @Test("the subscriber's live offer with its campaign's message; the app's default message otherwise; {} for an unknown app; 401 forged")
+    func answers() async throws {
+        let ca = try TestCertificateAuthority()
+        // A second app trusts the same test root but accepts Production only: a Sandbox request for it matches no app.
+        let rootFile = FileManager.default.temporaryDirectory.appendingPathComponent("reclaim-retention-root-\(UUID().uuidString.prefix(8)).pem")
+        try ca.root.serializeAsPEM().pemString.write(to: rootFile, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(at: rootFile) }
+        let setup = try CampaignTestSetup(
+            extraApps: "  - {bundleId: com.example.other, appAppleId: 99, environments: [Production], rootCertificates: [\(rootFile.path)]}",
+            ca: ca
+        )
+        defer { setup.remove() }
+        let corpus = try CorpusCampaignTests.corpusInSignedDateOrder()
+        @Sendable func request(
+            originalTransactionId: String,
+            appAppleId: Int64 = 6_747_332_178,
+            signer: TestCertificateAuthority? = nil
+        ) throws -> String {
+            let jws = try (signer ?? ca).sign(
+                RealtimeRequest(
+                    originalTransactionId: originalTransactionId,
+                    appAppleId: appAppleId,
+                    productId: "ca.geniusparentingai.basic.monthly",
+                    userLocale: "en-US",
+                    requestIdentifier: UUID().uuidString.lowercased(),
+                    signedDate: Int64(Date().timeIntervalSince1970 * 1000),
+                    environment: .sandbox
+                )
+            )
+            return "{\"signedPayload\": \"\(jws)\"}"
+        }
+        try await withTestDatabase { client, _ in
+            let dependencies = try Dependencies.test(postgres: client, config: setup.config)
+            try await processNotifications(corpus.map(\.notification.body), client: client, dependencies: dependencies)
+            let app = Application(router: buildRouter(dependencies), configuration: .init(address: .hostname("127.0.0.1", port: 0)))
+            try await app.test(.live) { http in
+                func post(_ body: String) async throws -> (HTTPResponse.Status, String) {
+                    try await http.execute(
+                        uri: "/v1/apple/retention-messaging",
+                        method: .post,
+                        headers: [.contentType: "application/json"],
+                        body: ByteBuffer(string: body)
+                    ) { ($0.status, String(buffer: $0.body)) }
+                }
+                let (status, body) = try await post(try request(originalTransactionId: "2000000970472825"))
+                #expect(status == .ok)
+                let answer = try #require(try JSONSerialization.jsonObject(with: Data(body.utf8)) as? [String: Any])
+                let offer = try #require(answer["promotionalOffer"] as? [String: String], "\(body)")
+                #expect(answer.count == 1)
+                #expect(offer["messageIdentifier"] == "winback-message")
+                let claims = try PythonCrossCheck.claimsWithPyJWT(
+                    try #require(offer["promotionalOfferSignatureV2"]),
+                    publicKeyPEM: setup.key.publicKey.pemRepresentation
+                )
+                #expect(claims["transactionId"] as? String == "2000000970472825")
+                #expect(claims["offerIdentifier"] as? String == "WINBACK30")
+                #expect(claims["productId"] as? String == "ca.geniusparentingai.basic.monthly")
+                #expect(claims["bid"] as? String == "GeniusParentingAI")
+                #expect(claims["iss"] as? String == CampaignTestSetup.issuerId)
+
+                let unknown = try await post(try request(originalTransactionId: "1999999999999999"))
+                #expect(unknown.0 == .ok && unknown.1 == #"{"message":{"messageIdentifier":"default-message"}}"#, "\(unknown)")
+                let noApp = try await post(try request(originalTransactionId: "2000000970472825", appAppleId: 99))
+                #expect(noApp.0 == .ok && noApp.1 == "{}", "\(noApp)")
+                let otherApp = try await post(try request(originalTransactionId: "2000000970472825", appAppleId: 42))
+                #expect(otherApp.0 == .unauthorized, "a root configured for one app does not vouch for another: \(otherApp)")
+                let forged = try await post(try request(originalTransactionId: "2000000970472825", signer: try TestCertificateAuthority()))
+                #expect(forged.0 == .unauthorized)
+                #expect(forged.1.contains("urn:reclaim:problem:untrusted-certificate-chain"))
+                let malformed = try await post("{\"nope\": 1}")
+                #expect(malformed.0 == .badRequest)
+            }
+        }
+    }
+}
