@@ -5,7 +5,7 @@
 -- at once, leaves one consistent schema. The binary embeds a copy (scripts/embed-schema);
 -- a test fails when the copy and this file differ.
 --
--- reclaim-schema-version: 3
+-- reclaim-schema-version: 4
 --
 -- A database at an older version is upgraded by the scripts in migrations/ (NNN-name.sql takes
 -- version NNN-1 to NNN); applying this file to an empty database gives the same result.
@@ -383,6 +383,7 @@ CREATE TABLE reclaim.api_keys (
     key_prefix  text        NOT NULL,
     created_at  timestamptz NOT NULL DEFAULT now(),
     revoked_at  timestamptz,
+    name        text,
     CHECK ((scope = 'app') = (bundle_id IS NOT NULL))
 );
 COMMENT ON TABLE reclaim.api_keys IS 'Keys for the delivery API (scope app, bound to one bundle id) and the admin API (scope admin). Only a SHA-256 of each key is stored.';
@@ -393,6 +394,7 @@ COMMENT ON COLUMN reclaim.api_keys.key_hash IS 'SHA-256 of the key; the key itse
 COMMENT ON COLUMN reclaim.api_keys.key_prefix IS 'First characters of the key, to recognise it in lists.';
 COMMENT ON COLUMN reclaim.api_keys.created_at IS 'When the key was created.';
 COMMENT ON COLUMN reclaim.api_keys.revoked_at IS 'Set when the key was revoked; a revoked key is refused.';
+COMMENT ON COLUMN reclaim.api_keys.name IS 'What the operator called the key when creating it (e.g. ios-production), to tell keys apart.';
 
 CREATE TABLE reclaim.rejected_inputs (
     id          bigint      GENERATED ALWAYS AS IDENTITY PRIMARY KEY,

@@ -6,15 +6,16 @@ struct AppsCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "apps",
         abstract: "Manage app keys for the delivery API.",
-        subcommands: [CreateKey.self]
+        subcommands: [CreateKey.self, List.self, RevokeKey.self]
     )
 
     struct CreateKey: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "create-key",
-            abstract: "Create an app key bound to one bundle id; prints the key as the last line (shown once)."
+            abstract: "Create an app key bound to one bundle id; prints the key as the last line (shown once; only a hash is stored)."
         )
         @Option(help: "The app's bundle id.") var bundleId: String
+        @Option(help: "A name to tell the key apart in `reclaim apps list`, e.g. ios-production.") var name: String?
         @OptionGroup var database: DatabaseOptions
         @Option(help: "Configuration file; when given (or RECLAIM_CONFIG is set) the app must be configured there.")
         var config: String?
@@ -23,9 +24,37 @@ struct AppsCommand: AsyncParsableCommand {
             let logger = Bootstrap.logging()
             let path = config ?? ProcessInfo.processInfo.environment["RECLAIM_CONFIG"]
             let loaded = try path.map { try ReclaimConfig.load(path: $0) }
-            let key = try await AdminTasks.createAppKey(bundleId: bundleId, config: loaded, url: try database.resolved(), logger: logger)
+            let key = try await AdminTasks.createAppKey(bundleId: bundleId, name: name, config: loaded, url: try database.resolved(), logger: logger)
             print("App key for \(bundleId) (store it now; it is not shown again):")
             print(key)
+        }
+    }
+
+    struct List: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "List app keys: id, app, prefix, name, created, revoked. Never the key.")
+        @Option(help: "Only this app's keys.") var bundleId: String?
+        @OptionGroup var database: DatabaseOptions
+
+        func run() async throws {
+            let lines = try await AdminTasks.listAppKeys(bundleId: bundleId, url: try database.resolved(), logger: Bootstrap.logging())
+            print(lines.isEmpty ? "no app keys" : lines.joined(separator: "\n"))
+        }
+    }
+
+    struct RevokeKey: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "revoke-key",
+            abstract: "Revoke an app key by its id (from `reclaim apps list`); requests with it get 401 from then on."
+        )
+        @Argument(help: "The key's id.") var id: String
+        @OptionGroup var database: DatabaseOptions
+
+        func run() async throws {
+            guard let uuid = UUID(uuidString: id) else { throw ValidationError("'\(id)' is not a key id (see `reclaim apps list`)") }
+            guard try await AdminTasks.revokeKey(id: uuid, url: try database.resolved(), logger: Bootstrap.logging()) else {
+                throw ValidationError("no active key with id \(id)")
+            }
+            print("revoked \(uuid.uuidString.lowercased())")
         }
     }
 }

@@ -7,12 +7,38 @@ import ReclaimStore
 /// executable only parses arguments.
 public enum AdminTasks {
     /// Creates an app key bound to `bundleId`, after checking the app is configured.
-    public static func createAppKey(bundleId: String, config: ReclaimConfig?, url: DatabaseURL, logger: Logger) async throws -> String {
+    public static func createAppKey(
+        bundleId: String,
+        name: String? = nil,
+        config: ReclaimConfig?,
+        url: DatabaseURL,
+        logger: Logger
+    ) async throws
+        -> String
+    {
         if let config, !config.apps.contains(where: { $0.bundleId == bundleId }) {
             throw ConfigError("app \(bundleId) is not configured under apps; keys are only made for configured apps")
         }
         return try await PostgresClient.withClient(url, maxConnections: 1, logger: logger) { client in
-            try await APIKeyStore(postgres: client).create(scope: .app, bundleId: bundleId, logger: logger)
+            try await APIKeyStore(postgres: client).create(scope: .app, bundleId: bundleId, name: name, logger: logger)
+        }
+    }
+
+    /// App keys (of one app, or all) as printable lines: id, app, prefix, name, created, revoked. Never the key.
+    public static func listAppKeys(bundleId: String?, url: DatabaseURL, logger: Logger) async throws -> [String] {
+        try await PostgresClient.withClient(url, maxConnections: 1, logger: logger) { client in
+            try await APIKeyStore(postgres: client).list(bundleId: bundleId, logger: logger).filter { $0.scope == .app }.map { key in
+                let revoked = key.revokedAt.map { "revoked \($0.formatted(.iso8601))" } ?? "active"
+                return
+                    "\(key.id.uuidString.lowercased())\t\(key.bundleId ?? "")\t\(key.prefix)…\t\(key.name ?? "-")\tcreated \(key.createdAt.formatted(.iso8601))\t\(revoked)"
+            }
+        }
+    }
+
+    /// Revokes a key by id; false when there is no such active key.
+    public static func revokeKey(id: UUID, url: DatabaseURL, logger: Logger) async throws -> Bool {
+        try await PostgresClient.withClient(url, maxConnections: 1, logger: logger) { client in
+            try await APIKeyStore(postgres: client).revoke(id: id, logger: logger)
         }
     }
 

@@ -28,7 +28,7 @@ public struct APIKeyStore: Sendable {
     }
 
     /// Creates a key and returns it; this is the only time the key exists in clear.
-    public func create(scope: Scope, bundleId: String?, logger: Logger) async throws -> String {
+    public func create(scope: Scope, bundleId: String?, name: String? = nil, logger: Logger) async throws -> String {
         var generator = SystemRandomNumberGenerator()
         let secret = Base64URL.encode((0..<32).map { _ in UInt8.random(in: .min ... .max, using: &generator) })
         let key = "rk_\(scope.rawValue)_\(secret)"
@@ -37,15 +37,46 @@ public struct APIKeyStore: Sendable {
         let prefix = String(key.prefix(scope == .app ? 12 : 14))
         try await postgres.query(
             """
-            INSERT INTO reclaim.api_keys (id, scope, bundle_id, key_hash, key_prefix)
-            VALUES (\(id), \(scope.rawValue), \(bundleId), \(hash), \(prefix))
+            INSERT INTO reclaim.api_keys (id, scope, bundle_id, key_hash, key_prefix, name)
+            VALUES (\(id), \(scope.rawValue), \(bundleId), \(hash), \(prefix), \(name))
             """,
             logger: logger
         )
         return key
     }
 
+    /// Every key (app keys of one app when `bundleId` is given), newest first.
+    public func list(bundleId: String?, logger: Logger) async throws -> [APIKeyRecord] {
+        let rows = try await postgres.query(
+            """
+            SELECT id, scope, bundle_id, key_prefix, name, created_at, revoked_at FROM reclaim.api_keys
+            WHERE \(bundleId)::text IS NULL OR bundle_id = \(bundleId)
+            ORDER BY created_at DESC
+            """,
+            logger: logger
+        )
+        var keys: [APIKeyRecord] = []
+        for try await (id, scope, bundle, prefix, name, created, revoked) in rows.decode((UUID, String, String?, String, String?, Date, Date?).self) {
+            guard let scope = Scope(rawValue: scope) else { continue }
+            keys.append(APIKeyRecord(id: id, scope: scope, bundleId: bundle, prefix: prefix, name: name, createdAt: created, revokedAt: revoked))
+        }
+        return keys
+    }
+
+    /// Revokes the key with this id; false when there is none, or it was revoked already.
+    public func revoke(id: UUID, logger: Logger) async throws -> Bool {
+        let rows = try await postgres.query(
+            "UPDATE reclaim.api_keys SET revoked_at = now() WHERE id = \(id) AND revoked_at IS NULL RETURNING 1",
+            logger: logger
+        )
+        for try await _ in rows { return true }
+        return false
+    }
+
     /// The caller a key belongs to, or nil for an unknown or revoked key.
+    ///
+    /// The lookup compares SHA-256 digests inside PostgreSQL's index, never the key itself, so its timing tells
+    /// an attacker nothing about a key: learning that a digest prefix matches would need preimages of SHA-256.
     public func authenticate(_ key: String, logger: Logger) async throws -> Caller? {
         let hash = Self.hash(key)
         let rows = try await postgres.query(

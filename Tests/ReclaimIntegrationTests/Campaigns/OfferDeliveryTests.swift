@@ -40,6 +40,10 @@ struct OfferDeliveryTests {
             let appKey = try await keys.create(scope: .app, bundleId: "GeniusParentingAI", logger: logger)
             let otherKey = try await keys.create(scope: .app, bundleId: "com.example.other", logger: logger)
             let adminKey = try await keys.create(scope: .admin, bundleId: nil, logger: logger)
+            let revokedKey = try await keys.create(scope: .app, bundleId: "GeniusParentingAI", name: "old", logger: logger)
+            let revokedId = try #require(try await keys.list(bundleId: "GeniusParentingAI", logger: logger).first { $0.name == "old" }?.id)
+            #expect(try await keys.revoke(id: revokedId, logger: logger))
+            #expect(try await !keys.revoke(id: revokedId, logger: logger))
             let subscriber = "/v1/offers?appAccountToken=00000000-0000-0000-0000-000000000051"
 
             let app = Application(router: buildRouter(dependencies), configuration: .init(address: .hostname("127.0.0.1", port: 0)))
@@ -49,7 +53,7 @@ struct OfferDeliveryTests {
                     if let key { headers[.authorization] = "Bearer \(key)" }
                     return try await http.execute(uri: uri, method: .get, headers: headers) { ($0.head, String(buffer: $0.body)) }
                 }
-                for key in [nil, adminKey, "rk_app_not-a-key", String(repeating: "x", count: 5000)] {
+                for key in [nil, adminKey, revokedKey, "rk_app_not-a-key", String(repeating: "x", count: 5000)] {
                     let (response, body) = try await get(subscriber, key: key)
                     #expect(response.status == .unauthorized)
                     #expect(response.headerFields[.contentType] == "application/problem+json")
