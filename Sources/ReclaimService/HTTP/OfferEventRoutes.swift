@@ -8,7 +8,7 @@ import ReclaimStore
 /// `{"status":"duplicate"}`. Another app's offer is 404, like an unknown one, so ids reveal nothing.
 struct OfferEventRoutes {
     let postgres: PostgresClient
-    let authentication: AppKeyAuthentication
+    let authentication: KeyAuthentication
 
     static let events: Set<String> = ["shown", "dismissed", "purchase_started"]
     /// An event body is a few dozen bytes.

@@ -8,7 +8,7 @@ import ReclaimStore
 /// nonces and must not be replayed by a cache.
 struct OfferRoutes {
     let delivery: OfferDelivery
-    let authentication: AppKeyAuthentication
+    let authentication: KeyAuthentication
 
     /// The answer's shape (see README, HTTP).
     struct OffersResponse: Encodable {

@@ -14,10 +14,12 @@ public func buildRouter(_ dependencies: Dependencies, role: ServerRole = .all) -
     if role.servesAPI {
         AppleNotificationRoutes(ingest: NotificationIngest(dependencies: dependencies), maxBodyBytes: dependencies.config.server.maxBodyBytes)
             .register(on: router)
-        let appKeys = AppKeyAuthentication(keys: APIKeyStore(postgres: dependencies.postgres))
-        OfferRoutes(delivery: OfferDelivery(postgres: dependencies.postgres, signers: dependencies.signers), authentication: appKeys)
+        let keys = KeyAuthentication(keys: APIKeyStore(postgres: dependencies.postgres))
+        OfferRoutes(delivery: OfferDelivery(postgres: dependencies.postgres, signers: dependencies.signers), authentication: keys)
             .register(on: router)
-        OfferEventRoutes(postgres: dependencies.postgres, authentication: appKeys).register(on: router)
+        OfferEventRoutes(postgres: dependencies.postgres, authentication: keys).register(on: router)
+        GrantRoutes(postgres: dependencies.postgres, config: dependencies.config, signers: dependencies.signers, authentication: keys)
+            .register(on: router)
         RetentionMessagingRoutes(
             verifier: dependencies.verifier,
             config: dependencies.config,

@@ -1,0 +1,96 @@
+import Foundation
+import Hummingbird
+import HummingbirdTesting
+import NIOCore
+import PostgresNIO
+import ReclaimDomain
+import ReclaimService
+import ReclaimStore
+import Testing
+
+@Suite("POST /v1/grants over a real socket")
+struct GrantTests {
+    let logger = TestPostgres.logger
+
+    @Test(
+        "admin key and Idempotency-Key required; eligibility refused with a reason; the same key returns the first result; the grant replaces the live offer and is delivered"
+    )
+    func grants() async throws {
+        let setup = try CampaignTestSetup()
+        defer { setup.remove() }
+        let corpus = try CorpusCampaignTests.corpusInSignedDateOrder()
+        try await withTestDatabase { client, _ in
+            let dependencies = try Dependencies.test(postgres: client, config: setup.config)
+            try await processNotifications(corpus.map(\.notification.body), client: client, dependencies: dependencies)
+            let keys = APIKeyStore(postgres: client)
+            let adminKey = try await keys.create(scope: .admin, bundleId: nil, logger: logger)
+            let appKey = try await keys.create(scope: .app, bundleId: "GeniusParentingAI", logger: logger)
+            let app = Application(router: buildRouter(dependencies), configuration: .init(address: .hostname("127.0.0.1", port: 0)))
+            try await app.test(.live) { http in
+                func grant(_ body: [String: String], key: String?, idempotencyKey: String?) async throws -> (HTTPResponse.Status, [String: Any]) {
+                    var headers: HTTPFields = [.contentType: "application/json"]
+                    if let key { headers[.authorization] = "Bearer \(key)" }
+                    if let idempotencyKey { headers[.init("Idempotency-Key")!] = idempotencyKey }
+                    return try await http.execute(
+                        uri: "/v1/grants",
+                        method: .post,
+                        headers: headers,
+                        body: ByteBuffer(bytes: try JSONSerialization.data(withJSONObject: body))
+                    ) { response in
+                        (
+                            response.status,
+                            (try? JSONSerialization.jsonObject(with: Data(String(buffer: response.body).utf8)) as? [String: Any]) ?? [:]
+                        )
+                    }
+                }
+                let referral = [
+                    "bundleId": "GeniusParentingAI", "appAccountToken": "00000000-0000-0000-0000-000000000051",
+                    "productId": "ca.geniusparentingai.basic.monthly", "offerIdentifier": "REFER100", "reason": "referred a friend",
+                    "campaign": "referral-2026",
+                ]
+                #expect(try await grant(referral, key: nil, idempotencyKey: "k1").0 == .unauthorized)
+                #expect(try await grant(referral, key: appKey, idempotencyKey: "k1").0 == .unauthorized)
+                let missingKey = try await grant(referral, key: adminKey, idempotencyKey: nil)
+                #expect(missingKey.0 == .badRequest && missingKey.1["type"] as? String == "urn:reclaim:problem:missing-idempotency-key")
+                var stranger = referral
+                stranger["appAccountToken"] = UUID().uuidString
+                let refused = try await grant(stranger, key: adminKey, idempotencyKey: "k0")
+                #expect(refused.0 == .unprocessableContent && refused.1["type"] as? String == "urn:reclaim:problem:not-eligible", "\(refused)")
+                #expect((refused.1["detail"] as? String)?.contains("have or had") == true)
+                var incomplete = referral
+                incomplete["productId"] = ""
+                #expect(try await grant(incomplete, key: adminKey, idempotencyKey: "k2").0 == .badRequest)
+
+                let created = try await grant(referral, key: adminKey, idempotencyKey: "k1")
+                #expect(created.0 == .created, "\(created)")
+                let offer = try #require(created.1["offer"] as? [String: Any])
+                #expect(offer["originalTransactionId"] as? String == "2000000970472825")
+                let again = try await grant(referral, key: adminKey, idempotencyKey: "k1")
+                #expect(again.0 == .ok)
+                #expect((again.1["grant"] as? [String: Any])?["id"] as? String == (created.1["grant"] as? [String: Any])?["id"] as? String)
+                #expect((again.1["offer"] as? [String: Any])?["id"] as? String == offer["id"] as? String)
+                var changed = referral
+                changed["reason"] = "something else"
+                let reused = try await grant(changed, key: adminKey, idempotencyKey: "k1")
+                #expect(reused.0 == .unprocessableContent && reused.1["type"] as? String == "urn:reclaim:problem:idempotency-key-reused")
+
+                // The app sees the grant, and only it: the win-back offer it replaced is withdrawn.
+                let delivered = try await http.execute(
+                    uri: "/v1/offers?appAccountToken=00000000-0000-0000-0000-000000000051",
+                    method: .get,
+                    headers: [.authorization: "Bearer \(appKey)"]
+                ) { try JSONSerialization.jsonObject(with: Data(String(buffer: $0.body).utf8)) as? [String: Any] }
+                let offers = try #require(delivered?["offers"] as? [[String: Any]])
+                #expect(offers.count == 1)
+                #expect(offers.first?["campaign"] as? String == "referral-2026")
+                #expect(offers.first?["offerIdentifier"] as? String == "REFER100")
+            }
+            let withdrawn = try await OfferRow.all(client).filter {
+                $0.campaignId == "winback-expired" && $0.endReason?.hasPrefix("superseded by grant") == true
+            }
+            #expect(withdrawn.count == 1)
+            let rows = try await client.query("SELECT count(*)::bigint FROM reclaim.grants", logger: logger)
+            for try await count in rows.decode(Int64.self) { #expect(count == 1) }
+        }
+    }
+}
