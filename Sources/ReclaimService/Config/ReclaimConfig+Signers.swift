@@ -27,3 +27,29 @@ extension ReclaimConfig {
         return signers
     }
 }
+
+extension ReclaimConfig {
+    /// The user-token verifiers of the apps that require user tokens, by bundle id. Each secret file is read at
+    /// start-up and must hold at least 32 bytes (surrounding whitespace ignored); the secret never enters a message.
+    public func userTokenVerifiers() throws -> [String: UserTokenVerifier] {
+        var verifiers: [String: UserTokenVerifier] = [:]
+        var problems: [String] = []
+        for app in apps {
+            guard let file = app.userTokenSecretFile else { continue }
+            guard let contents = FileManager.default.contents(atPath: file) else {
+                problems.append("app \(app.bundleId): userTokenSecretFile: cannot read \(file)")
+                continue
+            }
+            let secret = Data(String(decoding: contents, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines).utf8)
+            guard secret.count >= 32 else {
+                problems.append(
+                    "app \(app.bundleId): userTokenSecretFile: \(file) holds \(secret.count) bytes; use 32 or more (e.g. openssl rand -hex 32)"
+                )
+                continue
+            }
+            verifiers[app.bundleId] = UserTokenVerifier(secret: secret)
+        }
+        if !problems.isEmpty { throw ConfigError("user token secrets:\n" + problems.map { "  - \($0)" }.joined(separator: "\n")) }
+        return verifiers
+    }
+}

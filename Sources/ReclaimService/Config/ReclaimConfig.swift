@@ -28,9 +28,12 @@ public struct ReclaimConfig: Decodable, Sendable {
         public var rootCertificates: [String]
         /// Retention Messaging: the approved message Apple shows when no offer applies; nil answers nothing.
         public var defaultMessageIdentifier: String?
+        /// A file holding the secret (32 bytes or more) the app's backend signs user tokens with; when set,
+        /// `GET /v1/offers` requires a valid `X-Reclaim-User-Token` for the appAccountToken asked about.
+        public var userTokenSecretFile: String?
 
         enum CodingKeys: String, CodingKey {
-            case bundleId, appAppleId, environments, issuerId, signingKeys, rootCertificates, defaultMessageIdentifier
+            case bundleId, appAppleId, environments, issuerId, signingKeys, rootCertificates, defaultMessageIdentifier, userTokenSecretFile
         }
 
         public init(from decoder: any Decoder) throws {
@@ -42,6 +45,7 @@ public struct ReclaimConfig: Decodable, Sendable {
             signingKeys = try container.decodeIfPresent([SigningKeyFile].self, forKey: .signingKeys) ?? []
             rootCertificates = try container.decodeIfPresent([String].self, forKey: .rootCertificates) ?? []
             defaultMessageIdentifier = try container.decodeIfPresent(String.self, forKey: .defaultMessageIdentifier)
+            userTokenSecretFile = try container.decodeIfPresent(String.self, forKey: .userTokenSecretFile)
         }
     }
 

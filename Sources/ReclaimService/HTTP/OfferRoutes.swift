@@ -1,4 +1,5 @@
 import Foundation
+import HTTPTypes
 import Hummingbird
 import ReclaimDomain
 import ReclaimStore
@@ -9,6 +10,10 @@ import ReclaimStore
 struct OfferRoutes {
     let delivery: OfferDelivery
     let authentication: KeyAuthentication
+    /// Apps that require a user token, by bundle id.
+    let userTokens: [String: UserTokenVerifier]
+
+    static let userTokenHeader = HTTPField.Name("X-Reclaim-User-Token")!
 
     /// The answer's shape (see README, HTTP).
     struct OffersResponse: Encodable {
@@ -47,6 +52,19 @@ struct OfferRoutes {
             }
             guard text.utf8.count == 36, let token = UUID(uuidString: String(text)) else {
                 throw Problem.badRequest("invalid-parameter", "appAccountToken must be a UUID such as 6f1d2c3b-0000-4000-8000-000000000051")
+            }
+            if let verifier = userTokens[bundleId] {
+                guard let userToken = request.headers[Self.userTokenHeader], userToken.utf8.count <= 200 else {
+                    throw Problem(
+                        .unauthorized,
+                        "invalid-user-token",
+                        title: "Unauthorized",
+                        detail: "this app requires an X-Reclaim-User-Token from its backend"
+                    )
+                }
+                if let problem = verifier.problem(with: userToken, appAccountToken: token, now: Date()) {
+                    throw Problem(.unauthorized, "invalid-user-token", title: "Unauthorized", detail: problem)
+                }
             }
             let offers = try await delivery.deliver(bundleId: bundleId, appAccountToken: token, logger: context.logger)
             return JSONBody(

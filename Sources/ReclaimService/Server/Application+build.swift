@@ -15,8 +15,12 @@ public func buildRouter(_ dependencies: Dependencies, role: ServerRole = .all) -
         AppleNotificationRoutes(ingest: NotificationIngest(dependencies: dependencies), maxBodyBytes: dependencies.config.server.maxBodyBytes)
             .register(on: router)
         let keys = KeyAuthentication(keys: APIKeyStore(postgres: dependencies.postgres))
-        OfferRoutes(delivery: OfferDelivery(postgres: dependencies.postgres, signers: dependencies.signers), authentication: keys)
-            .register(on: router)
+        OfferRoutes(
+            delivery: OfferDelivery(postgres: dependencies.postgres, signers: dependencies.signers),
+            authentication: keys,
+            userTokens: dependencies.userTokens
+        )
+        .register(on: router)
         OfferEventRoutes(postgres: dependencies.postgres, authentication: keys).register(on: router)
         GrantRoutes(postgres: dependencies.postgres, config: dependencies.config, signers: dependencies.signers, authentication: keys)
             .register(on: router)

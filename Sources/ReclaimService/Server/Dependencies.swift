@@ -16,6 +16,8 @@ public struct Dependencies: Sendable {
     public var signers: [String: OfferSigner]
     /// The campaign rules and offer issuing the workers run.
     public var campaignEngine: CampaignEngine
+    /// User-token verifiers of the apps that require user tokens, by bundle id.
+    public var userTokens: [String: UserTokenVerifier]
 
     /// - Parameter verifier: defaults to one trusting Apple's root and the config's extra roots.
     public init(
@@ -32,6 +34,7 @@ public struct Dependencies: Sendable {
         self.logger = logger
         self.verifier = try verifier ?? AppleJWSVerifier(trust: config.rootTrust())
         self.signers = try config.offerSigners()
+        self.userTokens = try config.userTokenVerifiers()
         self.campaignEngine = CampaignEngine(campaigns: try config.domainCampaigns(), signers: signers, now: now)
     }
 }

@@ -18,12 +18,19 @@ struct CampaignTestSetup {
     static let issuerId = "11111111-2222-3333-4444-555555555555"
 
     /// - Parameter ca: a test CA the corpus's app also trusts (for realtime requests the test signs itself).
-    init(holdoutPercent: Int = 0, extraApps: String = "", ca: TestCertificateAuthority? = nil) throws {
+    /// - Parameter userTokenSecret: when given, the app requires user tokens signed with it.
+    init(holdoutPercent: Int = 0, extraApps: String = "", ca: TestCertificateAuthority? = nil, userTokenSecret: String? = nil) throws {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("reclaim-campaigns-\(UUID().uuidString.prefix(8))")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         key = SigningKey.generate(keyId: "TESTKEY001")
         let keyFile = directory.appendingPathComponent("key.p8")
         try Data(key.pkcs8PEM.utf8).write(to: keyFile)
+        var userTokens = ""
+        if let userTokenSecret {
+            let secretFile = directory.appendingPathComponent("user-token-secret")
+            try userTokenSecret.write(to: secretFile, atomically: true, encoding: .utf8)
+            userTokens = "userTokenSecretFile: \(secretFile.path)"
+        }
         var roots = "[]"
         if let ca {
             let rootFile = directory.appendingPathComponent("root.pem")
@@ -40,6 +47,7 @@ struct CampaignTestSetup {
                     signingKeys: [{keyId: TESTKEY001, file: \(keyFile.path)}]
                     rootCertificates: \(roots)
                     defaultMessageIdentifier: default-message
+                    \(userTokens)
                 \(extraApps)
                 campaigns:
                   - id: retain-auto-renew-off

@@ -1,0 +1,72 @@
+import Foundation
+import Hummingbird
+import HummingbirdTesting
+import ReclaimService
+import ReclaimStore
+import Testing
+
+@Suite("User tokens: an app that requires them gets offers only for the user its backend vouched for")
+struct UserTokenTests {
+    let logger = TestPostgres.logger
+    static let secret = "0123456789abcdef0123456789abcdef-test-secret"
+
+    /// A token made the way an app backend would, by Python's hmac (not Reclaim's code).
+    static func token(for appAccountToken: String, expiresIn seconds: Int) throws -> String {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = [
+            "python3", "-c",
+            """
+            import base64, hashlib, hmac, sys, time
+            expiry = int(time.time()) + int(sys.argv[3])
+            mac = hmac.new(sys.argv[1].encode(), f"{sys.argv[2]}.{expiry}".encode(), hashlib.sha256).digest()
+            print(f"{expiry}." + base64.urlsafe_b64encode(mac).decode().rstrip("="))
+            """,
+            secret, appAccountToken, String(seconds),
+        ]
+        let output = Pipe()
+        process.standardOutput = output
+        try process.run()
+        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        return text.trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    @Test("missing, expired, too long-lived or another user's token: 401; the user's own token: the offers")
+    func required() async throws {
+        let setup = try CampaignTestSetup(userTokenSecret: Self.secret)
+        defer { setup.remove() }
+        let corpus = try CorpusCampaignTests.corpusInSignedDateOrder()
+        let user = "00000000-0000-0000-0000-000000000051"
+        try await withTestDatabase { client, _ in
+            let dependencies = try Dependencies.test(postgres: client, config: setup.config)
+            try await processNotifications(corpus.map(\.notification.body), client: client, dependencies: dependencies)
+            let appKey = try await APIKeyStore(postgres: client).create(scope: .app, bundleId: "GeniusParentingAI", logger: logger)
+            let app = Application(router: buildRouter(dependencies), configuration: .init(address: .hostname("127.0.0.1", port: 0)))
+            try await app.test(.live) { http in
+                func get(_ token: String?, query: String = user) async throws -> (HTTPResponse.Status, String) {
+                    var headers: HTTPFields = [.authorization: "Bearer \(appKey)"]
+                    if let token { headers[.init("X-Reclaim-User-Token")!] = token }
+                    return try await http.execute(uri: "/v1/offers?appAccountToken=\(query)", method: .get, headers: headers) {
+                        ($0.status, String(buffer: $0.body))
+                    }
+                }
+                for (token, reason) in [
+                    (nil, "requires"), (try Self.token(for: user, expiresIn: -10), "expired"),
+                    (try Self.token(for: user, expiresIn: 3 * 86_400), "more than 24 hours"),
+                    (try Self.token(for: UUID().uuidString.lowercased(), expiresIn: 600), "not made for this appAccountToken"),
+                    ("garbage", "must be"),
+                ] {
+                    let (status, body) = try await get(token)
+                    #expect(status == .unauthorized, "\(String(describing: token))")
+                    #expect(body.contains("urn:reclaim:problem:invalid-user-token") && body.contains(reason), "\(body)")
+                }
+                let valid = try Self.token(for: user, expiresIn: 600)
+                let (status, body) = try await get(valid)
+                #expect(status == .ok)
+                #expect(body.contains("\"offerIdentifier\":\"WINBACK30\""), "\(body)")
+                #expect(try await get(valid, query: user.uppercased()).0 == .ok, "the token is for the user, whatever the case of the query")
+            }
+        }
+    }
+}
