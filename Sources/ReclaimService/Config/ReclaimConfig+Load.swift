@@ -93,6 +93,11 @@ extension ReclaimConfig {
         if server.maxConnections < 1 { problems.append("server.maxConnections must be at least 1") }
         if server.maxPendingNotifications < 1 { problems.append("server.maxPendingNotifications must be at least 1") }
         if server.idleTimeout.seconds < 1 { problems.append("server.idleTimeout must be at least 1s") }
+        if server.rateLimitPerKey < 1 { problems.append("server.rateLimitPerKey must be at least 1") }
+        if server.rateLimitBurst < 1 { problems.append("server.rateLimitBurst must be at least 1") }
+        if server.failedAuthenticationsPerMinute < 1 { problems.append("server.failedAuthenticationsPerMinute must be at least 1") }
+        if server.headerTimeout.seconds < 1 { problems.append("server.headerTimeout must be at least 1s") }
+        if server.bodyTimeout.seconds < 1 { problems.append("server.bodyTimeout must be at least 1s") }
         if !problems.isEmpty {
             throw ConfigError("\(source):\n" + problems.map { "  - \($0)" }.joined(separator: "\n"))
         }

@@ -157,6 +157,16 @@ public struct ReclaimConfig: Decodable, Sendable {
         public var idleTimeout: ConfigDuration = ConfigDuration(seconds: 30)
         /// Notifications waiting for a database transaction at most; beyond it ingest answers 503 with Retry-After.
         public var maxPendingNotifications: Int = 4096
+        /// Requests a second one API key may make, sustained; beyond it 429 with Retry-After.
+        public var rateLimitPerKey: Int = 50
+        /// Requests one API key may make in a burst.
+        public var rateLimitBurst: Int = 100
+        /// Failed authentications one client address may make a minute before its requests get 429.
+        public var failedAuthenticationsPerMinute: Int = 30
+        /// A request's head must arrive within this (a connection trickling its headers is closed).
+        public var headerTimeout: ConfigDuration = ConfigDuration(seconds: 10)
+        /// A request's body must arrive within this after its head.
+        public var bodyTimeout: ConfigDuration = ConfigDuration(seconds: 30)
 
         public init() {}
 
@@ -167,9 +177,18 @@ public struct ReclaimConfig: Decodable, Sendable {
             maxConnections = try container.decodeIfPresent(Int.self, forKey: .maxConnections) ?? maxConnections
             idleTimeout = try container.decodeDurationIfPresent(forKey: .idleTimeout) ?? idleTimeout
             maxPendingNotifications = try container.decodeIfPresent(Int.self, forKey: .maxPendingNotifications) ?? maxPendingNotifications
+            rateLimitPerKey = try container.decodeIfPresent(Int.self, forKey: .rateLimitPerKey) ?? rateLimitPerKey
+            rateLimitBurst = try container.decodeIfPresent(Int.self, forKey: .rateLimitBurst) ?? rateLimitBurst
+            failedAuthenticationsPerMinute =
+                try container.decodeIfPresent(Int.self, forKey: .failedAuthenticationsPerMinute) ?? failedAuthenticationsPerMinute
+            headerTimeout = try container.decodeDurationIfPresent(forKey: .headerTimeout) ?? headerTimeout
+            bodyTimeout = try container.decodeDurationIfPresent(forKey: .bodyTimeout) ?? bodyTimeout
         }
 
-        enum CodingKeys: String, CodingKey { case maxBodyBytes, rejectedInputsKept, maxConnections, idleTimeout, maxPendingNotifications }
+        enum CodingKeys: String, CodingKey {
+            case maxBodyBytes, rejectedInputsKept, maxConnections, idleTimeout, maxPendingNotifications, rateLimitPerKey, rateLimitBurst
+            case failedAuthenticationsPerMinute, headerTimeout, bodyTimeout
+        }
     }
 
     /// Worker pool and queue settings.

@@ -67,7 +67,7 @@ struct GrantRoutes {
 
     func register(on router: Router<ReclaimRequestContext>) {
         router.post("/v1/grants") { request, context -> Response in
-            let adminKeyId = try await authentication.adminKeyId(of: request, logger: context.logger)
+            let adminKeyId = try await authentication.adminKeyId(of: request, context: context)
             guard let key = request.headers[Self.idempotencyKey], (1...200).contains(key.utf8.count),
                 key.unicodeScalars.allSatisfy({ $0.isASCII && $0.value >= 0x21 && $0.value < 0x7F })
             else {

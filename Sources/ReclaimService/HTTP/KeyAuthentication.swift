@@ -1,38 +1,65 @@
 import Foundation
 import Hummingbird
 import Logging
+import NIOCore
 import ReclaimStore
 
 /// Reads `Authorization: Bearer <key>` and returns who it belongs to; 401 problem+json otherwise. App keys
 /// (`rk_app_…`) reach their own app's subscribers only; admin keys (`rk_admin_…`) reach the admin API only.
+///
+/// Rate limits, 429 with `Retry-After`: each key has its own budget of requests, and each client address a
+/// budget of failed authentications (once spent, its requests are refused before any key is looked up), so
+/// neither a runaway app nor a key-guessing client can take the server.
 struct KeyAuthentication: Sendable {
     let keys: APIKeyStore
+    let perKey: RateLimiter
+    let failedAuthentication: RateLimiter
+
+    init(keys: APIKeyStore, server: ReclaimConfig.Server = ReclaimConfig.Server()) {
+        self.keys = keys
+        perKey = RateLimiter(rate: Double(server.rateLimitPerKey), burst: Double(server.rateLimitBurst))
+        failedAuthentication = RateLimiter(
+            rate: Double(server.failedAuthenticationsPerMinute) / 60,
+            burst: Double(server.failedAuthenticationsPerMinute)
+        )
+    }
 
     /// The app of an app key.
-    func bundleId(of request: Request, logger: Logger) async throws -> String {
-        let caller = try await caller(of: request, expecting: "app key (from `reclaim apps create-key`)", logger: logger)
+    func bundleId(of request: Request, context: ReclaimRequestContext) async throws -> String {
+        let caller = try await caller(of: request, context: context, expecting: "app key (from `reclaim apps create-key`)")
         guard caller.scope == .app, let bundleId = caller.bundleId else { throw Problem.unauthorized("the key is not an app key") }
         return bundleId
     }
 
     /// The id of an admin key.
-    func adminKeyId(of request: Request, logger: Logger) async throws -> UUID {
-        let caller = try await caller(of: request, expecting: "admin key (from `reclaim admin create-key`)", logger: logger)
+    func adminKeyId(of request: Request, context: ReclaimRequestContext) async throws -> UUID {
+        let caller = try await caller(of: request, context: context, expecting: "admin key (from `reclaim admin create-key`)")
         guard caller.scope == .admin else { throw Problem.unauthorized("the key is not an admin key") }
         return caller.keyId
     }
 
-    private func caller(of request: Request, expecting: String, logger: Logger) async throws -> APIKeyStore.Caller {
-        guard let header = request.headers[.authorization] else {
-            throw Problem.unauthorized("send the \(expecting) as Authorization: Bearer <key>")
+    private func caller(of request: Request, context: ReclaimRequestContext, expecting: String) async throws -> APIKeyStore.Caller {
+        let client = context.channel.remoteAddress?.ipAddress ?? "unknown"
+        if failedAuthentication.isLimited(client) {
+            throw Problem.tooManyRequests("too many failed authentications from this address; wait and retry", retryAfter: 60)
         }
+        func refuse(_ detail: String) -> Problem {
+            if let wait = failedAuthentication.take(client) {
+                return Problem.tooManyRequests("too many failed authentications from this address; wait and retry", retryAfter: wait)
+            }
+            return Problem.unauthorized(detail)
+        }
+        guard let header = request.headers[.authorization] else { throw refuse("send the \(expecting) as Authorization: Bearer <key>") }
         let parts = header.split(separator: " ", maxSplits: 1)
         // Keys are 50-odd characters: refuse anything far longer before hashing it.
         guard parts.count == 2, parts[0].lowercased() == "bearer", parts[1].utf8.count <= 256 else {
-            throw Problem.unauthorized("the Authorization header must be Bearer <key>")
+            throw refuse("the Authorization header must be Bearer <key>")
         }
-        guard let caller = try await keys.authenticate(String(parts[1]), logger: logger) else {
-            throw Problem.unauthorized("the key is unknown or revoked")
+        guard let caller = try await keys.authenticate(String(parts[1]), logger: context.logger) else {
+            throw refuse("the key is unknown or revoked")
+        }
+        if let wait = perKey.take(caller.keyId.uuidString) {
+            throw Problem.tooManyRequests("this key's request budget is spent for now", retryAfter: wait)
         }
         return caller
     }

@@ -19,7 +19,7 @@ struct OfferEventRoutes {
 
     func register(on router: Router<ReclaimRequestContext>) {
         router.post("/v1/offers/{id}/events") { request, context -> JSONBody<Answer> in
-            let bundleId = try await authentication.bundleId(of: request, logger: context.logger)
+            let bundleId = try await authentication.bundleId(of: request, context: context)
             guard let text = context.parameters.get("id"), text.utf8.count == 36, let offerId = UUID(uuidString: text) else {
                 throw Problem.notFound("no such offer")
             }

@@ -46,7 +46,7 @@ struct OfferRoutes {
 
     func register(on router: Router<ReclaimRequestContext>) {
         router.get("/v1/offers") { request, context -> JSONBody<OffersResponse> in
-            let bundleId = try await authentication.bundleId(of: request, logger: context.logger)
+            let bundleId = try await authentication.bundleId(of: request, context: context)
             guard let text = request.uri.queryParameters["appAccountToken"] else {
                 throw Problem.badRequest("missing-parameter", "appAccountToken is required: the UUID the app sets on its purchases")
             }

@@ -11,12 +11,15 @@ public struct Problem: HTTPResponseError, Equatable {
     public let slug: String
     public let title: String
     public let detail: String
+    /// Seconds a client should wait before retrying (`Retry-After`); 503s default to 5.
+    public let retryAfter: Int?
 
-    public init(_ status: HTTPResponse.Status, _ slug: String, title: String, detail: String) {
+    public init(_ status: HTTPResponse.Status, _ slug: String, title: String, detail: String, retryAfter: Int? = nil) {
         self.status = status
         self.slug = slug
         self.title = title
         self.detail = detail
+        self.retryAfter = retryAfter ?? (status == .serviceUnavailable ? 5 : nil)
     }
 
     public var type: String { "urn:reclaim:problem:\(slug)" }
@@ -35,7 +38,7 @@ public struct Problem: HTTPResponseError, Equatable {
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         var headers = HTTPFields()
         headers[.contentType] = "application/problem+json"
-        if status == .serviceUnavailable { headers[.retryAfter] = "5" }
+        if let retryAfter { headers[.retryAfter] = "\(retryAfter)" }
         if status == .unauthorized { headers[.wwwAuthenticate] = #"Bearer realm="reclaim""# }
         return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: try encoder.encode(body))))
     }
@@ -50,6 +53,9 @@ extension Problem {
     }
     public static func notFound(_ detail: String) -> Problem {
         Problem(.notFound, "not-found", title: "Not found", detail: detail)
+    }
+    public static func tooManyRequests(_ detail: String, retryAfter: Int) -> Problem {
+        Problem(.tooManyRequests, "rate-limited", title: "Too many requests", detail: detail, retryAfter: retryAfter)
     }
     public static func databaseUnavailable() -> Problem {
         Problem(.serviceUnavailable, "database-unavailable", title: "Service unavailable", detail: "the database is not reachable; retry later")

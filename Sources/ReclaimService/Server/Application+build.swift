@@ -14,7 +14,7 @@ public func buildRouter(_ dependencies: Dependencies, role: ServerRole = .all) -
     if role.servesAPI {
         AppleNotificationRoutes(ingest: NotificationIngest(dependencies: dependencies), maxBodyBytes: dependencies.config.server.maxBodyBytes)
             .register(on: router)
-        let keys = KeyAuthentication(keys: APIKeyStore(postgres: dependencies.postgres))
+        let keys = KeyAuthentication(keys: APIKeyStore(postgres: dependencies.postgres), server: dependencies.config.server)
         OfferRoutes(
             delivery: OfferDelivery(postgres: dependencies.postgres, signers: dependencies.signers),
             authentication: keys,
@@ -48,7 +48,7 @@ public func buildApplication(
     let server = dependencies.config.server
     return Application(
         router: router,
-        server: .http1(configuration: .init(idleTimeout: .seconds(server.idleTimeout.seconds))),
+        server: httpServer(server),
         configuration: .init(
             address: .hostname(host, port: port),
             serverName: "reclaim",
@@ -58,5 +58,19 @@ public func buildApplication(
         ),
         services: [dependencies.postgres] + extraServices,
         logger: dependencies.logger
+    )
+}
+
+/// The HTTP/1 server with Reclaim's edge settings: the idle timeout, and the header and body deadlines
+/// (``RequestDeadlineHandler``). Tests that run a router on a real socket use it too.
+public func httpServer(_ server: ReclaimConfig.Server) -> HTTPServerBuilder {
+    .http1(
+        configuration: .init(
+            // An autoclosure: evaluated for each connection, so each gets its own handler.
+            additionalChannelHandlers: [
+                RequestDeadlineHandler(headerTimeout: .seconds(server.headerTimeout.seconds), bodyTimeout: .seconds(server.bodyTimeout.seconds))
+            ],
+            idleTimeout: .seconds(server.idleTimeout.seconds)
+        )
     )
 }

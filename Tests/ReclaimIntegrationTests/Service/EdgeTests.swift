@@ -1,0 +1,82 @@
+import Foundation
+import Hummingbird
+import HummingbirdTesting
+import PostgresNIO
+import ReclaimService
+import ReclaimStore
+import Testing
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+@Suite("The HTTP edge over a real socket: slow clients, rate limits")
+struct EdgeTests {
+    let logger = TestPostgres.logger
+    static let config = try! ReclaimConfig.parse(
+        yaml: """
+            apps: [{bundleId: com.example.app, environments: [Sandbox]}]
+            server: {headerTimeout: 2s, bodyTimeout: 2s, rateLimitPerKey: 5, rateLimitBurst: 5, failedAuthenticationsPerMinute: 3}
+            """
+    )
+
+    func withServer(_ body: @escaping @Sendable (Int, PostgresClientBox) async throws -> Void) async throws {
+        try await withTestDatabase { client, _ in
+            let dependencies = try Dependencies.test(postgres: client, config: Self.config)
+            let app = Application(
+                router: buildRouter(dependencies),
+                server: httpServer(Self.config.server),
+                configuration: .init(address: .hostname("127.0.0.1", port: 0))
+            )
+            try await app.test(.live) { http in try await body(try #require(http.port), PostgresClientBox(client: client)) }
+        }
+    }
+
+    @Test("a client that sends its headers one byte a second is cut off at the header timeout")
+    func slowHeaders() async throws {
+        try await withServer { port, _ in
+            let (closed, seconds) = try await RawSocket.onThread {
+                let socket = try RawSocket(port: port, timeout: 1)
+                let started = Date()
+                for byte in "GET /healthz HTTP/1.1\r\nHost: test\r\nX-Slow: ".utf8 {
+                    guard socket.send(Data([byte])) else { return (true, Date().timeIntervalSince(started)) }
+                    if socket.receive()?.isEmpty == true { return (true, Date().timeIntervalSince(started)) }  // closed
+                    if Date().timeIntervalSince(started) > 10 { break }
+                }
+                return (false, Date().timeIntervalSince(started))
+            }
+            #expect(closed, "the server kept a trickling connection open")
+            #expect(seconds < 5)
+        }
+    }
+
+    @Test("each key's budget and each address's failed authentications are limited: 429 with Retry-After")
+    func rateLimits() async throws {
+        try await withServer { port, box in
+            let key = try await APIKeyStore(postgres: box.client).create(scope: .app, bundleId: "com.example.app", logger: logger)
+            func get(_ key: String) async throws -> (Int, String?) {
+                var request = URLRequest(url: URL(string: "http://127.0.0.1:\(port)/v1/offers?appAccountToken=\(UUID())")!)
+                request.setValue("Bearer \(key)", forHTTPHeaderField: "Authorization")
+                let (_, response) = try await URLSession.shared.data(for: request)
+                let http = response as? HTTPURLResponse
+                return (http?.statusCode ?? 0, http?.value(forHTTPHeaderField: "Retry-After"))
+            }
+            var statuses: [Int] = []
+            for _ in 0..<7 { statuses.append(try await get(key).0) }
+            #expect(statuses.prefix(5).allSatisfy { $0 == 200 }, "\(statuses)")
+            #expect(statuses.last == 429, "\(statuses)")
+            let limited = try await get(key)
+            #expect(limited.0 == 429 && Int(limited.1 ?? "") ?? 0 >= 1)
+
+            var failed: [Int] = []
+            for _ in 0..<5 { failed.append(try await get("rk_app_wrong").0) }
+            #expect(failed.prefix(3).allSatisfy { $0 == 401 }, "\(failed)")
+            #expect(failed.suffix(2).allSatisfy { $0 == 429 }, "\(failed)")
+        }
+    }
+}
+
+/// Carries the test database's client into a `@Sendable` closure.
+struct PostgresClientBox: Sendable {
+    let client: PostgresClient
+}
