@@ -11,6 +11,7 @@ public func buildRouter(_ dependencies: Dependencies, role: ServerRole = .all) -
     router.add(middleware: LogRequestsMiddleware(.debug))
     HealthRoutes(postgres: dependencies.postgres).register(on: router)
     MetricsRoute(registry: dependencies.metricsRegistry).register(on: router)
+    OpenAPIRoute().register(on: router)
     if role.servesAPI {
         AppleNotificationRoutes(ingest: NotificationIngest(dependencies: dependencies), maxBodyBytes: dependencies.config.server.maxBodyBytes)
             .register(on: router)
