@@ -1,0 +1,23 @@
+-- wrk script for `scripts/bench delivery`: POSTs the pre-signed bodies of a file (one per line) in turn,
+-- for ever (Retention Messaging requests and /healthz are read-only: repeats cost the same as new ones).
+-- Usage: wrk … -s delivery-post.lua URL -- BODIES_FILE PATH
+
+function init(args)
+  bodies = {}
+  for line in io.lines(args[1]) do bodies[#bodies + 1] = line end
+  path = args[2]
+  headers = { ["Content-Type"] = "application/json" }
+  next_body = 0
+end
+
+function request()
+  next_body = next_body % #bodies + 1
+  return wrk.format("POST", path, headers, bodies[next_body])
+end
+
+function done(summary, latency, requests)
+  local errors = summary.errors
+  io.write(string.format('{"requests":%d,"per_s":%.1f,"p50_ms":%.3f,"p99_ms":%.3f,"non_2xx":%d,"socket_errors":%d}\n',
+    summary.requests, summary.requests / (summary.duration / 1e6), latency:percentile(50) / 1000, latency:percentile(99) / 1000,
+    errors.status, errors.connect + errors.read + errors.write + errors.timeout))
+end
