@@ -133,3 +133,17 @@ func decisionCounts(_ client: PostgresClient) async throws -> [String: Int] {
     for try await (key, count) in rows.decode((String, Int64).self) { counts[key] = Int(count) }
     return counts
 }
+
+/// A fresh database holding the real sandbox corpus processed in signedDate order with `setup`'s campaigns
+/// (subscriber 2000000970472825, appAccountToken …0051, ends with a live win-back offer); runs `body` with it.
+func withProcessedCorpus(
+    _ setup: CampaignTestSetup,
+    _ body: @Sendable (PostgresClient, Dependencies) async throws -> Void
+) async throws {
+    let corpus = try CorpusCampaignTests.corpusInSignedDateOrder()
+    try await withTestDatabase { client, _ in
+        let dependencies = try Dependencies.test(postgres: client, config: setup.config)
+        try await processNotifications(corpus.map(\.notification.body), client: client, dependencies: dependencies)
+        try await body(client, dependencies)
+    }
+}

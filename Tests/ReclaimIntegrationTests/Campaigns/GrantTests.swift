@@ -18,10 +18,7 @@ struct GrantTests {
     func grants() async throws {
         let setup = try CampaignTestSetup()
         defer { setup.remove() }
-        let corpus = try CorpusCampaignTests.corpusInSignedDateOrder()
-        try await withTestDatabase { client, _ in
-            let dependencies = try Dependencies.test(postgres: client, config: setup.config)
-            try await processNotifications(corpus.map(\.notification.body), client: client, dependencies: dependencies)
+        try await withProcessedCorpus(setup) { client, dependencies in
             let keys = APIKeyStore(postgres: client)
             let adminKey = try await keys.create(scope: .admin, bundleId: nil, logger: logger)
             let appKey = try await keys.create(scope: .app, bundleId: "GeniusParentingAI", logger: logger)

@@ -32,10 +32,7 @@ struct OfferDeliveryTests {
     func delivery() async throws {
         let setup = try CampaignTestSetup(extraApps: "  - {bundleId: com.example.other, environments: [Sandbox]}")
         defer { setup.remove() }
-        let corpus = try CorpusCampaignTests.corpusInSignedDateOrder()
-        try await withTestDatabase { client, _ in
-            let dependencies = try Dependencies.test(postgres: client, config: setup.config)
-            try await processNotifications(corpus.map(\.notification.body), client: client, dependencies: dependencies)
+        try await withProcessedCorpus(setup) { client, dependencies in
             let keys = APIKeyStore(postgres: client)
             let appKey = try await keys.create(scope: .app, bundleId: "GeniusParentingAI", logger: logger)
             let otherKey = try await keys.create(scope: .app, bundleId: "com.example.other", logger: logger)
@@ -126,10 +123,7 @@ struct OfferDeliveryTests {
     func events() async throws {
         let setup = try CampaignTestSetup(extraApps: "  - {bundleId: com.example.other, environments: [Sandbox]}")
         defer { setup.remove() }
-        let corpus = try CorpusCampaignTests.corpusInSignedDateOrder()
-        try await withTestDatabase { client, _ in
-            let dependencies = try Dependencies.test(postgres: client, config: setup.config)
-            try await processNotifications(corpus.map(\.notification.body), client: client, dependencies: dependencies)
+        try await withProcessedCorpus(setup) { client, dependencies in
             let keys = APIKeyStore(postgres: client)
             let appKey = try await keys.create(scope: .app, bundleId: "GeniusParentingAI", logger: logger)
             let otherKey = try await keys.create(scope: .app, bundleId: "com.example.other", logger: logger)
@@ -169,10 +163,7 @@ struct OfferDeliveryTests {
     func refresher() async throws {
         let setup = try CampaignTestSetup()
         defer { setup.remove() }
-        let corpus = try CorpusCampaignTests.corpusInSignedDateOrder()
-        try await withTestDatabase { client, _ in
-            let dependencies = try Dependencies.test(postgres: client, config: setup.config)
-            try await processNotifications(corpus.map(\.notification.body), client: client, dependencies: dependencies)
+        try await withProcessedCorpus(setup) { client, dependencies in
             let before = try #require(try await OfferRow.all(client).last)
             try await client.query("UPDATE reclaim.offers SET signed_at = now() - interval '13 hours' WHERE id = \(before.id)", logger: logger)
             let refresher = OfferRefresher(

@@ -24,7 +24,6 @@ struct RetentionMessagingTests {
             ca: ca
         )
         defer { setup.remove() }
-        let corpus = try CorpusCampaignTests.corpusInSignedDateOrder()
         @Sendable func request(
             originalTransactionId: String,
             appAppleId: Int64 = 6_747_332_178,
@@ -43,9 +42,7 @@ struct RetentionMessagingTests {
             )
             return "{\"signedPayload\": \"\(jws)\"}"
         }
-        try await withTestDatabase { client, _ in
-            let dependencies = try Dependencies.test(postgres: client, config: setup.config)
-            try await processNotifications(corpus.map(\.notification.body), client: client, dependencies: dependencies)
+        try await withProcessedCorpus(setup) { client, dependencies in
             let app = Application(router: buildRouter(dependencies), configuration: .init(address: .hostname("127.0.0.1", port: 0)))
             try await app.test(.live) { http in
                 func post(_ body: String) async throws -> (HTTPResponse.Status, String) {

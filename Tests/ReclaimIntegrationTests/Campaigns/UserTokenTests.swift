@@ -36,11 +36,8 @@ struct UserTokenTests {
     func required() async throws {
         let setup = try CampaignTestSetup(userTokenSecret: Self.secret)
         defer { setup.remove() }
-        let corpus = try CorpusCampaignTests.corpusInSignedDateOrder()
         let user = "00000000-0000-0000-0000-000000000051"
-        try await withTestDatabase { client, _ in
-            let dependencies = try Dependencies.test(postgres: client, config: setup.config)
-            try await processNotifications(corpus.map(\.notification.body), client: client, dependencies: dependencies)
+        try await withProcessedCorpus(setup) { client, dependencies in
             let appKey = try await APIKeyStore(postgres: client).create(scope: .app, bundleId: "GeniusParentingAI", logger: logger)
             let app = Application(router: buildRouter(dependencies), configuration: .init(address: .hostname("127.0.0.1", port: 0)))
             try await app.test(.live) { http in
