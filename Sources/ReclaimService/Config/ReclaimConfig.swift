@@ -157,10 +157,10 @@ public struct ReclaimConfig: Decodable, Sendable {
         public var idleTimeout: ConfigDuration = ConfigDuration(seconds: 30)
         /// Notifications waiting for a database transaction at most; beyond it ingest answers 503 with Retry-After.
         public var maxPendingNotifications: Int = 4096
-        /// Requests a second one API key may make, sustained; beyond it 429 with Retry-After.
-        public var rateLimitPerKey: Int = 50
+        /// Requests a second one API key may make, sustained (one app key serves all of an app's users); beyond it 429.
+        public var rateLimitPerKey: Int = 1000
         /// Requests one API key may make in a burst.
-        public var rateLimitBurst: Int = 100
+        public var rateLimitBurst: Int = 2000
         /// Failed authentications one client address may make a minute before its requests get 429.
         public var failedAuthenticationsPerMinute: Int = 30
         /// A request's head must arrive within this (a connection trickling its headers is closed).
