@@ -163,6 +163,9 @@ public struct ReclaimConfig: Decodable, Sendable {
         public var rateLimitBurst: Int = 2000
         /// Failed authentications one client address may make a minute before its requests get 429.
         public var failedAuthenticationsPerMinute: Int = 30
+        /// How long a process trusts a key it looked up (0s: look up every request); a revoked key keeps working
+        /// this long at most.
+        public var keyCacheTTL: ConfigDuration = ConfigDuration(seconds: 10)
         /// A request's head must arrive within this (a connection trickling its headers is closed).
         public var headerTimeout: ConfigDuration = ConfigDuration(seconds: 10)
         /// A request's body must arrive within this after its head.
@@ -181,13 +184,14 @@ public struct ReclaimConfig: Decodable, Sendable {
             rateLimitBurst = try container.decodeIfPresent(Int.self, forKey: .rateLimitBurst) ?? rateLimitBurst
             failedAuthenticationsPerMinute =
                 try container.decodeIfPresent(Int.self, forKey: .failedAuthenticationsPerMinute) ?? failedAuthenticationsPerMinute
+            keyCacheTTL = try container.decodeDurationIfPresent(forKey: .keyCacheTTL) ?? keyCacheTTL
             headerTimeout = try container.decodeDurationIfPresent(forKey: .headerTimeout) ?? headerTimeout
             bodyTimeout = try container.decodeDurationIfPresent(forKey: .bodyTimeout) ?? bodyTimeout
         }
 
         enum CodingKeys: String, CodingKey {
             case maxBodyBytes, rejectedInputsKept, maxConnections, idleTimeout, maxPendingNotifications, rateLimitPerKey, rateLimitBurst
-            case failedAuthenticationsPerMinute, headerTimeout, bodyTimeout
+            case failedAuthenticationsPerMinute, keyCacheTTL, headerTimeout, bodyTimeout
         }
     }
 

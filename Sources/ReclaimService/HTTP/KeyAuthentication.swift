@@ -14,6 +14,7 @@ struct KeyAuthentication: Sendable {
     let keys: APIKeyStore
     let perKey: RateLimiter
     let failedAuthentication: RateLimiter
+    let cache: AuthenticatedKeyCache
 
     init(keys: APIKeyStore, server: ReclaimConfig.Server = ReclaimConfig.Server()) {
         self.keys = keys
@@ -22,6 +23,7 @@ struct KeyAuthentication: Sendable {
             rate: Double(server.failedAuthenticationsPerMinute) / 60,
             burst: Double(server.failedAuthenticationsPerMinute)
         )
+        cache = AuthenticatedKeyCache(ttl: .seconds(server.keyCacheTTL.seconds))
     }
 
     /// The app of an app key.
@@ -55,8 +57,16 @@ struct KeyAuthentication: Sendable {
         guard parts.count == 2, parts[0].lowercased() == "bearer", parts[1].utf8.count <= 256 else {
             throw refuse("the Authorization header must be Bearer <key>")
         }
-        guard let caller = try await keys.authenticate(String(parts[1]), logger: context.logger) else {
-            throw refuse("the key is unknown or revoked")
+        let digest = AuthenticatedKeyCache.digest(String(parts[1]))
+        let caller: APIKeyStore.Caller
+        if let cached = cache.caller(for: digest) {
+            caller = cached
+        } else {
+            guard let found = try await keys.authenticate(String(parts[1]), logger: context.logger) else {
+                throw refuse("the key is unknown or revoked")
+            }
+            cache.remember(found, for: digest)
+            caller = found
         }
         if let wait = perKey.take(caller.keyId.uuidString) {
             throw Problem.tooManyRequests("this key's request budget is spent for now", retryAfter: wait)

@@ -90,16 +90,10 @@ public enum OfferStore {
 
     /// Whether the app user has any deliverable offer: the cheap first look of a delivery, without a transaction.
     public static func hasDeliverable(bundleId: String, appAccountToken: UUID, connection: PostgresConnection, logger: Logger) async throws -> Bool {
-        let rows = try await connection.query(
-            """
-            SELECT 1 FROM reclaim.offers
-            WHERE bundle_id = \(bundleId) AND app_account_token = \(appAccountToken) AND state IN ('ready', 'delivered')
-              AND deliverable_until > now()
-            LIMIT 1
-            """,
-            logger: logger
-        )
-        for try await _ in rows { return true }
+        for try await _ in try await connection.execute(HasDeliverableStatement(bundleId: bundleId, appAccountToken: appAccountToken), logger: logger)
+        {
+            return true
+        }
         return false
     }
 
