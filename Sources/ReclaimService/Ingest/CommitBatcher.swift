@@ -71,6 +71,9 @@ public final class CommitBatcher<Item: Sendable, Output: Sendable>: Sendable {
         self.logger = logger
     }
 
+    /// Callers waiting for a transaction to take them (for metrics and tests).
+    public var waitingCount: Int { state.withLock { $0.waiting.count } }
+
     /// Queues `item` for the next commit and returns its output once that commit succeeded;
     /// throws the transaction's error otherwise (nothing of the batch was committed), or
     /// ``CommitQueueFull`` at once when `maxWaiting` callers already wait: memory stays bounded and

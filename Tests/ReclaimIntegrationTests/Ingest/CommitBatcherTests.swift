@@ -145,25 +145,40 @@ struct CommitBatcherTests {
         let url = try await TestPostgres.shared.newDatabase(migrated: false)
         try await PostgresClient.withClient(url, maxConnections: 8, logger: logger) { client in
             try await client.query("CREATE TABLE items (n int PRIMARY KEY)", logger: logger)
+            let writing = Gate()
+            let release = Gate()
+            // The database is slow: the first batch holds its transaction until released, and the one transaction
+            // allowed keeps the next callers waiting.
             let batcher = CommitBatcher<Int, Int>(postgres: client, maxWaiting: 2, maxTransactions: 1, logger: logger) { items, connection, logger in
                 try await connection.query("INSERT INTO items SELECT unnest(\(items))", logger: logger)
-                try await Task.sleep(for: .seconds(1))  // the database is slow: callers pile up
+                writing.open()
+                try await release.wait()
                 return items
             }
             try await withThrowingTaskGroup(of: Int.self) { group in
                 group.addTask { try await batcher.submit(1) }
-                try await Task.sleep(for: .milliseconds(300))  // 1 is being written
+                try await writing.wait()
                 group.addTask { try await batcher.submit(2) }
                 group.addTask { try await batcher.submit(3) }
-                try await Task.sleep(for: .milliseconds(300))  // 2 and 3 wait: the queue is full
+                try await eventually("two callers wait") { batcher.waitingCount == 2 }
                 let started = ContinuousClock.now
                 await #expect(throws: CommitQueueFull.self) { _ = try await batcher.submit(4) }
-                #expect(ContinuousClock.now - started < .milliseconds(100), "a refusal must not wait")
+                #expect(ContinuousClock.now - started < .milliseconds(500), "a refusal must not wait for the database")
+                release.open()
                 var answered: Set<Int> = []
                 for try await n in group { answered.insert(n) }
                 #expect(answered == [1, 2, 3])
             }
             #expect(try await stored(client) == [1, 2, 3])
+        }
+    }
+
+    /// A flag tasks wait on until it is opened (polled: tests only).
+    final class Gate: Sendable {
+        private let isOpen = Mutex(false)
+        func open() { isOpen.withLock { $0 = true } }
+        func wait() async throws {
+            try await eventually("the gate opens", every: .milliseconds(5)) { isOpen.withLock { $0 } }
         }
     }
 }
