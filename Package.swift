@@ -28,6 +28,8 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.1.0"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.6.0"),
         .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.26.0"),
+        // The app-side client, a package of its own so that apps compile none of the above; here for its tests.
+        .package(path: "Client"),
     ],
     targets: [
         // Pure domain: models, campaign rules, signing, JWS and chain verification. No I/O.
@@ -139,6 +141,7 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "X509", package: "swift-certificates"),
+                .product(name: "ReclaimClient", package: "Client"),
             ],
             swiftSettings: swiftSettings
         ),

@@ -1,0 +1,17 @@
+import Foundation
+
+/// Why a call failed, by cause.
+public enum ReclaimClientError: Error, Sendable, Equatable {
+    /// The server could not be reached (offline, DNS, TLS, connection reset).
+    case network(String)
+    /// No answer within the client's timeout.
+    case timedOut
+    /// The app key (or the user token) was refused: 401.
+    case unauthorized(detail: String)
+    /// Too many requests: 429; retry after the given seconds.
+    case rateLimited(retryAfter: Int?)
+    /// Any other refusal or failure, with the problem's stable `type` (`urn:reclaim:problem:…`).
+    case server(status: Int, type: String, detail: String)
+    /// An answer that is not what the API documents.
+    case invalidResponse(String)
+}

@@ -1,0 +1,114 @@
+import Foundation
+import Hummingbird
+import HummingbirdTesting
+import PostgresNIO
+import ReclaimClient
+import ReclaimDomain
+import ReclaimService
+import ReclaimStore
+import Synchronization
+import Testing
+
+@Suite("ReclaimClient, the app-side library, against a real server over a socket")
+struct ReclaimClientTests {
+    let logger = TestPostgres.logger
+    static let user = UUID(uuidString: "00000000-0000-0000-0000-000000000051")!
+
+    @Test("offers decoded and mapped for StoreKit; an event recorded once; a wrong key is unauthorized")
+    func againstReclaim() async throws {
+        let setup = try CampaignTestSetup()
+        defer { setup.remove() }
+        try await withProcessedCorpus(setup) { client, dependencies in
+            let keys = APIKeyStore(postgres: client)
+            let appKey = try await keys.create(scope: .app, bundleId: "GeniusParentingAI", name: "client-test", logger: logger)
+            let app = Application(router: buildRouter(dependencies), configuration: .init(address: .hostname("127.0.0.1", port: 0)))
+            try await app.test(.live) { http in
+                let base = URL(string: "http://127.0.0.1:\(try #require(http.port))")!
+                let reclaim = ReclaimClient(baseURL: base, appKey: appKey)
+                let offers = try await reclaim.pendingOffers(appAccountToken: Self.user)
+                let offer = try #require(offers.first)
+                #expect(offers.count == 1)
+                #expect(offer.offerIdentifier == "WINBACK30")
+                let mapped = try StoreKitPromotionalOffer(offer)
+                #expect(mapped.appAccountToken == Self.user)
+                #expect(offer.storeKit1.applicationUsername == "00000000-0000-0000-0000-000000000051", "lowercase, as signed")
+                #expect(mapped.nonce.uuidString.lowercased() == offer.storeKit1.nonce)
+                #expect(Int64(mapped.timestamp) == offer.storeKit1.timestamp)
+                #expect(abs(Double(mapped.timestamp) / 1000 - Date().timeIntervalSince1970) < 3600, "milliseconds, and fresh")
+                #expect(mapped.signature == Data(base64Encoded: offer.storeKit1.signature))
+                #expect(
+                    setup.signer.verify(
+                        .init(
+                            keyIdentifier: mapped.keyIdentifier,
+                            nonce: offer.storeKit1.nonce,
+                            timestamp: Int64(mapped.timestamp),
+                            signature: mapped.signatureBase64,
+                            applicationUsername: offer.storeKit1.applicationUsername
+                        ),
+                        product: offer.productIdentifier,
+                        offer: mapped.offerIdentifier
+                    )
+                )
+
+                try await reclaim.record(.shown, for: offer)
+                // Revoked now: a second report of the same event would be refused if it were sent; it is not.
+                let id = try #require(try await keys.list(bundleId: "GeniusParentingAI", logger: logger).first { $0.name == "client-test" }?.id)
+                #expect(try await keys.revoke(id: id, logger: logger))
+                try await reclaim.record(.shown, for: offer)
+
+                let stranger = ReclaimClient(baseURL: base, appKey: "rk_app_wrong")
+                await #expect(throws: ReclaimClientError.self) { _ = try await stranger.pendingOffers(appAccountToken: Self.user) }
+                do {
+                    _ = try await stranger.pendingOffers(appAccountToken: Self.user)
+                } catch let error as ReclaimClientError {
+                    guard case .unauthorized = error else {
+                        Issue.record("expected unauthorized, got \(error)")
+                        return
+                    }
+                }
+            }
+            let rows = try await client.query("SELECT count(*)::bigint FROM reclaim.offer_events WHERE event = 'shown'", logger: logger)
+            for try await count in rows.decode(Int64.self) { #expect(count == 1) }
+        }
+    }
+
+    @Test("a 5xx is retried with backoff and then reported with its problem type; a slow server times out")
+    func failures() async throws {
+        let calls = Mutex(0)
+        let router = Router()
+        router.get("/v1/offers") { _, _ -> Response in
+            calls.withLock { $0 += 1 }
+            return Response(
+                status: .serviceUnavailable,
+                headers: [.contentType: "application/problem+json"],
+                body: .init(
+                    byteBuffer: ByteBuffer(string: #"{"type":"urn:reclaim:problem:database-unavailable","title":"t","status":503,"detail":"down"}"#)
+                )
+            )
+        }
+        router.get("/slow/v1/offers") { _, _ -> Response in
+            try await Task.sleep(for: .seconds(3))
+            return Response(status: .ok)
+        }
+        let app = Application(router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)))
+        try await app.test(.live) { http in
+            let base = URL(string: "http://127.0.0.1:\(try #require(http.port))")!
+            do {
+                _ = try await ReclaimClient(baseURL: base, appKey: "k", maxAttempts: 3).pendingOffers(appAccountToken: Self.user)
+                Issue.record("a 503 was not reported")
+            } catch let error as ReclaimClientError {
+                #expect(error == .server(status: 503, type: "urn:reclaim:problem:database-unavailable", detail: "down"))
+            }
+            #expect(calls.withLock { $0 } == 3)
+            let started = Date()
+            do {
+                _ = try await ReclaimClient(baseURL: base.appendingPathComponent("slow"), appKey: "k", timeout: 0.5, maxAttempts: 1)
+                    .pendingOffers(appAccountToken: Self.user)
+                Issue.record("a slow server did not time out")
+            } catch let error as ReclaimClientError {
+                #expect(error == .timedOut)
+            }
+            #expect(Date().timeIntervalSince(started) < 2.5)
+        }
+    }
+}
