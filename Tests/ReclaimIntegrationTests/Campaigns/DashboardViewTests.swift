@@ -43,4 +43,24 @@ struct DashboardViewTests {
             #expect(try await scalar(client, "SELECT count(*)::bigint FROM reclaim.rejected_inputs_daily") == 0)
         }
     }
+
+    @Test("every query in docs/dashboards.md runs against the views")
+    func documentedQueries() async throws {
+        let text = try String(contentsOf: Binaries.repositoryRoot.appendingPathComponent("docs/dashboards.md"), encoding: .utf8)
+        let queries = text.components(separatedBy: "```sql").dropFirst().map { $0.components(separatedBy: "```")[0] }
+            .flatMap { $0.split(separator: ";").map { $0.trimmingCharacters(in: .whitespacesAndNewlines) } }
+            .filter { !$0.isEmpty }
+        #expect(queries.count >= 10)
+        let setup = try CampaignTestSetup()
+        defer { setup.remove() }
+        try await withProcessedCorpus(setup) { client, _ in
+            for query in queries {
+                do {
+                    for try await _ in try await client.query(PostgresQuery(unsafeSQL: query), logger: logger) {}
+                } catch {
+                    Issue.record("docs/dashboards.md: \(query.prefix(80))…: \(String(reflecting: error))")
+                }
+            }
+        }
+    }
 }
