@@ -7,6 +7,8 @@ import ServiceLifecycle
 /// Builds the router for `role`. Tests call this with their own dependencies.
 public func buildRouter(_ dependencies: Dependencies, role: ServerRole = .all) -> Router<ReclaimRequestContext> {
     let router = Router(context: ReclaimRequestContext.self)
+    // Request counts and latency histograms per route, method and status (hb_requests, http_server_request_duration).
+    router.add(middleware: MetricsMiddleware())
     router.add(middleware: ProblemMiddleware())
     router.add(middleware: LogRequestsMiddleware(.debug))
     HealthRoutes(postgres: dependencies.postgres).register(on: router)

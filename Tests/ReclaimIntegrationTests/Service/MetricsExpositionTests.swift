@@ -1,0 +1,51 @@
+import Foundation
+import Hummingbird
+import HummingbirdTesting
+import Prometheus
+import ReclaimService
+import Testing
+
+@Suite("/metrics")
+struct MetricsExpositionTests {
+    @Test("valid Prometheus text (prometheus_client's parser) with request counts and latencies per route and status")
+    func exposition() async throws {
+        let registry = TestMetrics.registry
+        try await withTestDatabase { client, _ in
+            var dependencies = try Dependencies.test(postgres: client)
+            dependencies.metricsRegistry = registry
+            let app = Application(router: buildRouter(dependencies))
+            try await app.test(.router) { http in
+                try await http.execute(uri: "/healthz", method: .get) { #expect($0.status == .ok) }
+                try await http.execute(uri: "/v1/offers?appAccountToken=x", method: .get) { #expect($0.status == .unauthorized) }
+                let text = try await http.execute(uri: "/metrics", method: .get) { String(buffer: $0.body) }
+                let families = try Self.parse(text)
+                #expect(families.contains("hb_requests"), "\(families.sorted())")
+                #expect(families.contains("http_server_request_duration"), "\(families.sorted())")
+                #expect(text.contains(#"http_route="/healthz""#))
+                #expect(text.contains(#"http_response_status_code="401""#))
+            }
+        }
+    }
+
+    /// The metric family names prometheus_client's text parser finds; throws when it refuses the text.
+    static func parse(_ text: String) throws -> Set<String> {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = [
+            "python3", "-c",
+            "import sys; from prometheus_client.parser import text_string_to_metric_families as p; print('\\n'.join(f.name for f in p(sys.stdin.read())))",
+        ]
+        let input = Pipe()
+        let output = Pipe()
+        process.standardInput = input
+        process.standardOutput = output
+        process.standardError = output
+        try process.run()
+        input.fileHandleForWriting.write(Data(text.utf8))
+        try input.fileHandleForWriting.close()
+        let printed = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        guard process.terminationStatus == 0 else { throw PythonCrossCheck.Failure(description: "prometheus_client refused: \(printed)") }
+        return Set(printed.split(separator: "\n").map(String.init))
+    }
+}
