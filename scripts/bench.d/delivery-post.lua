@@ -15,9 +15,4 @@ function request()
   return wrk.format("POST", path, headers, bodies[next_body])
 end
 
-function done(summary, latency, requests)
-  local errors = summary.errors
-  io.write(string.format('{"requests":%d,"per_s":%.1f,"p50_ms":%.3f,"p99_ms":%.3f,"non_2xx":%d,"socket_errors":%d}\n',
-    summary.requests, summary.requests / (summary.duration / 1e6), latency:percentile(50) / 1000, latency:percentile(99) / 1000,
-    errors.status, errors.connect + errors.read + errors.write + errors.timeout))
-end
+dofile("scripts/bench.d/wrk-report.lua")  -- done(): the JSON summary line

@@ -79,9 +79,7 @@ run() { # run NAME WRK-ARGS…: wrk's JSON line into $root/NAME.json
   tail -n 1 "$root/$name.out" >"$root/$name.json"
   echo "bench delivery: $name $(cat "$root/$name.json")" >&2
 }
-printf 'done = function(summary, latency, requests) io.write(string.format(%s, summary.requests / (summary.duration / 1e6), latency:percentile(50) / 1000, latency:percentile(99) / 1000, summary.errors.status)) end\n' \
-  "'{\"per_s\":%.1f,\"p50_ms\":%.3f,\"p99_ms\":%.3f,\"non_2xx\":%d}\\n'" >"$root/healthz.lua"
-run healthz -s "$root/healthz.lua" "$base/healthz"
+run healthz -s scripts/bench.d/wrk-report.lua "$base/healthz"
 run offers -s scripts/bench.d/delivery-get.lua "$base" -- "$root/tokens.txt" "$key" "$hit_every" 0
 run offers-paced -s scripts/bench.d/delivery-get.lua "$base" -- "$root/tokens.txt" "$key" "$hit_every" $((connections * 1000 / rate))
 run retention -s scripts/bench.d/delivery-post.lua "$base" -- "$root/load/realtime.ndjson" /v1/apple/retention-messaging

@@ -20,7 +20,7 @@ struct EdgeTests {
             """
     )
 
-    func withServer(_ body: @escaping @Sendable (Int, PostgresClientBox) async throws -> Void) async throws {
+    func withServer(_ body: @escaping @Sendable (Int, PostgresClient) async throws -> Void) async throws {
         try await withTestDatabase { client, _ in
             let dependencies = try Dependencies.test(postgres: client, config: Self.config)
             let app = Application(
@@ -28,7 +28,7 @@ struct EdgeTests {
                 server: httpServer(Self.config.server),
                 configuration: .init(address: .hostname("127.0.0.1", port: 0))
             )
-            try await app.test(.live) { http in try await body(try #require(http.port), PostgresClientBox(client: client)) }
+            try await app.test(.live) { http in try await body(try #require(http.port), client) }
         }
     }
 
@@ -52,8 +52,8 @@ struct EdgeTests {
 
     @Test("each key's budget and each address's failed authentications are limited: 429 with Retry-After")
     func rateLimits() async throws {
-        try await withServer { port, box in
-            let key = try await APIKeyStore(postgres: box.client).create(scope: .app, bundleId: "com.example.app", logger: logger)
+        try await withServer { port, client in
+            let key = try await APIKeyStore(postgres: client).create(scope: .app, bundleId: "com.example.app", logger: logger)
             func get(_ key: String) async throws -> (Int, String?) {
                 var request = URLRequest(url: URL(string: "http://127.0.0.1:\(port)/v1/offers?appAccountToken=\(UUID())")!)
                 request.setValue("Bearer \(key)", forHTTPHeaderField: "Authorization")
@@ -81,9 +81,4 @@ struct EdgeTests {
             #expect(failed.suffix(2).allSatisfy { $0 == 429 }, "\(failed)")
         }
     }
-}
-
-/// Carries the test database's client into a `@Sendable` closure.
-struct PostgresClientBox: Sendable {
-    let client: PostgresClient
 }
