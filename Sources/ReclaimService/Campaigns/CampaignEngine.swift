@@ -101,6 +101,7 @@ public struct CampaignEngine: Sendable {
             now: now()
         )
         metrics.signed(purpose: "issue")
+        metrics.issued(campaign: campaign.id)
         return NewOffer(
             decisionId: decisionId,
             bundleId: state.bundleId,

@@ -1,5 +1,6 @@
 import Metrics
 import ReclaimDomain
+import ReclaimStore
 
 /// Campaign and offer metrics (swift-metrics; exported by /metrics).
 struct CampaignMetrics: Sendable {
@@ -20,8 +21,14 @@ struct CampaignMetrics: Sendable {
         Counter(label: "reclaim_offer_signatures_total", dimensions: [("purpose", purpose)]).increment(by: count)
     }
 
-    func delivered(_ count: Int) {
-        Counter(label: "reclaim_offers_delivered_total").increment(by: count)
+    func issued(campaign: String) {
+        Counter(label: "reclaim_offers_issued_total", dimensions: [("campaign", campaign)]).increment()
+    }
+
+    func delivered(_ offers: [StoredOffer]) {
+        for offer in offers {
+            Counter(label: "reclaim_offers_delivered_total", dimensions: [("campaign", offer.campaignId)]).increment()
+        }
     }
 
     func expired(_ count: Int) {

@@ -52,6 +52,11 @@ public struct ReclaimConfig: Decodable, Sendable {
     public struct SigningKeyFile: Decodable, Sendable {
         public var keyId: String
         public var file: String
+
+        public init(keyId: String, file: String) {
+            self.keyId = keyId
+            self.file = file
+        }
     }
 
     /// A win-back or retention campaign (see ``ReclaimDomain/Campaign`` for the meaning of each key).

@@ -241,6 +241,9 @@ struct GrantRoutes {
                 logger: logger
             )
         else { throw LostRace() }
+        let metrics = CampaignMetrics()
+        metrics.signed(purpose: "grant")
+        metrics.issued(campaign: grant.campaign)
         return .created(
             StoredGrant(
                 id: id,

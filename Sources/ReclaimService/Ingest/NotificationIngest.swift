@@ -28,6 +28,8 @@ public struct NotificationIngest: Sendable {
     let logger: Logger
     let storedCounter = Counter(label: "reclaim_notifications_total", dimensions: [("outcome", "stored")])
     let duplicateCounter = Counter(label: "reclaim_notifications_total", dimensions: [("outcome", "duplicate")])
+    /// Signature and chain checks of the signedPayload that verified (refusals are counted by problem).
+    let verificationTimer = Metrics.Timer(label: "reclaim_notification_verification_seconds")
 
     public init(dependencies: Dependencies) {
         self.verifier = dependencies.verifier
@@ -87,8 +89,10 @@ public struct NotificationIngest: Sendable {
             throw Problem.badRequest("malformed-body", "the body must be JSON of the form {\"signedPayload\": \"<JWS>\"}")
         }
         let notification: VerifiedNotification
+        let started = ContinuousClock.now
         do {
             notification = try await verifier.verifyNotificationEnvelope(envelope.signedPayload)
+            verificationTimer.recordNanoseconds((ContinuousClock.now - started).nanoseconds)
         } catch {
             throw Self.problem(for: error)
         }

@@ -34,8 +34,10 @@ struct OfferDelivery: Sendable {
             var delivered: [StoredOffer] = []
             for var offer in offers {
                 let time = now()
-                if offer.signatureDelivered || offer.signedAt < time.addingTimeInterval(-freshFor) {
-                    guard let signer = signers[offer.bundleId] else { continue }  // app no longer configured
+                guard let signer = signers[offer.bundleId] else { continue }  // app no longer configured
+                // After a key rotation nothing signed by the previous key is handed out: its signatures are
+                // re-made with the current key on their first delivery.
+                if offer.signatureDelivered || offer.signedAt < time.addingTimeInterval(-freshFor) || offer.keyId != signer.key.keyId {
                     offer.replaceSignatures(with: try signer.resign(offer, now: time))
                     metrics.signed(purpose: "delivery")
                 }
@@ -44,7 +46,7 @@ struct OfferDelivery: Sendable {
             }
             return delivered
         }
-        metrics.delivered(delivered.count)
+        metrics.delivered(delivered)
         return delivered
     }
 }

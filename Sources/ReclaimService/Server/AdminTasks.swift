@@ -65,3 +65,13 @@ public enum AdminTasks {
         }
     }
 }
+
+extension AdminTasks {
+    /// `reclaim prune`: the counts per table, deleted or (dry run) to be deleted.
+    public static func prune(_ policy: Pruning.Policy, batchSize: Int, dryRun: Bool, url: DatabaseURL, logger: Logger) async throws -> Pruning.Counts
+    {
+        try await PostgresClient.withClient(url, maxConnections: 1, logger: logger) { client in
+            try await Pruning.run(policy, batchSize: batchSize, dryRun: dryRun, postgres: client, logger: logger)
+        }
+    }
+}

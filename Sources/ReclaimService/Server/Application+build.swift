@@ -9,6 +9,7 @@ public func buildRouter(_ dependencies: Dependencies, role: ServerRole = .all) -
     let router = Router(context: ReclaimRequestContext.self)
     // Request counts and latency histograms per route, method and status (hb_requests, http_server_request_duration).
     router.add(middleware: MetricsMiddleware())
+    router.add(middleware: RequestIdMiddleware())
     router.add(middleware: ProblemMiddleware())
     router.add(middleware: LogRequestsMiddleware(.debug))
     HealthRoutes(postgres: dependencies.postgres).register(on: router)

@@ -14,6 +14,8 @@ struct CampaignTestSetup {
     let directory: URL
     let key: SigningKey
     let config: ReclaimConfig
+    /// The same config as a file, for `reclaim` processes (RECLAIM_CONFIG).
+    let configFile: URL
 
     static let issuerId = "11111111-2222-3333-4444-555555555555"
 
@@ -37,38 +39,39 @@ struct CampaignTestSetup {
             try ca.root.serializeAsPEM().pemString.write(to: rootFile, atomically: true, encoding: .utf8)
             roots = "[\(rootFile.path)]"
         }
-        config = try ReclaimConfig.parse(
-            yaml: """
-                apps:
-                  - bundleId: GeniusParentingAI
-                    appAppleId: 6747332178
-                    environments: [Sandbox]
-                    issuerId: \(Self.issuerId)
-                    signingKeys: [{keyId: TESTKEY001, file: \(keyFile.path)}]
-                    rootCertificates: \(roots)
-                    defaultMessageIdentifier: default-message
-                    \(userTokens)
-                \(extraApps)
-                campaigns:
-                  - id: retain-auto-renew-off
-                    app: GeniusParentingAI
-                    trigger: DID_CHANGE_RENEWAL_STATUS/AUTO_RENEW_DISABLED
-                    offer: {productId: ca.geniusparentingai.basic.monthly, offerIdentifier: RETAIN50}
-                    deliverableFor: 2000d
-                    cooldown: 0s
-                    holdoutPercent: \(holdoutPercent)
-                    priority: 10
-                  - id: winback-expired
-                    app: GeniusParentingAI
-                    trigger: EXPIRED/VOLUNTARY
-                    offer: {productId: ca.geniusparentingai.basic.monthly, offerIdentifier: WINBACK30}
-                    messageIdentifier: winback-message
-                    deliverableFor: 2000d
-                    cooldown: 0s
-                    holdoutPercent: \(holdoutPercent)
-                    priority: 5
-                """
-        )
+        let yaml = """
+            apps:
+              - bundleId: GeniusParentingAI
+                appAppleId: 6747332178
+                environments: [Sandbox]
+                issuerId: \(Self.issuerId)
+                signingKeys: [{keyId: TESTKEY001, file: \(keyFile.path)}]
+                rootCertificates: \(roots)
+                defaultMessageIdentifier: default-message
+                \(userTokens)
+            \(extraApps)
+            campaigns:
+              - id: retain-auto-renew-off
+                app: GeniusParentingAI
+                trigger: DID_CHANGE_RENEWAL_STATUS/AUTO_RENEW_DISABLED
+                offer: {productId: ca.geniusparentingai.basic.monthly, offerIdentifier: RETAIN50}
+                deliverableFor: 2000d
+                cooldown: 0s
+                holdoutPercent: \(holdoutPercent)
+                priority: 10
+              - id: winback-expired
+                app: GeniusParentingAI
+                trigger: EXPIRED/VOLUNTARY
+                offer: {productId: ca.geniusparentingai.basic.monthly, offerIdentifier: WINBACK30}
+                messageIdentifier: winback-message
+                deliverableFor: 2000d
+                cooldown: 0s
+                holdoutPercent: \(holdoutPercent)
+                priority: 5
+            """
+        config = try ReclaimConfig.parse(yaml: yaml)
+        configFile = directory.appendingPathComponent("config.yaml")
+        try yaml.write(to: configFile, atomically: true, encoding: .utf8)
     }
 
     var signer: OfferSigner { OfferSigner(key: key, bundleId: "GeniusParentingAI", issuerId: Self.issuerId) }
