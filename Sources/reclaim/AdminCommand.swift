@@ -1,11 +1,12 @@
 import ArgumentParser
+import Foundation
 import ReclaimService
 
 struct AdminCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "admin",
-        abstract: "Manage admin keys for the admin API.",
-        subcommands: [CreateKey.self]
+        abstract: "Manage admin keys (admin API and /console) and read-only console keys.",
+        subcommands: [CreateKey.self, CreateConsoleKey.self]
     )
 
     struct CreateKey: AsyncParsableCommand {
@@ -19,6 +20,31 @@ struct AdminCommand: AsyncParsableCommand {
             let logger = Bootstrap.logging()
             let key = try await AdminTasks.createAdminKey(url: try database.resolved(), logger: logger)
             print("Admin key (store it now; it is not shown again):")
+            print(key)
+        }
+    }
+
+    struct CreateConsoleKey: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "create-console-key",
+            abstract: "Create a read-only key for /console, of one app (--bundle-id) or every app; prints it as the last line (shown once)."
+        )
+        @Option(help: "The only app whose numbers the key shows; omit for every app.") var bundleId: String?
+        @Option(help: "A name to tell keys apart in `reclaim apps list`.") var name: String?
+        @OptionGroup var database: DatabaseOptions
+        @Option(help: "Configuration file; when given (or RECLAIM_CONFIG is set) the app must be configured there.")
+        var config: String?
+
+        func run() async throws {
+            let logger = Bootstrap.logging()
+            let key = try await AdminTasks.createConsoleKey(
+                bundleId: bundleId,
+                name: name,
+                config: try (config ?? ProcessInfo.processInfo.environment["RECLAIM_CONFIG"]).map { try ReclaimConfig.load(path: $0) },
+                url: try database.resolved(),
+                logger: logger
+            )
+            print("Console key for \(bundleId ?? "every app") (store it now; it is not shown again):")
             print(key)
         }
     }

@@ -40,6 +40,20 @@ struct KeyAuthentication: Sendable {
         return caller.keyId
     }
 
+    /// The caller of a key typed into the /console sign-in form, under the same budget of failed
+    /// authentications per client address as the `Authorization` header; nil for an unknown or revoked key.
+    func signIn(key: String, context: ReclaimRequestContext) async throws -> APIKeyStore.Caller? {
+        let client = context.channel.remoteAddress?.ipAddress ?? "unknown"
+        if failedAuthentication.isLimited(client) {
+            throw Problem.tooManyRequests("too many failed authentications from this address; wait and retry", retryAfter: 60)
+        }
+        if key.utf8.count <= 256, let caller = try await keys.authenticate(key, logger: context.logger) { return caller }
+        if let wait = failedAuthentication.take(client) {
+            throw Problem.tooManyRequests("too many failed authentications from this address; wait and retry", retryAfter: wait)
+        }
+        return nil
+    }
+
     private func caller(of request: Request, context: ReclaimRequestContext, expecting: String) async throws -> APIKeyStore.Caller {
         let client = context.channel.remoteAddress?.ipAddress ?? "unknown"
         if failedAuthentication.isLimited(client) {

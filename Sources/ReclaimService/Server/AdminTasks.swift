@@ -42,6 +42,18 @@ public enum AdminTasks {
         }
     }
 
+    /// A read-only /console key, of one app (checked against the config when given) or of every app.
+    public static func createConsoleKey(bundleId: String?, name: String?, config: ReclaimConfig?, url: DatabaseURL, logger: Logger) async throws
+        -> String
+    {
+        if let bundleId, let config, !config.apps.contains(where: { $0.bundleId == bundleId }) {
+            throw ConfigError("app \(bundleId) is not configured under apps; keys are only made for configured apps")
+        }
+        return try await PostgresClient.withClient(url, maxConnections: 1, logger: logger) { client in
+            try await APIKeyStore(postgres: client).create(scope: .console, bundleId: bundleId, name: name, logger: logger)
+        }
+    }
+
     public static func createAdminKey(url: DatabaseURL, logger: Logger) async throws -> String {
         try await PostgresClient.withClient(url, maxConnections: 1, logger: logger) { client in
             try await APIKeyStore(postgres: client).create(scope: .admin, bundleId: nil, logger: logger)

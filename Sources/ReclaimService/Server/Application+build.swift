@@ -26,6 +26,8 @@ public func buildRouter(_ dependencies: Dependencies, role: ServerRole = .all) -
         )
         .register(on: router)
         OfferEventRoutes(postgres: dependencies.postgres, authentication: keys).register(on: router)
+        ConsoleRoutes(postgres: dependencies.postgres, keys: APIKeyStore(postgres: dependencies.postgres), authentication: keys)
+            .register(on: router)
         GrantRoutes(postgres: dependencies.postgres, config: dependencies.config, signers: dependencies.signers, authentication: keys)
             .register(on: router)
         RetentionMessagingRoutes(

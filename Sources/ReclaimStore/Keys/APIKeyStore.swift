@@ -12,6 +12,8 @@ public struct APIKeyStore: Sendable {
     public enum Scope: String, Sendable {
         case app
         case admin
+        /// The read-only ops page (/console), of one app or, without a bundle id, every app.
+        case console
     }
 
     /// Who a presented key belongs to.
@@ -34,7 +36,7 @@ public struct APIKeyStore: Sendable {
         let key = "rk_\(scope.rawValue)_\(secret)"
         let id = UUID()
         let hash = Self.hash(key)
-        let prefix = String(key.prefix(scope == .app ? 12 : 14))
+        let prefix = String(key.prefix("rk_\(scope.rawValue)_".count + 5))
         try await postgres.query(
             """
             INSERT INTO reclaim.api_keys (id, scope, bundle_id, key_hash, key_prefix, name)
@@ -86,6 +88,20 @@ public struct APIKeyStore: Sendable {
         for try await (id, scope, bundleId) in rows.decode((UUID, String, String?).self) {
             guard let scope = Scope(rawValue: scope) else { return nil }
             return Caller(keyId: id, scope: scope, bundleId: bundleId)
+        }
+        return nil
+    }
+
+    /// The caller of an active key by id, and the key's SHA-256: console sessions are signed with it, so a
+    /// session ends when its key is revoked, and every process can check a session without shared state.
+    public func sessionSecret(keyId: UUID, logger: Logger) async throws -> (caller: Caller, secret: [UInt8])? {
+        let rows = try await postgres.query(
+            "SELECT scope, bundle_id, key_hash FROM reclaim.api_keys WHERE id = \(keyId) AND revoked_at IS NULL",
+            logger: logger
+        )
+        for try await (scope, bundleId, hash) in rows.decode((String, String?, ByteBuffer).self) {
+            guard let scope = Scope(rawValue: scope) else { return nil }
+            return (Caller(keyId: keyId, scope: scope, bundleId: bundleId), Array(buffer: hash))
         }
         return nil
     }

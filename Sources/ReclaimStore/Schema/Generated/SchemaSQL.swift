@@ -11,7 +11,7 @@ public enum SchemaSQL {
 -- at once, leaves one consistent schema. The binary embeds a copy (scripts/embed-schema);
 -- a test fails when the copy and this file differ.
 --
--- reclaim-schema-version: 5
+-- reclaim-schema-version: 6
 --
 -- A database at an older version is upgraded by the scripts in migrations/ (NNN-name.sql takes
 -- version NNN-1 to NNN); applying this file to an empty database gives the same result.
@@ -383,19 +383,19 @@ COMMENT ON COLUMN reclaim.offer_events.occurred_at IS 'When Reclaim first record
 -- ---------------------------------------------------------------------------------------------
 CREATE TABLE reclaim.api_keys (
     id          uuid        PRIMARY KEY,
-    scope       text        NOT NULL CHECK (scope IN ('app', 'admin')),
+    scope       text        NOT NULL CHECK (scope IN ('app', 'admin', 'console')),
     bundle_id   text,
     key_hash    bytea       NOT NULL UNIQUE,
     key_prefix  text        NOT NULL,
     created_at  timestamptz NOT NULL DEFAULT now(),
     revoked_at  timestamptz,
     name        text,
-    CHECK ((scope = 'app') = (bundle_id IS NOT NULL))
+    CHECK (scope = 'console' OR (scope = 'app') = (bundle_id IS NOT NULL))
 );
-COMMENT ON TABLE reclaim.api_keys IS 'Keys for the delivery API (scope app, bound to one bundle id) and the admin API (scope admin). Only a SHA-256 of each key is stored.';
+COMMENT ON TABLE reclaim.api_keys IS 'Keys for the delivery API (scope app, bound to one bundle id), the admin API and console (scope admin) and the read-only console (scope console, of one app or, without a bundle id, all). Only a SHA-256 of each key is stored.';
 COMMENT ON COLUMN reclaim.api_keys.id IS 'Key id.';
-COMMENT ON COLUMN reclaim.api_keys.scope IS 'app or admin.';
-COMMENT ON COLUMN reclaim.api_keys.bundle_id IS 'For app keys: the only app whose data the key can read.';
+COMMENT ON COLUMN reclaim.api_keys.scope IS 'app (delivery API), admin (admin API and /console, every app) or console (/console only).';
+COMMENT ON COLUMN reclaim.api_keys.bundle_id IS 'For app keys and app-bound console keys: the only app whose data the key can read. NULL for admin keys and global console keys.';
 COMMENT ON COLUMN reclaim.api_keys.key_hash IS 'SHA-256 of the key; the key itself is shown once, at creation.';
 COMMENT ON COLUMN reclaim.api_keys.key_prefix IS 'First characters of the key, to recognise it in lists.';
 COMMENT ON COLUMN reclaim.api_keys.created_at IS 'When the key was created.';
@@ -608,5 +608,6 @@ COMMENT ON COLUMN reclaim.rejected_inputs_daily.rejections IS 'Refusals.';
         3: SchemaUpgrade003.text,
         4: SchemaUpgrade004.text,
         5: SchemaUpgrade005.text,
+        6: SchemaUpgrade006.text,
     ]
 }

@@ -1,0 +1,159 @@
+import Foundation
+import ReclaimStore
+
+/// The values the /console templates render, formatted for people. Mustache reads the stored properties.
+struct ConsolePage {
+    struct Notification {
+        let type: String
+        let subtype: String
+        let hasSubtype: Bool
+        let count: Int
+    }
+
+    struct Queue {
+        let state: String
+        let jobs: Int
+    }
+
+    struct DeadJob {
+        let id: Int64
+        let kind: String
+        let attempts: Int
+        let diedAt: String
+        let lastError: String
+    }
+
+    struct Campaign {
+        let bundleId: String
+        let campaignId: String
+        let decided: Int
+        let heldOut: Int
+        let offered: Int
+        let delivered: Int
+        let shown: Int
+        let redeemed: Int
+        let treated: Int
+        let liftHeldOut: Int
+        let treatedRedeemed: String
+        let treatedRetained: String
+        let heldOutRetained: String
+        let lift: String
+        let funnelChart: String
+    }
+
+    struct Rejection {
+        let receivedAt: String
+        let endpoint: String
+        let problem: String
+        let reason: String
+    }
+
+    struct ProblemCount {
+        let problem: String
+        let count: Int
+    }
+
+    struct Query {
+        let id: String
+        let source: String
+        let sql: String
+    }
+
+    let title = "Reclaim console"
+    let refresh: Int
+    let scope: String
+    let generatedAt: String
+    let notificationsTotal: Int
+    let notificationsChart: String
+    let notifications: [Notification]
+    let hasNotifications: Bool
+    let queue: [Queue]
+    let oldestWaiting: String
+    let deadJobsCount: Int
+    let deadJobs: [DeadJob]
+    let hasDeadJobs: Bool
+    let campaigns: [Campaign]
+    let showsRejections: Bool
+    let rejections: [Rejection]
+    let hasRejections: Bool
+    let rejectionsPerProblem: [ProblemCount]
+    let hasRejectionsPerProblem: Bool
+    let queries: [Query]
+
+    init(report: ConsoleReport, bundleId: String?, now: Date = Date(), refresh: Int = 30) {
+        self.refresh = refresh
+        scope = bundleId.map { "app \($0)" } ?? "every app"
+        generatedAt = Self.time(now)
+        notifications = report.notifications.map { Notification(type: $0.type, subtype: $0.subtype, hasSubtype: !$0.subtype.isEmpty, count: $0.count) }
+        notificationsTotal = report.notifications.reduce(0) { $0 + $1.count }
+        notificationsChart = ConsoleCharts.hourly(report.notificationsPerHour)
+        hasNotifications = !notifications.isEmpty
+        queue = report.queue.map { Queue(state: $0.state, jobs: $0.jobs) }
+        oldestWaiting = report.queue.compactMap(\.oldestWaitingSeconds).max().map(Self.duration) ?? "none"
+        deadJobsCount = report.queue.first { $0.state == "dead" }?.jobs ?? 0
+        deadJobs = report.deadJobs.map {
+            DeadJob(id: $0.id, kind: $0.kind, attempts: $0.attempts, diedAt: Self.time($0.diedAt), lastError: String($0.lastError.prefix(2000)))
+        }
+        hasDeadJobs = !deadJobs.isEmpty
+        campaigns = report.campaigns.map { c in
+            Campaign(
+                bundleId: c.bundleId,
+                campaignId: c.campaignId,
+                decided: c.decided,
+                heldOut: c.heldOut,
+                offered: c.offered,
+                delivered: c.delivered,
+                shown: c.shown,
+                redeemed: c.redeemed,
+                treated: c.treated,
+                liftHeldOut: c.liftHeldOut,
+                treatedRedeemed: Self.share(c.treatedRedeemed, of: c.treated),
+                treatedRetained: Self.share(c.treatedRetained30d, of: c.treated),
+                heldOutRetained: Self.share(c.heldOutRetained30d, of: c.liftHeldOut),
+                lift: Self.lift(c),
+                funnelChart: ConsoleCharts.funnel([("issued", c.offered), ("delivered", c.delivered), ("shown", c.shown), ("redeemed", c.redeemed)])
+            )
+        }
+        showsRejections = report.rejections != nil
+        rejections = (report.rejections ?? []).map {
+            Rejection(receivedAt: Self.time($0.receivedAt), endpoint: $0.endpoint, problem: $0.problem, reason: String($0.reason.prefix(500)))
+        }
+        hasRejections = !rejections.isEmpty
+        rejectionsPerProblem = (report.rejectionsPerProblem ?? []).map { ProblemCount(problem: $0.problem, count: $0.count) }
+        hasRejectionsPerProblem = !rejectionsPerProblem.isEmpty
+        queries = ConsoleReport.Queries.all
+            .filter { bundleId == nil || !$0.source.contains("rejected_inputs") }
+            .map { Query(id: $0.id, source: $0.source, sql: $0.runnable(bundleId: bundleId)) }
+    }
+
+    /// "3 of 40 (7.5%)"; "0 of 0" without a rate.
+    static func share(_ part: Int, of whole: Int) -> String {
+        guard whole > 0 else { return "\(part) of 0" }
+        return "\(part) of \(whole) (\(percent(Double(part) / Double(whole))))"
+    }
+
+    /// Treated minus held-out 30-day retention, in percentage points; words when there is nothing to compare.
+    static func lift(_ c: ConsoleReport.Campaign) -> String {
+        guard c.liftHeldOut > 0 else { return "not measurable: nobody was held out (holdoutPercent is 0 or too few subscribers)" }
+        guard c.treated > 0 else { return "not measurable: nobody was treated" }
+        let points = (Double(c.treatedRetained30d) / Double(c.treated) - Double(c.heldOutRetained30d) / Double(c.liftHeldOut)) * 100
+        let sign = points > 0 ? "+" : ""
+        return "\(sign)\(String(format: "%.1f", points)) percentage points (groups of \(c.treated) and \(c.liftHeldOut): mind their size)"
+    }
+
+    static func percent(_ fraction: Double) -> String {
+        String(format: "%.1f%%", fraction * 100)
+    }
+
+    static func duration(_ seconds: Double) -> String {
+        switch seconds {
+        case ..<120: return "\(Int(seconds.rounded())) s"
+        case ..<7200: return "\(Int((seconds / 60).rounded())) min"
+        default: return "\(Int((seconds / 3600).rounded())) h"
+        }
+    }
+
+    static func time(_ date: Date) -> String {
+        date.formatted(.iso8601.year().month().day().dateTimeSeparator(.space).time(includingFractionalSeconds: false))
+    }
+}

@@ -1,0 +1,19 @@
+import Foundation
+
+/// One query of the /console page: what it reads and its SQL exactly as run, so the page can show a
+/// dashboard author where each number comes from.
+public struct ConsoleQuery: Sendable, Equatable {
+    /// Anchor on the page, e.g. `sql-campaigns`.
+    public let id: String
+    /// The view (or table) it reads, e.g. `reclaim.campaign_funnel`.
+    public let source: String
+    /// The SQL with `$1` for the app when the page is limited to one app.
+    public let sql: String
+
+    /// The SQL as a person would paste it into psql: `$1` replaced by the app's quoted bundle id, or NULL for
+    /// every app.
+    public func runnable(bundleId: String?) -> String {
+        let literal = bundleId.map { "'" + $0.replacingOccurrences(of: "'", with: "''") + "'" } ?? "NULL"
+        return sql.replacingOccurrences(of: "$1", with: literal)
+    }
+}

@@ -1,0 +1,161 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+import NIOCore
+import PostgresNIO
+import ReclaimService
+import ReclaimStore
+import Testing
+
+@Suite("/console over a real socket")
+struct ConsoleTests {
+    let logger = TestPostgres.logger
+
+    /// The numbers a page shows, by their `data-metric` name.
+    static func metrics(in html: String) -> [String: String] {
+        var found: [String: String] = [:]
+        let pattern = try! Regex(#"data-metric="([^"]+)">([^<]*)<"#)
+        for match in html.matches(of: pattern) {
+            if let name = match.output[1].substring, let value = match.output[2].substring { found[String(name)] = String(value) }
+        }
+        return found
+    }
+
+    @Test("sign-in sets a strict session cookie; the page's numbers are the views'; another app's key sees none of them")
+    func page() async throws {
+        let setup = try CampaignTestSetup(extraApps: "  - {bundleId: com.example.other, environments: [Sandbox]}")
+        defer { setup.remove() }
+        try await withProcessedCorpus(setup) { client, dependencies in
+            let keys = APIKeyStore(postgres: client)
+            let admin = try await keys.create(scope: .admin, bundleId: nil, logger: logger)
+            let appConsole = try await keys.create(scope: .console, bundleId: "GeniusParentingAI", logger: logger)
+            let otherConsole = try await keys.create(scope: .console, bundleId: "com.example.other", logger: logger)
+            let appKey = try await keys.create(scope: .app, bundleId: "GeniusParentingAI", logger: logger)
+            try await client.query(
+                """
+                INSERT INTO reclaim.rejected_inputs (endpoint, problem, reason, body_sha256, body_size)
+                VALUES ('/v1/apple/notifications', 'invalid-signature', 'the <script>alert(1)</script> signature', '\\x00', 1)
+                """,
+                logger: logger
+            )
+            let app = Application(router: buildRouter(dependencies), configuration: .init(address: .hostname("127.0.0.1", port: 0)))
+            try await app.test(.live) { http in
+                func signIn(_ key: String, origin: String? = nil) async throws -> (HTTPResponse, String) {
+                    var headers: HTTPFields = [.contentType: "application/x-www-form-urlencoded"]
+                    if let origin { headers[.origin] = origin }
+                    let body = "key=" + (key.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? key)
+                    return try await http.execute(uri: "/console/session", method: .post, headers: headers, body: ByteBuffer(string: body)) {
+                        ($0.head, String(buffer: $0.body))
+                    }
+                }
+                func page(cookie: String?) async throws -> (HTTPResponse, String) {
+                    var headers = HTTPFields()
+                    if let cookie { headers[.cookie] = cookie }
+                    return try await http.execute(uri: "/console", method: .get, headers: headers) { ($0.head, String(buffer: $0.body)) }
+                }
+                func session(_ key: String) async throws -> String {
+                    let (response, _) = try await signIn(key)
+                    #expect(response.status == .seeOther)
+                    #expect(response.headerFields[.location] == "/console")
+                    let setCookie = try #require(response.headerFields[.setCookie])
+                    #expect(setCookie.contains("HttpOnly"))
+                    #expect(setCookie.contains("SameSite=Strict"))
+                    #expect(setCookie.contains("Path=/console"))
+                    #expect(!setCookie.contains(key), "the cookie must not carry the key")
+                    return String(try #require(setCookie.split(separator: ";").first))
+                }
+
+                // Without a session: the sign-in form, with headers that let no script run.
+                let (login, loginBody) = try await page(cookie: nil)
+                #expect(login.status == .ok)
+                #expect(login.headerFields[.contentType] == "text/html; charset=utf-8")
+                #expect(login.headerFields[.contentSecurityPolicy]?.contains("default-src 'none'") == true)
+                #expect(loginBody.contains(#"action="/console/session""#))
+
+                #expect(try await signIn("rk_admin_not-a-key").0.status == .unauthorized)
+                #expect(try await signIn(appKey).0.status == .forbidden, "app keys ship inside apps: they must not open the console")
+                #expect(try await signIn(admin, origin: "https://evil.example").0.status == .forbidden)
+
+                // An admin key: every app, refusals included; each number as the views give it.
+                let (full, html) = try await page(cookie: try await session(admin))
+                #expect(full.status == .ok)
+                let shown = Self.metrics(in: html)
+                let funnel = try await client.query(
+                    "SELECT campaign_id, decided, held_out, offered, delivered, shown, redeemed FROM reclaim.campaign_funnel",
+                    logger: logger
+                )
+                var campaigns = 0
+                for try await (campaign, decided, heldOut, offered, delivered, seen, redeemed) in funnel.decode(
+                    (String, Int, Int, Int, Int, Int, Int).self
+                ) {
+                    campaigns += 1
+                    #expect(shown["campaign.\(campaign).decided"] == "\(decided)")
+                    #expect(shown["campaign.\(campaign).held_out"] == "\(heldOut)")
+                    #expect(shown["campaign.\(campaign).offered"] == "\(offered)")
+                    #expect(shown["campaign.\(campaign).delivered"] == "\(delivered)")
+                    #expect(shown["campaign.\(campaign).shown"] == "\(seen)")
+                    #expect(shown["campaign.\(campaign).redeemed"] == "\(redeemed)")
+                }
+                #expect(campaigns == 2)
+                #expect(shown["campaign.winback-expired.offered"] == "7")
+                for try await (campaign, treated, heldOut) in try await client.query(
+                    "SELECT campaign_id, treated, held_out FROM reclaim.campaign_lift",
+                    logger: logger
+                ).decode((String, Int, Int).self) {
+                    #expect(shown["campaign.\(campaign).treated"] == "\(treated)")
+                    #expect(shown["campaign.\(campaign).lift_held_out"] == "\(heldOut)")
+                }
+                for try await (state, jobs) in try await client.query("SELECT state, jobs FROM reclaim.queue_health", logger: logger).decode(
+                    (String, Int).self
+                ) {
+                    #expect(shown["queue.\(state)"] == "\(jobs)")
+                }
+                // The corpus was received moments ago: all 116 are within the last 24 hours.
+                #expect(shown["notifications.total"] == "116")
+                #expect(shown["notifications.DID_CHANGE_RENEWAL_STATUS.AUTO_RENEW_DISABLED"] != nil)
+                #expect(shown["dead_jobs.count"] == "0")
+                #expect(shown["rejections.invalid-signature"] == "1")
+                #expect(html.contains("the &lt;script&gt;alert(1)&lt;/script&gt; signature"))
+                #expect(!html.contains("<script"))
+                #expect(html.contains(#"<details id="sql-campaigns">"#))
+                #expect(html.contains("FROM reclaim.campaign_funnel f"))
+
+                // A console key of the corpus's app: its campaigns, no refusals (they name no trusted app).
+                let (_, appHTML) = try await page(cookie: try await session(appConsole))
+                #expect(Self.metrics(in: appHTML)["campaign.winback-expired.offered"] == "7")
+                #expect(Self.metrics(in: appHTML)["rejections.invalid-signature"] == nil)
+                #expect(appHTML.contains("bundle_id = &#39;GeniusParentingAI&#39;"), "the SQL shown is the app's")
+
+                // A console key of another app: none of the corpus app's numbers.
+                let otherCookie = try await session(otherConsole)
+                let (_, otherHTML) = try await page(cookie: otherCookie)
+                let other = Self.metrics(in: otherHTML)
+                #expect(other["notifications.total"] == "0")
+                #expect(other.keys.allSatisfy { !$0.hasPrefix("campaign.") }, "\(other)")
+                #expect(!otherHTML.contains("GeniusParentingAI"))
+
+                // A forged or altered cookie, and a revoked key's session: back to the sign-in form.
+                let altered = otherCookie.replacingOccurrences(of: ".", with: ".9", options: [], range: otherCookie.range(of: "."))
+                for cookie in [altered, "reclaim_console=\(UUID().uuidString.lowercased()).9999999999.AAAA", "reclaim_console=garbage"] {
+                    let (response, body) = try await page(cookie: cookie)
+                    #expect(response.status == .ok)
+                    #expect(body.contains(#"action="/console/session""#), "\(cookie)")
+                    #expect(Self.metrics(in: body).isEmpty)
+                }
+                let otherId = try #require(try await keys.list(bundleId: "com.example.other", logger: logger).first { $0.scope == .console }?.id)
+                #expect(try await keys.revoke(id: otherId, logger: logger))
+                #expect(try await page(cookie: otherCookie).1.contains("Your session ended"))
+
+                // The form is small: a large body is refused, not read.
+                let large = try await http.execute(
+                    uri: "/console/session",
+                    method: .post,
+                    headers: [.contentType: "application/x-www-form-urlencoded"],
+                    body: ByteBuffer(string: "key=" + String(repeating: "k", count: 10_000))
+                ) { $0.status }
+                #expect(large == .contentTooLarge)
+            }
+        }
+    }
+}
