@@ -13,9 +13,11 @@ enum ConsoleCharts {
             let barHeight = (height - 20) * Double(value) / Double(top)
             let x = Double(index) * slot + 1
             let hoursAgo = values.count - 1 - index
-            bars += #"<rect x="\#(format(x))" y="\#(format(height - 14 - barHeight))" width="\#(format(slot - 2))" height="\#(format(barHeight))" fill="var(--bar)"><title>\#(value) in the hour \#(hoursAgo) h ago</title></rect>"#
+            bars +=
+                #"<rect x="\#(format(x))" y="\#(format(height - 14 - barHeight))" width="\#(format(slot - 2))" height="\#(format(barHeight))" fill="var(--bar)"><title>\#(value) in the hour \#(hoursAgo) h ago</title></rect>"#
         }
-        return #"<svg role="img" aria-label="notifications per hour, last 24 hours" viewBox="0 0 \#(format(width)) \#(format(height))" width="\#(format(width))" height="\#(format(height))">\#(bars)<text x="0" y="\#(format(height - 2))">24 h ago</text><text x="\#(format(width))" y="\#(format(height - 2))" text-anchor="end">now (peak \#(top)/h)</text></svg>"#
+        return
+            #"<svg role="img" aria-label="notifications per hour, last 24 hours" viewBox="0 0 \#(format(width)) \#(format(height))" width="\#(format(width))" height="\#(format(height))">\#(bars)<text x="0" y="\#(format(height - 2))">24 h ago</text><text x="\#(format(width))" y="\#(format(height - 2))" text-anchor="end">now (peak \#(top)/h)</text></svg>"#
     }
 
     /// One campaign's funnel as horizontal bars: issued, delivered, shown, redeemed.
@@ -29,11 +31,13 @@ enum ConsoleCharts {
             let y = Double(index) * row
             let barWidth = (width - labelWidth - 50) * Double(step.value) / Double(top)
             body += #"<text x="0" y="\#(format(y + 13))">\#(escape(step.label))</text>"#
-            body += #"<rect x="\#(format(labelWidth))" y="\#(format(y + 3))" width="\#(format(barWidth))" height="\#(format(row - 6))" fill="var(--bar2)"></rect>"#
+            body +=
+                #"<rect x="\#(format(labelWidth))" y="\#(format(y + 3))" width="\#(format(barWidth))" height="\#(format(row - 6))" fill="var(--bar2)"></rect>"#
             body += #"<text x="\#(format(labelWidth + barWidth + 4))" y="\#(format(y + 13))">\#(step.value)</text>"#
         }
         let height = Double(steps.count) * row
-        return #"<svg role="img" aria-label="offer funnel" viewBox="0 0 \#(format(width)) \#(format(height))" width="\#(format(width))" height="\#(format(height))">\#(body)</svg>"#
+        return
+            #"<svg role="img" aria-label="offer funnel" viewBox="0 0 \#(format(width)) \#(format(height))" width="\#(format(width))" height="\#(format(height))">\#(body)</svg>"#
     }
 
     /// Text for HTML and SVG: the five characters with meaning there, escaped.

@@ -84,7 +84,9 @@ struct ConsolePage {
         self.refresh = refresh
         scope = bundleId.map { "app \($0)" } ?? "every app"
         generatedAt = Self.time(now)
-        notifications = report.notifications.map { Notification(type: $0.type, subtype: $0.subtype, hasSubtype: !$0.subtype.isEmpty, count: $0.count) }
+        notifications = report.notifications.map {
+            Notification(type: $0.type, subtype: $0.subtype, hasSubtype: !$0.subtype.isEmpty, count: $0.count)
+        }
         notificationsTotal = report.notifications.reduce(0) { $0 + $1.count }
         notificationsChart = ConsoleCharts.hourly(report.notificationsPerHour)
         hasNotifications = !notifications.isEmpty

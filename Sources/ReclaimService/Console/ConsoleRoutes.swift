@@ -38,7 +38,10 @@ struct ConsoleRoutes: Sendable {
         }
         let bundleId = caller.scope == .admin ? nil : caller.bundleId
         let report = try await ConsoleReport.load(bundleId: bundleId, postgres: postgres, logger: context.logger)
-        let html = ConsoleTemplates.library.render(ConsolePage(report: report, bundleId: bundleId, now: now(), refresh: refreshSeconds), withTemplate: "page")
+        let html = ConsoleTemplates.library.render(
+            ConsolePage(report: report, bundleId: bundleId, now: now(), refresh: refreshSeconds),
+            withTemplate: "page"
+        )
         return Self.html(html ?? "", status: .ok)
     }
 
@@ -75,7 +78,8 @@ struct ConsoleRoutes: Sendable {
             return response
         }
         guard let caller else { return Self.login(message: "That key is unknown or revoked.", status: .unauthorized) }
-        guard caller.scope == .admin || caller.scope == .console, let (_, secret) = try await keys.sessionSecret(keyId: caller.keyId, logger: context.logger)
+        guard caller.scope == .admin || caller.scope == .console,
+            let (_, secret) = try await keys.sessionSecret(keyId: caller.keyId, logger: context.logger)
         else {
             return Self.login(message: "App keys cannot open the console: use an admin key or a console key.", status: .forbidden)
         }
@@ -125,7 +129,15 @@ struct ConsoleRoutes: Sendable {
 
     static func cookie(value: String, maxAge: Int, request: Request) -> Cookie {
         let https = request.headers[HTTPField.Name("X-Forwarded-Proto")!]?.lowercased() == "https"
-        return Cookie(name: ConsoleSession.cookieName, value: value, maxAge: maxAge, path: "/console", secure: https, httpOnly: true, sameSite: .strict)
+        return Cookie(
+            name: ConsoleSession.cookieName,
+            value: value,
+            maxAge: maxAge,
+            path: "/console",
+            secure: https,
+            httpOnly: true,
+            sameSite: .strict
+        )
     }
 
     /// 403 for a form posted from another origin (a browser sends `Origin` with every POST).

@@ -35,6 +35,7 @@ public struct DevEnvironment: Sendable {
     var configFile: URL { root.appendingPathComponent("config.yaml") }
     var keyFile: URL { root.appendingPathComponent("keys/SubscriptionKey_\(Self.demoKeyId).p8") }
     var appKeyFile: URL { root.appendingPathComponent("demo-app-key") }
+    var consoleKeyFile: URL { root.appendingPathComponent("console-key") }
     /// The demo CA's root, trusted by the demo config only; a new CA is made on every start (its keys live in memory).
     var demoRootFile: URL { root.appendingPathComponent("demo-ca-root.pem") }
 
@@ -67,7 +68,8 @@ public struct DevEnvironment: Sendable {
         let demoCA = try TestCertificateAuthority()
         try demoCA.root.serializeAsPEM().pemString.write(to: demoRootFile, atomically: true, encoding: .utf8)
         let config = try loadOrWriteConfig()
-        let appKey = try await demoAppKey(url: url, logger: logger)
+        let appKey = try await devKey(scope: .app, bundleId: Self.demoBundleId, file: appKeyFile, url: url, logger: logger)
+        let consoleKey = try await devKey(scope: .console, bundleId: nil, file: consoleKeyFile, url: url, logger: logger)
         let server = ReclaimServer(config: config, databaseURL: url, role: .all, host: "127.0.0.1", port: port)
         let base = "http://127.0.0.1:\(port)"
         try await server.run(metricsRegistry: metricsRegistry, logger: logger) {
@@ -83,6 +85,7 @@ public struct DevEnvironment: Sendable {
                       Config:     \(configFile.path)   (RECLAIM_CONFIG for `reclaim serve`)
                       Demo app:   \(Self.demoBundleId), demo signing key \(Self.demoKeyId)
                       App key:    \(appKey)
+                      Console:    \(base)/console   (sign in with \(consoleKey))
 
                     Try:
                       curl -s \(base)/readyz
@@ -179,18 +182,19 @@ public struct DevEnvironment: Sendable {
         """
     }
 
-    /// The demo app key: created once and kept in `.reclaim/demo-app-key` (dev only; production keys are shown once).
-    private func demoAppKey(url: DatabaseURL, logger: Logger) async throws -> String {
-        if let key = try? String(contentsOf: appKeyFile, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines), !key.isEmpty {
+    /// A dev key (the demo app key, the console key): created once and kept in `.reclaim/` (dev only; production
+    /// keys are shown once).
+    private func devKey(scope: APIKeyStore.Scope, bundleId: String?, file: URL, url: DatabaseURL, logger: Logger) async throws -> String {
+        if let key = try? String(contentsOf: file, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines), !key.isEmpty {
             let known = try await PostgresClient.withClient(url, maxConnections: 1, logger: logger) { client in
-                try await APIKeyStore(postgres: client).authenticate(key, logger: logger) != nil
+                try await APIKeyStore(postgres: client).authenticate(key, logger: logger)?.scope == scope
             }
             if known { return key }
         }
         let key = try await PostgresClient.withClient(url, maxConnections: 1, logger: logger) { client in
-            try await APIKeyStore(postgres: client).create(scope: .app, bundleId: Self.demoBundleId, logger: logger)
+            try await APIKeyStore(postgres: client).create(scope: scope, bundleId: bundleId, name: "reclaim dev", logger: logger)
         }
-        try Self.writeSecret(Data(key.utf8), to: appKeyFile)
+        try Self.writeSecret(Data(key.utf8), to: file)
         return key
     }
 

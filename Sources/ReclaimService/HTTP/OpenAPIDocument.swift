@@ -225,6 +225,55 @@ paths:
             application/json:
               schema: { $ref: "#/components/schemas/Grant" }
         default: { $ref: "#/components/responses/Problem" }
+  /console:
+    get:
+      summary: The ops page (HTML) after sign-in; the sign-in form without a valid session cookie.
+      operationId: console
+      security:
+        - consoleSession: []
+        - {}
+      responses:
+        "200":
+          description: The page, or the sign-in form.
+          content:
+            text/html:
+              schema: { type: string }
+        default: { $ref: "#/components/responses/Problem" }
+  /console/session:
+    post:
+      summary: Sign in to /console with an admin key or a console key; sets the session cookie.
+      operationId: consoleSignIn
+      requestBody:
+        required: true
+        content:
+          application/x-www-form-urlencoded:
+            schema:
+              type: object
+              required: [key]
+              properties:
+                key: { type: string, maxLength: 256 }
+      responses:
+        "303":
+          description: Signed in; the session cookie is set and the browser goes to /console.
+          headers:
+            Location: { schema: { type: string, enum: [/console] } }
+            Set-Cookie: { schema: { type: string } }
+        "400": { $ref: "#/components/responses/ConsoleForm" }
+        "401": { $ref: "#/components/responses/ConsoleForm" }
+        "403": { $ref: "#/components/responses/ConsoleForm" }
+        "429": { $ref: "#/components/responses/ConsoleForm" }
+        default: { $ref: "#/components/responses/Problem" }
+  /console/logout:
+    post:
+      summary: Sign out of /console (clears the session cookie).
+      operationId: consoleSignOut
+      responses:
+        "303":
+          description: Signed out; the browser goes to /console.
+          headers:
+            Location: { schema: { type: string, enum: [/console] } }
+        "403": { $ref: "#/components/responses/ConsoleForm" }
+        default: { $ref: "#/components/responses/Problem" }
 components:
   securitySchemes:
     appKey:
@@ -235,7 +284,17 @@ components:
       type: http
       scheme: bearer
       description: An admin key from `reclaim admin create-key`.
+    consoleSession:
+      type: apiKey
+      in: cookie
+      name: reclaim_console
+      description: The session cookie POST /console/session sets (HttpOnly, SameSite=Strict, Path=/console).
   responses:
+    ConsoleForm:
+      description: The sign-in form again, saying why (HTML).
+      content:
+        text/html:
+          schema: { type: string }
     Problem:
       description: An RFC 9457 problem.
       content:

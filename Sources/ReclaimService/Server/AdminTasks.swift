@@ -24,10 +24,10 @@ public enum AdminTasks {
         }
     }
 
-    /// App keys (of one app, or all) as printable lines: id, app, prefix, name, created, revoked. Never the key.
+    /// App and console keys (of one app, or all) as printable lines: id, app, prefix, name, created, revoked. Never the key.
     public static func listAppKeys(bundleId: String?, url: DatabaseURL, logger: Logger) async throws -> [String] {
         try await PostgresClient.withClient(url, maxConnections: 1, logger: logger) { client in
-            try await APIKeyStore(postgres: client).list(bundleId: bundleId, logger: logger).filter { $0.scope == .app }.map { key in
+            try await APIKeyStore(postgres: client).list(bundleId: bundleId, logger: logger).filter { $0.scope != .admin }.map { key in
                 let revoked = key.revokedAt.map { "revoked \($0.formatted(.iso8601))" } ?? "active"
                 return
                     "\(key.id.uuidString.lowercased())\t\(key.bundleId ?? "")\t\(key.prefix)…\t\(key.name ?? "-")\tcreated \(key.createdAt.formatted(.iso8601))\t\(revoked)"
@@ -43,7 +43,13 @@ public enum AdminTasks {
     }
 
     /// A read-only /console key, of one app (checked against the config when given) or of every app.
-    public static func createConsoleKey(bundleId: String?, name: String?, config: ReclaimConfig?, url: DatabaseURL, logger: Logger) async throws
+    public static func createConsoleKey(
+        bundleId: String?,
+        name: String?,
+        config: ReclaimConfig?,
+        url: DatabaseURL,
+        logger: Logger
+    ) async throws
         -> String
     {
         if let bundleId, let config, !config.apps.contains(where: { $0.bundleId == bundleId }) {
