@@ -8,7 +8,7 @@ struct Reclaim: AsyncParsableCommand {
         abstract: "Wins back and retains App Store subscribers: verified notifications in, signed offers out.",
         subcommands: [
             DevCommand.self, ServeCommand.self, MigrateCommand.self, SignCommand.self, VerifyCommand.self, AppsCommand.self, AdminCommand.self,
-            JobsCommand.self, CampaignsCommand.self, PruneCommand.self,
+            JobsCommand.self, CampaignsCommand.self, PruneCommand.self, ReconcileCommand.self, BackfillCommand.self, AppleCommand.self,
         ]
     )
 }

@@ -84,6 +84,20 @@ extension ReclaimConfig {
             for key in app.signingKeys where !keyIds.insert(key.keyId).inserted {
                 problems.append("app \(app.bundleId): signing key \(key.keyId) is listed twice")
             }
+            if let api = app.serverAPI {
+                if api.keyId.isEmpty || api.issuerId.isEmpty || api.file.isEmpty {
+                    problems.append("app \(app.bundleId): serverAPI needs keyId, issuerId and file")
+                }
+                if let base = api.baseURL, URL(string: base)?.scheme.map({ ["http", "https"].contains($0) }) != true {
+                    problems.append("app \(app.bundleId): serverAPI.baseURL \(base) is not an http(s) URL")
+                }
+            }
+        }
+        if reconciliation.interval.seconds != 0 && reconciliation.interval.seconds < 60 {
+            problems.append("reconciliation.interval must be 0s (off) or at least 1m")
+        }
+        if reconciliation.lookBack.seconds < 3600 || reconciliation.lookBack.seconds > 180 * 86_400 {
+            problems.append("reconciliation.lookBack must be from 1h to 180d (Apple keeps 180 days of history in Production, 30 in Sandbox)")
         }
         problems += campaignProblems()
         if worker.concurrency < 1 { problems.append("worker.concurrency must be at least 1") }

@@ -12,6 +12,7 @@ public struct ReclaimConfig: Decodable, Sendable {
     public var server: Server
     public var worker: Worker
     public var offers: Offers
+    public var reconciliation: Reconciliation
 
     /// One App Store app that Reclaim serves.
     public struct App: Decodable, Sendable {
@@ -31,9 +32,12 @@ public struct ReclaimConfig: Decodable, Sendable {
         /// A file holding the secret (32 bytes or more) the app's backend signs user tokens with; when set,
         /// `GET /v1/offers` requires a valid `X-Reclaim-User-Token` for the appAccountToken asked about.
         public var userTokenSecretFile: String?
+        /// The App Store Server API (an In-App Purchase key): reconciliation, backfill and test notifications.
+        public var serverAPI: ServerAPI?
 
         enum CodingKeys: String, CodingKey {
             case bundleId, appAppleId, environments, issuerId, signingKeys, rootCertificates, defaultMessageIdentifier, userTokenSecretFile
+            case serverAPI
         }
 
         public init(from decoder: any Decoder) throws {
@@ -46,7 +50,45 @@ public struct ReclaimConfig: Decodable, Sendable {
             rootCertificates = try container.decodeIfPresent([String].self, forKey: .rootCertificates) ?? []
             defaultMessageIdentifier = try container.decodeIfPresent(String.self, forKey: .defaultMessageIdentifier)
             userTokenSecretFile = try container.decodeIfPresent(String.self, forKey: .userTokenSecretFile)
+            serverAPI = try container.decodeIfPresent(ServerAPI.self, forKey: .serverAPI)
         }
+    }
+
+    /// An App Store Connect In-App Purchase key for the App Store Server API.
+    public struct ServerAPI: Decodable, Sendable {
+        /// The key's id (App Store Connect, Users and Access, Integrations, In-App Purchase).
+        public var keyId: String
+        /// The team's issuer id (same page).
+        public var issuerId: String
+        /// The key's `.p8` file.
+        public var file: String
+        /// Overrides Apple's URL for every environment (a proxy, or a test's stand-in); nil: Apple's URL for each.
+        public var baseURL: String?
+
+        public init(keyId: String, issuerId: String, file: String, baseURL: String? = nil) {
+            self.keyId = keyId
+            self.issuerId = issuerId
+            self.file = file
+            self.baseURL = baseURL
+        }
+    }
+
+    /// Periodic reconciliation by the worker role (`reclaim reconcile` on a timer).
+    public struct Reconciliation: Decodable, Sendable {
+        /// How often; 0s turns it off. One worker process at a time runs it (an advisory lock).
+        public var interval: ConfigDuration = ConfigDuration(seconds: 3600)
+        /// How far back each run asks Apple's notification history.
+        public var lookBack: ConfigDuration = ConfigDuration(seconds: 72 * 3600)
+
+        public init() {}
+
+        public init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            interval = try container.decodeDurationIfPresent(forKey: .interval) ?? interval
+            lookBack = try container.decodeDurationIfPresent(forKey: .lookBack) ?? lookBack
+        }
+
+        enum CodingKeys: String, CodingKey { case interval, lookBack }
     }
 
     public struct SigningKeyFile: Decodable, Sendable {
@@ -235,14 +277,22 @@ public struct ReclaimConfig: Decodable, Sendable {
         }
     }
 
-    enum CodingKeys: String, CodingKey { case apps, campaigns, server, worker, offers }
+    enum CodingKeys: String, CodingKey { case apps, campaigns, server, worker, offers, reconciliation }
 
-    public init(apps: [App] = [], campaigns: [Campaign] = [], server: Server = Server(), worker: Worker = Worker(), offers: Offers = Offers()) {
+    public init(
+        apps: [App] = [],
+        campaigns: [Campaign] = [],
+        server: Server = Server(),
+        worker: Worker = Worker(),
+        offers: Offers = Offers(),
+        reconciliation: Reconciliation = Reconciliation()
+    ) {
         self.apps = apps
         self.campaigns = campaigns
         self.server = server
         self.worker = worker
         self.offers = offers
+        self.reconciliation = reconciliation
     }
 
     public init(from decoder: any Decoder) throws {
@@ -252,5 +302,6 @@ public struct ReclaimConfig: Decodable, Sendable {
         server = try container.decodeIfPresent(Server.self, forKey: .server) ?? Server()
         worker = try container.decodeIfPresent(Worker.self, forKey: .worker) ?? Worker()
         offers = try container.decodeIfPresent(Offers.self, forKey: .offers) ?? Offers()
+        reconciliation = try container.decodeIfPresent(Reconciliation.self, forKey: .reconciliation) ?? Reconciliation()
     }
 }

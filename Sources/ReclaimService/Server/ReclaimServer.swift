@@ -49,6 +49,13 @@ public struct ReclaimServer: Sendable {
                     logger: logger
                 )
             )
+            services.append(
+                PeriodicReconciliation(
+                    dependencies: dependencies,
+                    interval: config.reconciliation.interval.duration,
+                    lookBack: TimeInterval(config.reconciliation.lookBack.seconds)
+                )
+            )
         }
         let application = buildApplication(dependencies, role: role, host: host, port: port, extraServices: services)
         let group = ServiceGroup(

@@ -1,0 +1,83 @@
+import AsyncHTTPClient
+import Foundation
+import Logging
+import PostgresNIO
+import ReclaimStore
+import ServiceLifecycle
+
+/// The worker role's reconciliation: every `reconciliation.interval`, the last `reconciliation.lookBack` of
+/// every app with `serverAPI`. One process at a time runs it, under a session advisory lock (released when
+/// its connection closes, so a killed worker never holds it); a worker that starts right after another ran
+/// waits for the interval, because the last run's start is read from `reclaim.reconciliation_runs`.
+struct PeriodicReconciliation: Service {
+    static let advisoryLockKey: Int64 = 0x72_65_63_6F_6E_63_69_6C
+    let dependencies: Dependencies
+    let interval: Duration
+    let lookBack: TimeInterval
+    /// How often a worker checks whether a run is due.
+    var checkEvery: Duration = .seconds(60)
+
+    func run() async throws {
+        let targets = (try? Reconciler.targets(dependencies.config, app: nil, environment: nil)) ?? []
+        guard interval > .zero, !targets.isEmpty else { return }
+        let http = HTTPClient(eventLoopGroupProvider: .singleton)
+        while !Task.isCancelledOrShuttingDown {
+            do {
+                try await runIfDue(targets, http: http)
+            } catch {
+                if !Task.isCancelledOrShuttingDown {
+                    dependencies.logger.warning("periodic reconciliation failed", metadata: ["error": "\(error)"])
+                }
+            }
+            try? await cancelWhenGracefulShutdown { try await Task.sleep(for: min(checkEvery, interval)) }
+        }
+        try? await http.shutdown()
+    }
+
+    func runIfDue(_ targets: [(ReclaimConfig.App, String)], http: HTTPClient) async throws {
+        let logger = dependencies.logger
+        try await dependencies.postgres.withConnection { connection in
+            let locked = try await connection.query("SELECT pg_try_advisory_lock(\(Self.advisoryLockKey))", logger: logger)
+            var holds = false
+            for try await value in locked.decode(Bool.self) { holds = value }
+            guard holds else { return }
+            do {
+                if try await isDue(connection: connection) { try await reconcile(targets, http: http) }
+            } catch {
+                _ = try? await connection.query("SELECT pg_advisory_unlock(\(Self.advisoryLockKey))", logger: logger)
+                throw error
+            }
+            _ = try await connection.query("SELECT pg_advisory_unlock(\(Self.advisoryLockKey))", logger: logger)
+        }
+    }
+
+    private func isDue(connection: PostgresConnection) async throws -> Bool {
+        let seconds = Double(interval.components.seconds)
+        let rows = try await connection.query(
+            """
+            SELECT coalesce(max(started_at) < now() - make_interval(secs => \(seconds)), true)
+            FROM reclaim.reconciliation_runs WHERE started_by = 'worker'
+            """,
+            logger: dependencies.logger
+        )
+        for try await due in rows.decode(Bool.self) { return due }
+        return true
+    }
+
+    private func reconcile(_ targets: [(ReclaimConfig.App, String)], http: HTTPClient) async throws {
+        let reconciler = Reconciler(dependencies: dependencies)
+        let now = Date()
+        for (app, environment) in targets {
+            do {
+                let client = try AppStoreServerAPIClient(app: app, environment: environment, http: http, logger: dependencies.logger)
+                _ = try await reconciler.reconcile(client, since: now.addingTimeInterval(-lookBack), until: now, startedBy: "worker")
+            } catch {
+                // One app's failure (a revoked key, Apple down) must not keep the others from reconciling.
+                dependencies.logger.warning(
+                    "reconciliation failed",
+                    metadata: ["app": "\(app.bundleId)", "environment": "\(environment)", "error": "\(error)"]
+                )
+            }
+        }
+    }
+}

@@ -1,0 +1,76 @@
+import Foundation
+import Logging
+import PostgresNIO
+
+/// `reclaim.reconciliation_runs`: each run is recorded when it starts and updated as pages arrive, so a run
+/// whose process died shows how far it got (finished_at NULL).
+public struct ReconciliationRunStore: Sendable {
+    public struct Counts: Sendable, Equatable {
+        public var pages = 0
+        public var found = 0
+        public var new = 0
+        public var refused = 0
+
+        public init(pages: Int = 0, found: Int = 0, new: Int = 0, refused: Int = 0) {
+            self.pages = pages
+            self.found = found
+            self.new = new
+            self.refused = refused
+        }
+    }
+
+    public let postgres: PostgresClient
+
+    public init(postgres: PostgresClient) {
+        self.postgres = postgres
+    }
+
+    public func start(
+        bundleId: String,
+        environment: String,
+        startedBy: String,
+        window: ClosedRange<Date>,
+        onlyFailures: Bool,
+        logger: Logger
+    ) async throws -> Int64 {
+        let rows = try await postgres.query(
+            """
+            INSERT INTO reclaim.reconciliation_runs (bundle_id, environment, started_by, window_start, window_end, only_failures)
+            VALUES (\(bundleId), \(environment), \(startedBy), \(window.lowerBound), \(window.upperBound), \(onlyFailures))
+            RETURNING id
+            """,
+            logger: logger
+        )
+        for try await id in rows.decode(Int64.self) { return id }
+        throw NoRowReturned(statement: "INSERT INTO reclaim.reconciliation_runs")
+    }
+
+    public func progress(_ id: Int64, _ counts: Counts, logger: Logger) async throws {
+        try await postgres.query(
+            """
+            UPDATE reclaim.reconciliation_runs
+            SET pages = \(counts.pages), found = \(counts.found), new = \(counts.new), refused = \(counts.refused)
+            WHERE id = \(id)
+            """,
+            logger: logger
+        )
+    }
+
+    public func finish(_ id: Int64, _ counts: Counts, error: String?, logger: Logger) async throws {
+        try await postgres.query(
+            """
+            UPDATE reclaim.reconciliation_runs
+            SET pages = \(counts.pages), found = \(counts.found), new = \(counts.new), refused = \(counts.refused),
+                error = \(error), finished_at = now()
+            WHERE id = \(id)
+            """,
+            logger: logger
+        )
+    }
+}
+
+/// An INSERT … RETURNING that returned nothing: the database is not the one this code was written for.
+struct NoRowReturned: Error, CustomStringConvertible {
+    let statement: String
+    var description: String { "\(statement) returned no row" }
+}

@@ -1,0 +1,130 @@
+import ArgumentParser
+import Foundation
+import ReclaimService
+import ReclaimStore
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+struct ReconcileCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "reconcile",
+        abstract: "Fetch Apple's notification history and ingest what Reclaim missed (duplicates change nothing).",
+        discussion: """
+            Every app with serverAPI in RECLAIM_CONFIG, in every environment it accepts, unless --app or --environment \
+            narrows it. Apple keeps 180 days of history in Production and 30 in Sandbox. Each run is recorded in \
+            reclaim.reconciliation_runs.
+            """
+    )
+    @Option(help: "How far back, e.g. 72h or 30d.") var since = "72h"
+    @Option(help: "Only this app (bundle id).") var app: String?
+    @Option(help: "Only this environment (Production or Sandbox).") var environment: String?
+    @Flag(help: "Only notifications Apple failed to deliver.") var onlyFailures = false
+    @OptionGroup var configOptions: ConfigOptions
+    @OptionGroup var database: DatabaseOptions
+
+    func run() async throws {
+        let logger = Bootstrap.logging()
+        guard let window = try? ConfigDuration(parsing: since), window.seconds > 0 else {
+            throw ValidationError("--since \(since): not a duration such as 72h or 30d")
+        }
+        let terminal = isatty(STDOUT_FILENO) == 1
+        let outcomes = try await RecoveryTasks.reconcile(
+            config: try configOptions.load(),
+            url: try database.resolved(),
+            app: app,
+            environment: environment,
+            since: TimeInterval(window.seconds),
+            onlyFailures: onlyFailures,
+            logger: logger
+        ) { progress in
+            let c = progress.counts
+            let line = "\(progress.bundleId) \(progress.environment): page \(c.pages), \(c.found) found, \(c.new) new, \(c.refused) refused"
+            if terminal {
+                // One line redrawn in place: a bar that fills per page (Apple does not say how many pages remain).
+                let bar = String(repeating: "█", count: min(c.pages, 30)) + String(repeating: "·", count: max(0, 30 - c.pages))
+                let text = "\r\u{1B}[2K[\(progress.done ? String(repeating: "█", count: 30) : bar)] \(line)" + (progress.done ? "\n" : "")
+                // Unbuffered: a buffered print would show the line only when it ends.
+                FileHandle.standardOutput.write(Data(text.utf8))
+            } else {
+                print(line)
+            }
+        }
+        for outcome in outcomes {
+            if let clamped = outcome.clampedFrom {
+                print(
+                    "\(outcome.bundleId) \(outcome.environment): asked from \(clamped.formatted(.iso8601)), Apple keeps history from \(outcome.window.lowerBound.formatted(.iso8601))"
+                )
+            }
+            let c = outcome.counts
+            print("\(outcome.bundleId) \(outcome.environment): \(c.found) in Apple's history, \(c.new) new (now queued), \(c.refused) refused")
+        }
+    }
+}
+
+struct BackfillCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "backfill",
+        abstract: "Seed subscription state from Get All Subscription Statuses for a file of transaction ids (one a line).",
+        discussion: """
+            Verified like notifications; no campaign fires on backfilled state. Resumable: ids already handled \
+            (reclaim.backfill_transactions) are skipped.
+            """
+    )
+    @Option(help: "A file with one transaction id a line (blank lines and lines starting with # are ignored).") var transactions: String
+    @Option(help: "The app (bundle id); may be omitted when one app has serverAPI.") var app: String?
+    @OptionGroup var configOptions: ConfigOptions
+    @OptionGroup var database: DatabaseOptions
+
+    func run() async throws {
+        let logger = Bootstrap.logging()
+        let config = try configOptions.load()
+        guard let text = try? String(contentsOfFile: transactions, encoding: .utf8) else { throw ValidationError("cannot read \(transactions)") }
+        let ids = text.split(whereSeparator: \.isNewline).map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty && !$0.hasPrefix("#") }
+        if let bad = ids.first(where: { $0.count > 64 || !$0.allSatisfy(\.isNumber) }) {
+            throw ValidationError("\(transactions): \(bad.prefix(70)) is not a transaction id (digits)")
+        }
+        let candidates = config.apps.filter { $0.serverAPI != nil }.map(\.bundleId)
+        guard let bundleId = app ?? (candidates.count == 1 ? candidates[0] : nil) else {
+            throw ValidationError("name the app with --app (apps with serverAPI: \(candidates.joined(separator: ", ")))")
+        }
+        let counts = try await Backfill.run(config: config, url: try database.resolved(), app: bundleId, transactionIds: ids, logger: logger) {
+            print($0)
+        }
+        print(
+            "backfill: \(counts.seeded) seeded (\(counts.subscriptions) subscriptions), \(counts.skipped) done before, \(counts.notFound) not found"
+        )
+    }
+}
+
+struct AppleCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "apple",
+        abstract: "Talk to the App Store Server API.",
+        subcommands: [TestNotification.self]
+    )
+
+    struct TestNotification: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "test-notification",
+            abstract: "Ask Apple to send a TEST notification and say whether, and how, it reached Reclaim (exit 1 if not)."
+        )
+        @Option(help: "The app (bundle id).") var app: String
+        @Option(help: "Sandbox or Production; default Sandbox when the app accepts it.") var environment: String?
+        @OptionGroup var configOptions: ConfigOptions
+        @OptionGroup var database: DatabaseOptions
+
+        func run() async throws {
+            let logger = Bootstrap.logging()
+            let reached = try await RecoveryTasks.testNotification(
+                config: try configOptions.load(),
+                url: try database.resolved(),
+                app: app,
+                environment: environment,
+                logger: logger
+            ) { print($0) }
+            if !reached { throw ExitCode(1) }
+        }
+    }
+}

@@ -1,0 +1,208 @@
+import Crypto
+import Foundation
+import HTTPTypes
+import Hummingbird
+import NIOCore
+import ReclaimDomain
+import Synchronization
+
+/// A stand-in for Apple's App Store Server API on loopback: it checks the bearer token as Apple does (ES256
+/// over the configured key, header kid/typ, claims iss/aud/bid/iat/exp with exp at most 60 minutes after iat)
+/// and serves notification history in pages of 20, subscription statuses and test notifications. Tests script
+/// failures by request number: a cut connection, 429 with Retry-After in UNIX milliseconds, 401.
+final class AppleAPIStandIn: Sendable {
+    enum Failure: Sendable {
+        /// Sends the answer's first bytes, then closes the connection.
+        case cutMidAnswer
+        /// 429 with error 4290000 and `Retry-After` this far in the future (as Apple does: UNIX milliseconds).
+        case rateLimited(retryAfter: Duration)
+        case unauthorized
+        case serverError
+    }
+
+    struct Received: Sendable {
+        let method: String
+        let path: String
+        let at: ContinuousClock.Instant
+    }
+
+    let keyId: String
+    let issuerId: String
+    let bundleId: String
+    let publicKey: P256.Signing.PublicKey
+    /// Signed notification payloads with their signedDate, served by Get Notification History.
+    let history: Mutex<[(signedPayload: String, signedDate: Int64)]> = Mutex([])
+    /// Get All Subscription Statuses answers by transaction id.
+    let statuses: Mutex<[String: AppStoreStatusFixture]> = Mutex([:])
+    /// The test notification's signed payload, reported after `testPollsBeforeAttempt` polls.
+    let testNotification: Mutex<(signedPayload: String, result: String)?> = Mutex(nil)
+    let testPollsBeforeAttempt = 1
+    private let failures: Mutex<[Int: Failure]>
+    private let requests = Mutex<[Received]>([])
+    private let tokenProblems = Mutex<[String]>([])
+
+    init(keyId: String, issuerId: String, bundleId: String, publicKey: P256.Signing.PublicKey, failures: [Int: Failure] = [:]) {
+        self.keyId = keyId
+        self.issuerId = issuerId
+        self.bundleId = bundleId
+        self.publicKey = publicKey
+        self.failures = Mutex(failures)
+    }
+
+    var received: [Received] { requests.withLock { $0 } }
+    var refusedTokens: [String] { tokenProblems.withLock { $0 } }
+
+    func router() -> Router<BasicRequestContext> {
+        let router = Router()
+        router.post("/inApps/v1/notifications/history") { request, context in
+            try await self.answer(request, context) { body in try self.historyPage(request: request, body: body) }
+        }
+        router.get("/inApps/v1/subscriptions/:id") { request, context in
+            try await self.answer(request, context) { _ in
+                let id = context.parameters.get("id") ?? ""
+                guard let fixture = self.statuses.withLock({ $0[id] }) else {
+                    return (.notFound, #"{"errorCode":4040010,"errorMessage":"Transaction id not found."}"#)
+                }
+                return (.ok, try fixture.json())
+            }
+        }
+        router.post("/inApps/v1/notifications/test") { request, context in
+            try await self.answer(request, context) { _ in (.ok, #"{"testNotificationToken":"test-token-1"}"#) }
+        }
+        router.get("/inApps/v1/notifications/test/:token") { request, context in
+            try await self.answer(request, context) { _ in
+                let polls = self.received.filter { $0.path.hasPrefix("/inApps/v1/notifications/test/") }.count
+                guard polls > self.testPollsBeforeAttempt, let test = self.testNotification.withLock({ $0 }) else {
+                    return (.ok, #"{"sendAttempts":[]}"#)
+                }
+                let answer: [String: Any] = [
+                    "signedPayload": test.signedPayload,
+                    "sendAttempts": [["attemptDate": Int64(Date().timeIntervalSince1970 * 1000), "sendAttemptResult": test.result]],
+                ]
+                return (.ok, String(decoding: try JSONSerialization.data(withJSONObject: answer), as: UTF8.self))
+            }
+        }
+        return router
+    }
+
+    /// Records the request, checks its token, applies a scripted failure, else answers with `body`.
+    private func answer(
+        _ request: Request,
+        _ context: BasicRequestContext,
+        _ handler: (Data) throws -> (HTTPResponse.Status, String)
+    ) async throws -> Response {
+        let number = requests.withLock {
+            $0.append(Received(method: request.method.rawValue, path: request.uri.description, at: .now))
+            return $0.count
+        }
+        let body = Data(try await request.body.collect(upTo: 1 << 20).readableBytesView)
+        if let problem = tokenProblem(request.headers[.authorization]) {
+            tokenProblems.withLock { $0.append(problem) }
+            return Self.json(.unauthorized, #"{"errorCode":4010000,"errorMessage":"\#(problem)"}"#)
+        }
+        switch failures.withLock({ $0.removeValue(forKey: number) }) {
+        case .cutMidAnswer?:
+            let (_, text) = try handler(body)
+            var headers = HTTPFields()
+            headers[.contentType] = "application/json"
+            headers[.contentLength] = "\(text.utf8.count)"
+            return Response(
+                status: .ok,
+                headers: headers,
+                body: ResponseBody { writer in
+                    try await writer.write(ByteBuffer(string: String(text.prefix(text.count / 2))))
+                    throw CancellationError()  // Hummingbird closes the connection mid-body.
+                }
+            )
+        case .rateLimited(let wait)?:
+            var response = Self.json(.tooManyRequests, #"{"errorCode":4290000,"errorMessage":"Rate limit exceeded."}"#)
+            let until = Date().addingTimeInterval(Double(wait.components.seconds) + Double(wait.components.attoseconds) / 1e18)
+            response.headers[.retryAfter] = "\(Int64(until.timeIntervalSince1970 * 1000))"
+            return response
+        case .unauthorized?:
+            return Self.json(.unauthorized, "")
+        case .serverError?:
+            return Self.json(.internalServerError, #"{"errorCode":5000000,"errorMessage":"An unknown error occurred."}"#)
+        case nil:
+            let (status, text) = try handler(body)
+            return Self.json(status, text)
+        }
+    }
+
+    private func historyPage(request: Request, body: Data) throws -> (HTTPResponse.Status, String) {
+        struct Window: Decodable {
+            let startDate: Int64
+            let endDate: Int64
+        }
+        let window = try JSONDecoder().decode(Window.self, from: body)
+        let matching = history.withLock { $0 }.filter { $0.signedDate >= window.startDate && $0.signedDate < window.endDate }
+        let page = request.uri.queryParameters.get("paginationToken").flatMap { Int($0.dropFirst("page-".count)) } ?? 0
+        let items = matching.dropFirst(page * 20).prefix(20)
+        let hasMore = matching.count > (page + 1) * 20
+        var answer: [String: Any] = [
+            "notificationHistory": items.map {
+                ["signedPayload": $0.signedPayload, "sendAttempts": [["attemptDate": $0.signedDate, "sendAttemptResult": "NO_RESPONSE"]]]
+            },
+            "hasMore": hasMore,
+        ]
+        if hasMore { answer["paginationToken"] = "page-\(page + 1)" }
+        return (.ok, String(decoding: try JSONSerialization.data(withJSONObject: answer), as: UTF8.self))
+    }
+
+    /// What Apple would refuse in this Authorization header, or nil.
+    func tokenProblem(_ authorization: String?) -> String? {
+        guard let authorization, authorization.hasPrefix("Bearer ") else { return "no bearer token" }
+        let parts = authorization.dropFirst("Bearer ".count).split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 3, let headerData = Base64URL.decode(parts[0]), let claimsData = Base64URL.decode(parts[1]),
+            let signatureData = Base64URL.decode(parts[2]),
+            let header = try? JSONSerialization.jsonObject(with: headerData) as? [String: Any],
+            let claims = try? JSONSerialization.jsonObject(with: claimsData) as? [String: Any]
+        else { return "not a JWT" }
+        guard header["alg"] as? String == "ES256", header["kid"] as? String == keyId, header["typ"] as? String == "JWT" else {
+            return "header \(header)"
+        }
+        guard let signature = try? P256.Signing.ECDSASignature(rawRepresentation: signatureData),
+            publicKey.isValidSignature(signature, for: Data("\(parts[0]).\(parts[1])".utf8))
+        else { return "signature" }
+        let now = Int64(Date().timeIntervalSince1970)
+        guard claims["iss"] as? String == issuerId, claims["aud"] as? String == "appstoreconnect-v1", claims["bid"] as? String == bundleId,
+            let iat = (claims["iat"] as? NSNumber)?.int64Value, let exp = (claims["exp"] as? NSNumber)?.int64Value,
+            iat <= now + 5, exp > now, exp - iat <= 3600
+        else { return "claims \(claims)" }
+        return nil
+    }
+
+    static func json(_ status: HTTPResponse.Status, _ text: String) -> Response {
+        var headers = HTTPFields()
+        headers[.contentType] = "application/json"
+        return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(string: text)))
+    }
+}
+
+/// One Get All Subscription Statuses answer.
+struct AppStoreStatusFixture: Sendable {
+    let environment: String
+    let bundleId: String
+    let status: Int
+    let originalTransactionId: String
+    let signedTransactionInfo: String
+    let signedRenewalInfo: String
+
+    func json() throws -> String {
+        let answer: [String: Any] = [
+            "environment": environment, "bundleId": bundleId, "appAppleId": 1_234_567_890,
+            "data": [
+                [
+                    "subscriptionGroupIdentifier": "21000000",
+                    "lastTransactions": [
+                        [
+                            "status": status, "originalTransactionId": originalTransactionId, "signedTransactionInfo": signedTransactionInfo,
+                            "signedRenewalInfo": signedRenewalInfo,
+                        ]
+                    ],
+                ]
+            ],
+        ]
+        return String(decoding: try JSONSerialization.data(withJSONObject: answer), as: UTF8.self)
+    }
+}
