@@ -1,0 +1,195 @@
+import Foundation
+import PostgresNIO
+import ReclaimService
+import Testing
+import Yams
+
+/// deploy/ cannot run here (no container engine, no Kubernetes): what can be checked without them is checked
+/// here: every file parses, and names only real commands and flags, environment variables, config keys,
+/// routes and metrics; every SQL query of the Grafana dashboard runs against the real views.
+@Suite("deploy/ names what Reclaim has")
+struct DeployFilesTests {
+    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent()
+    static func read(_ path: String) throws -> String { try String(contentsOf: root.appendingPathComponent(path), encoding: .utf8) }
+
+    static func files(under directory: String, extensions: Set<String>) throws -> [String] {
+        let base = root.appendingPathComponent(directory)
+        var found: [String] = []
+        for case let url as URL in FileManager.default.enumerator(at: base, includingPropertiesForKeys: nil)?.allObjects ?? []
+        where extensions.contains(url.pathExtension) {
+            found.append(directory + "/" + url.path.dropFirst(base.path.count + 1))
+        }
+        return found.sorted()
+    }
+
+    /// Every YAML document of deploy/.
+    static func documents() throws -> [(file: String, document: Any)] {
+        try files(under: "deploy", extensions: ["yaml", "yml"]).flatMap { file in
+            try Yams.load_all(yaml: try read(file)).map { (file, $0 as Any) }
+        }
+    }
+
+    @Test("every YAML file parses; both example configs load and pass validation; every config key is documented")
+    func yamlAndConfig() throws {
+        let documents = try Self.documents()
+        #expect(Set(documents.map(\.file)).count >= 11, "\(documents.map(\.file))")
+        let configMap = try #require(
+            documents.first { ($0.document as? [String: Any])?["kind"] as? String == "ConfigMap" }?.document as? [String: Any]
+        )
+        let inCluster = try #require((configMap["data"] as? [String: Any])?["config.yaml"] as? String)
+        let readme = try Self.read("README.md")
+        let example = try #require(readme.firstMatch(of: /## Configuration[\s\S]*?```yaml\n([\s\S]*?)```/)?.output.1)
+        let documented = try Self.keyPaths(try Self.yaml(String(example)))
+        for (name, text) in [("deploy/config.example.yaml", try Self.read("deploy/config.example.yaml")), ("configmap config.yaml", inCluster)] {
+            let config = try ReclaimConfig.parse(yaml: text, source: name)
+            #expect(!config.apps.isEmpty, "\(name)")
+            let undocumented = try Self.keyPaths(try Self.yaml(text)).subtracting(documented)
+            #expect(undocumented.isEmpty, "\(name) names keys README.md does not document (typos are ignored silently): \(undocumented.sorted())")
+        }
+    }
+
+    @Test("every command line names real subcommands and flags; every environment variable is one Reclaim reads")
+    func commandsAndEnvironment() async throws {
+        var commands: [[String]] = []
+        var variables = Set<String>()
+        func visit(_ value: Any) {
+            if let map = value as? [String: Any] {
+                if let args = (map["args"] ?? map["command"]) as? [String], args.first.map({ !["sleep", "sh"].contains($0) }) == true {
+                    commands.append(args)
+                }
+                // Only containers of Reclaim's image (compose's postgres service has its own variables).
+                let isReclaim = (map["image"] as? String)?.contains("reclaim") == true || map["build"] != nil
+                if isReclaim, let env = map["env"] as? [[String: Any]] { variables.formUnion(env.compactMap { $0["name"] as? String }) }
+                if isReclaim, let env = map["environment"] as? [String: Any] { variables.formUnion(env.keys) }
+                map.values.forEach(visit)
+            } else if let list = value as? [Any] {
+                list.forEach(visit)
+            }
+        }
+        for (_, document) in try Self.documents() { visit(document) }
+        for unit in try Self.files(under: "deploy/systemd", extensions: ["service"]) {
+            for line in try Self.read(unit).split(separator: "\n") {
+                if line.hasPrefix("ExecStart=/usr/local/bin/reclaim ") { commands.append(line.split(separator: " ").dropFirst().map(String.init)) }
+                if line.hasPrefix("Environment=") { variables.insert(String(line.dropFirst("Environment=".count).prefix { $0 != "=" })) }
+            }
+        }
+        #expect(commands.count >= 10, "\(commands)")
+        for command in commands {
+            let subcommand = command.prefix { !$0.hasPrefix("-") }
+            let help = try Self.run(try Binaries.path("reclaim"), Array(subcommand) + ["--help"])
+            #expect(help.status == 0, "reclaim \(subcommand.joined(separator: " ")) is not a command: \(help.output)")
+            for flag in command where flag.hasPrefix("--") {
+                #expect(help.output.contains(flag), "reclaim \(subcommand.joined(separator: " ")) has no \(flag)")
+            }
+        }
+        // Read by the Swift runtime, not by Reclaim.
+        let runtime: Set<String> = ["SWIFT_BACKTRACE"]
+        let read = try Self.files(under: "Sources", extensions: ["swift"]).reduce(into: Set<String>()) { names, file in
+            for match in try Self.read(file).matches(of: /environment\["([A-Z_]+)"\]/) { names.insert(String(match.output.1)) }
+        }
+        let unknown = variables.subtracting(read).subtracting(runtime)
+        #expect(unknown.isEmpty, "deploy/ sets environment variables Reclaim never reads: \(unknown.sorted())")
+        #expect(variables.isSuperset(of: ["DATABASE_URL", "RECLAIM_CONFIG", "LOG_FORMAT"]))
+    }
+
+    @Test("probes and scrapes name real routes; alerts and dashboards name real metrics")
+    func routesAndMetrics() throws {
+        let openapi = try #require(try Self.yaml(try Self.read("openapi.yaml")) as? [String: Any])
+        let routes = Set(try #require(openapi["paths"] as? [String: Any]).keys)
+        var paths = Set<String>()
+        func visit(_ value: Any) {
+            if let map = value as? [String: Any] {
+                if let get = map["httpGet"] as? [String: Any], let path = get["path"] as? String { paths.insert(path) }
+                if let path = map["prometheus.io/path"] as? String { paths.insert(path) }
+                map.values.forEach(visit)
+            } else if let list = value as? [Any] {
+                list.forEach(visit)
+            }
+        }
+        for (_, document) in try Self.documents() { visit(document) }
+        #expect(paths.isSuperset(of: ["/healthz", "/readyz", "/metrics"]), "\(paths)")
+        #expect(paths.isSubset(of: routes), "probes name routes the server does not have: \(paths.subtracting(routes))")
+
+        // Metric names: every one the alerts and the dashboard use is a label in Sources, or Hummingbird's own.
+        let sources = try Self.files(under: "Sources", extensions: ["swift"]).map { try Self.read($0) }.joined()
+        let defined = Set(sources.matches(of: /label: "([a-z_]+)"/).map { String($0.output.1) }).union([
+            "hb_requests", "http_server_request_duration",
+        ])
+        let queries = try Self.read("deploy/prometheus/reclaim-alerts.yaml") + Self.read("deploy/grafana/reclaim-dashboard.json")
+        let used = Set(queries.matches(of: /\b(reclaim_[a-z0-9_]+|hb_requests|http_server_request_duration[a-z_]*)\b/).map { String($0.output.1) })
+        let undefined = used.filter { name in
+            !defined.contains(name)
+                && !["_bucket", "_sum", "_count"].contains { name.hasSuffix($0) && defined.contains(String(name.dropLast($0.count))) }
+        }
+        #expect(used.count >= 15, "\(used.sorted())")
+        #expect(undefined.isEmpty, "alerts or dashboards use metrics Reclaim does not export: \(undefined.sorted())")
+        let alerts = try #require(try Self.yaml(try Self.read("deploy/prometheus/reclaim-alerts.yaml")) as? [String: Any])
+        let rules = (alerts["groups"] as? [[String: Any]] ?? []).flatMap { $0["rules"] as? [[String: Any]] ?? [] }
+        #expect(rules.count >= 5)
+        #expect(rules.allSatisfy { $0["alert"] is String && $0["expr"] is String })
+    }
+
+    @Test("every SQL query of the Grafana dashboard runs against the views of a database filled by the corpus")
+    func grafanaSQL() async throws {
+        let dashboard = try #require(
+            try JSONSerialization.jsonObject(with: Data(try Self.read("deploy/grafana/reclaim-dashboard.json").utf8)) as? [String: Any]
+        )
+        let panels = dashboard["panels"] as? [[String: Any]] ?? []
+        let sql = panels.flatMap { $0["targets"] as? [[String: Any]] ?? [] }.compactMap { $0["rawSql"] as? String }
+        #expect(sql.count >= 5)
+        let setup = try CampaignTestSetup()
+        defer { setup.remove() }
+        try await withProcessedCorpus(setup) { client, _ in
+            var rowsSeen = 0
+            for query in sql {
+                #expect(query.contains("reclaim."), "\(query)")
+                do {
+                    for try await _ in try await client.query(PostgresQuery(unsafeSQL: query), logger: TestPostgres.logger) { rowsSeen += 1 }
+                } catch {
+                    Issue.record("the dashboard's query failed: \(String(reflecting: error))\n\(query)")
+                }
+            }
+            #expect(rowsSeen > 0, "no dashboard query returned a row on the processed corpus")
+        }
+    }
+
+    /// One YAML document; throws when the text holds none.
+    static func yaml(_ text: String) throws -> Any {
+        guard let loaded = try Yams.load(yaml: text) else { throw PythonCrossCheck.Failure(description: "no YAML document") }
+        return loaded
+    }
+
+    /// Key paths of a YAML tree, list positions dropped: apps.signingKeys.keyId.
+    static func keyPaths(_ node: Any, prefix: String = "") throws -> Set<String> {
+        var paths = Set<String>()
+        if let map = node as? [String: Any] {
+            for (key, value) in map {
+                let path = prefix.isEmpty ? key : prefix + "." + key
+                paths.insert(path)
+                // Free-form maps whose keys are data, not config keys.
+                if path == "campaigns.conditions" || path.hasSuffix(".offer") {
+                    paths.formUnion(try keyPaths(value, prefix: path))
+                    continue
+                }
+                paths.formUnion(try keyPaths(value, prefix: path))
+            }
+        } else if let list = node as? [Any] {
+            for item in list { paths.formUnion(try keyPaths(item, prefix: prefix)) }
+        }
+        return paths
+    }
+
+    static func run(_ executable: String, _ arguments: [String]) throws -> (status: Int32, output: String) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = arguments
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = output
+        try process.run()
+        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        return (process.terminationStatus, text)
+    }
+}
