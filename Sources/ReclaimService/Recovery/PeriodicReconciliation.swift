@@ -19,7 +19,11 @@ struct PeriodicReconciliation: Service {
 
     func run() async throws {
         let targets = (try? Reconciler.targets(dependencies.config, app: nil, environment: nil)) ?? []
-        guard interval > .zero, !targets.isEmpty else { return }
+        guard interval > .zero, !targets.isEmpty else {
+            // Nothing to reconcile. A service that returns early stops its whole ServiceGroup: wait for shutdown.
+            try? await gracefulShutdown()
+            return
+        }
         let http = HTTPClient(eventLoopGroupProvider: .singleton)
         while !Task.isCancelledOrShuttingDown {
             do {

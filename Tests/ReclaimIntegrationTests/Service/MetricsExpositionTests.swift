@@ -3,6 +3,8 @@ import Hummingbird
 import HummingbirdTesting
 import Prometheus
 import ReclaimService
+import ReclaimStore
+import ServiceLifecycle
 import Testing
 
 @Suite("/metrics")
@@ -23,6 +25,58 @@ struct MetricsExpositionTests {
                 #expect(families.contains("http_server_request_duration"), "\(families.sorted())")
                 #expect(text.contains(#"http_route="/healthz""#))
                 #expect(text.contains(#"http_response_status_code="401""#))
+            }
+        }
+    }
+
+    @Test("after the corpus is processed and an offer delivered: ingest, verification time, queue, jobs, decisions, offers per campaign, signatures")
+    func reclaimSeries() async throws {
+        let registry = TestMetrics.registry  // bootstrapped before any of the metrics below is made
+        let setup = try CampaignTestSetup()
+        defer { setup.remove() }
+        try await withProcessedCorpus(setup) { client, processed in
+            let dependencies = {
+                var dependencies = processed
+                dependencies.metricsRegistry = registry
+                return dependencies
+            }()
+            let appKey = try await APIKeyStore(postgres: client).create(scope: .app, bundleId: "GeniusParentingAI", logger: TestPostgres.logger)
+            let maintenance = QueueMaintenance(
+                queue: JobQueue(postgres: client),
+                interval: .milliseconds(50),
+                completedRetention: .seconds(86_400),
+                logger: TestPostgres.logger
+            )
+            try await withServices([maintenance]) {
+                let app = Application(router: buildRouter(dependencies))
+                try await app.test(.router) { http in
+                    try await http.execute(
+                        uri: "/v1/offers?appAccountToken=00000000-0000-0000-0000-000000000051",
+                        method: .get,
+                        headers: [.authorization: "Bearer \(appKey)"]
+                    ) { #expect($0.status == .ok) }
+                    try await eventually("queue gauges published") {
+                        try await http.execute(uri: "/metrics", method: .get) { String(buffer: $0.body) }.contains(
+                            #"reclaim_jobs{state="completed"}"#
+                        )
+                    }
+                    let text = try await http.execute(uri: "/metrics", method: .get) { String(buffer: $0.body) }
+                    _ = try Self.parse(text)
+                    for series in [
+                        #"reclaim_notifications_total{outcome="stored"}"#,
+                        "reclaim_notification_verification_seconds_bucket{",
+                        "reclaim_jobs_completed_total ",
+                        "reclaim_job_batch_duration_seconds_bucket{",
+                        "reclaim_jobs_oldest_due_age_seconds ",
+                        #"reclaim_campaign_decisions_total{campaign="winback-expired",outcome="offered"}"#,
+                        #"reclaim_offers_issued_total{campaign="winback-expired"}"#,
+                        #"reclaim_offers_delivered_total{campaign="winback-expired"}"#,
+                        #"reclaim_offer_signatures_total{purpose="issue"}"#,
+                        "reclaim_offers_withdrawn_total ",
+                    ] {
+                        #expect(text.contains("\n" + series), "\(series) is missing from /metrics")
+                    }
+                }
             }
         }
     }
