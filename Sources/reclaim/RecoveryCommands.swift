@@ -68,12 +68,17 @@ struct BackfillCommand: AsyncParsableCommand {
         commandName: "backfill",
         abstract: "Seed subscription state from Get All Subscription Statuses for a file of transaction ids (one a line).",
         discussion: """
-            Verified like notifications; no campaign fires on backfilled state. Resumable: ids already handled \
+            Verified like notifications; no campaign fires on backfilled state unless --evaluate. Resumable: ids already handled \
             (reclaim.backfill_transactions) are skipped.
             """
     )
     @Option(help: "A file with one transaction id a line (blank lines and lines starting with # are ignored).") var transactions: String
     @Option(help: "The app (bundle id); may be omitted when one app has serverAPI.") var app: String?
+    @Flag(
+        help:
+            "Let the campaigns evaluate each subscription as the notification its status implies (e.g. expired by choice: EXPIRED/VOLUNTARY); by default backfill seeds state only and offers nothing."
+    )
+    var evaluate = false
     @OptionGroup var configOptions: ConfigOptions
     @OptionGroup var database: DatabaseOptions
 
@@ -89,7 +94,14 @@ struct BackfillCommand: AsyncParsableCommand {
         guard let bundleId = app ?? (candidates.count == 1 ? candidates[0] : nil) else {
             throw ValidationError("name the app with --app (apps with serverAPI: \(candidates.joined(separator: ", ")))")
         }
-        let counts = try await Backfill.run(config: config, url: try database.resolved(), app: bundleId, transactionIds: ids, logger: logger) {
+        let counts = try await Backfill.run(
+            config: config,
+            url: try database.resolved(),
+            app: bundleId,
+            transactionIds: ids,
+            evaluate: evaluate,
+            logger: logger
+        ) {
             print($0)
         }
         print(

@@ -9,10 +9,14 @@ import ReclaimStore
 /// or notifications older than Apple's history), from Get All Subscription Statuses.
 ///
 /// Each transaction id's subscriptions are verified (signed transaction and renewal info, the same chain checks
-/// as notifications) and applied like a notification would be, but as a snapshot of type `BACKFILL` that no
-/// campaign triggers on: backfill informs state, it sends nobody an offer. A newer notification always wins
-/// (state moves only forward by signedDate). Each id is recorded in `reclaim.backfill_transactions` in the same
-/// transaction as its state, so a second run after an interruption skips what was done and redoes nothing.
+/// as notifications) and applied like a notification would be. By default as a snapshot of type `BACKFILL` that
+/// no campaign triggers on: backfill informs state, it sends nobody an offer. With `evaluate`, as the
+/// notification the status implies (expired by the subscriber's choice is EXPIRED/VOLUNTARY, auto-renew off is
+/// DID_CHANGE_RENEWAL_STATUS/AUTO_RENEW_DISABLED, …), stored with source `backfill` so the campaigns' decisions
+/// can refer to it, and evaluated by the campaigns like a notification from Apple.
+/// A newer notification always wins (state moves only forward by signedDate). Each id is recorded in
+/// `reclaim.backfill_transactions` in the same transaction as its state and decisions, so a second run after an
+/// interruption skips what was done and redoes nothing.
 public enum Backfill {
     public struct Counts: Sendable, Equatable {
         public var seeded = 0
@@ -26,6 +30,7 @@ public enum Backfill {
         url: DatabaseURL,
         app bundleId: String,
         transactionIds: [String],
+        evaluate: Bool = false,
         logger: Logger,
         report: @escaping @Sendable (String) -> Void
     ) async throws -> Counts {
@@ -34,7 +39,7 @@ public enum Backfill {
         guard !environments.isEmpty else { throw ConfigError("app \(bundleId) accepts neither Production nor Sandbox") }
         return try await RecoveryTasks.withDependencies(config: config, url: url, logger: logger) { dependencies, http in
             let clients = try environments.map { try AppStoreServerAPIClient(app: app, environment: $0, http: http, logger: logger) }
-            let engine = CampaignEngine(campaigns: [], signers: [:])
+            let engine = evaluate ? dependencies.campaignEngine : CampaignEngine(campaigns: [], signers: [:])
             let done = try await BackfillStore(postgres: dependencies.postgres).done(bundleId: bundleId, logger: logger)
             var counts = Counts()
             for (index, id) in transactionIds.enumerated() {
@@ -42,18 +47,38 @@ public enum Backfill {
                     counts.skipped += 1
                     continue
                 }
-                var found: (environment: String, snapshots: [SubscriptionSnapshot])?
+                var found: (environment: String, snapshots: [(SubscriptionSnapshot, String)])?
                 for client in clients {
                     do {
                         let statuses = try await client.subscriptionStatuses(transactionId: id)
-                        found = (client.environment, try await snapshots(statuses, bundleId: bundleId, verifier: dependencies.verifier))
+                        found = (
+                            client.environment, try await snapshots(statuses, bundleId: bundleId, evaluate: evaluate, verifier: dependencies.verifier)
+                        )
                         break
                     } catch let error as AppStoreAPIError where error.status == 404 {
                         continue  // Not in this environment (4040010): try the next one.
                     }
                 }
                 try await dependencies.postgres.transaction(logger: logger) { connection in
-                    for snapshot in found?.snapshots ?? [] {
+                    for (snapshot, signedTransaction) in found?.snapshots ?? [] {
+                        if snapshot.notificationType != Self.stateOnly {
+                            let stored = try await BackfillStore.storeImpliedNotification(
+                                uuid: snapshot.notificationUUID,
+                                type: snapshot.notificationType,
+                                subtype: snapshot.subtype,
+                                bundleId: snapshot.bundleId,
+                                environment: snapshot.environment,
+                                signedDate: snapshot.signedDate,
+                                originalTransactionId: snapshot.originalTransactionId,
+                                transactionId: snapshot.transaction?.transactionId,
+                                appAccountToken: snapshot.appAccountToken,
+                                productId: snapshot.transaction?.productId,
+                                signedTransactionInfo: signedTransaction,
+                                connection: connection,
+                                logger: logger
+                            )
+                            guard stored else { continue }  // Evaluated by an earlier backfill of the same answer.
+                        }
                         try await engine.process(snapshot, connection: connection, logger: logger)
                     }
                     try await BackfillStore.record(
@@ -83,9 +108,17 @@ public enum Backfill {
         }
     }
 
-    /// One snapshot per subscription in the answer, each verified in full; throws when any fails verification.
-    static func snapshots(_ statuses: AppStoreAPI.StatusResponse, bundleId: String, verifier: AppleJWSVerifier) async throws -> [SubscriptionSnapshot]
-    {
+    /// The notification type of a snapshot that only seeds state.
+    static let stateOnly = "BACKFILL"
+
+    /// One snapshot per subscription in the answer (with its signed transaction info), each verified in full;
+    /// throws when any fails verification.
+    static func snapshots(
+        _ statuses: AppStoreAPI.StatusResponse,
+        bundleId: String,
+        evaluate: Bool,
+        verifier: AppleJWSVerifier
+    ) async throws -> [(SubscriptionSnapshot, String)] {
         if let answered = statuses.bundleId, answered != bundleId {
             throw AppStoreAPIError(
                 status: 200,
@@ -93,7 +126,7 @@ public enum Backfill {
                 description: "Get All Subscription Statuses answered for \(answered), not \(bundleId)"
             )
         }
-        var snapshots: [SubscriptionSnapshot] = []
+        var snapshots: [(SubscriptionSnapshot, String)] = []
         for group in statuses.data {
             for last in group.lastTransactions {
                 guard let signedTransaction = last.signedTransactionInfo else { continue }
@@ -103,22 +136,47 @@ public enum Backfill {
                     let environment = transaction.environment?.rawValue
                 else { continue }
                 let signedDate = transaction.signedDate.map(Date.init(unixMilliseconds:)) ?? Date()
+                let implied = evaluate ? impliedNotification(status: last.status, renewal: renewal) : nil
                 snapshots.append(
-                    SubscriptionSnapshot(
-                        bundleId: bundleId,
-                        environment: environment,
-                        originalTransactionId: originalTransactionId,
-                        notificationType: "BACKFILL",
-                        signedDate: signedDate,
-                        notificationUUID: uuid(for: "backfill|\(bundleId)|\(originalTransactionId)|\(signedTransaction.suffix(86))"),
-                        appleStatus: last.status,
-                        transaction: transaction,
-                        renewalInfo: renewal
+                    (
+                        SubscriptionSnapshot(
+                            bundleId: bundleId,
+                            environment: environment,
+                            originalTransactionId: originalTransactionId,
+                            notificationType: implied?.type ?? stateOnly,
+                            subtype: implied?.subtype,
+                            signedDate: signedDate,
+                            notificationUUID: uuid(for: "backfill|\(bundleId)|\(originalTransactionId)|\(signedTransaction.suffix(86))"),
+                            appleStatus: last.status,
+                            transaction: transaction,
+                            renewalInfo: renewal
+                        ),
+                        signedTransaction
                     )
                 )
             }
         }
         return snapshots
+    }
+
+    /// The notification Apple would have sent for a subscription in this status: what campaigns trigger on.
+    /// nil for an active subscription that renews (nothing to win back or retain).
+    static func impliedNotification(status: Int64?, renewal: RenewalInfo?) -> (type: String, subtype: String?)? {
+        switch status {
+        case 1: renewal?.autoRenewStatus == 0 ? ("DID_CHANGE_RENEWAL_STATUS", "AUTO_RENEW_DISABLED") : nil
+        case 2:
+            switch renewal?.expirationIntent {
+            case 1: ("EXPIRED", "VOLUNTARY")
+            case 2: ("EXPIRED", "BILLING_RETRY")
+            case 3: ("EXPIRED", "PRICE_INCREASE")
+            case 4: ("EXPIRED", "PRODUCT_NOT_FOR_SALE")
+            default: ("EXPIRED", nil)
+            }
+        case 3: ("DID_FAIL_TO_RENEW", nil)
+        case 4: ("DID_FAIL_TO_RENEW", "GRACE_PERIOD")
+        case 5: ("REVOKE", nil)
+        default: nil
+        }
     }
 
     /// A stable UUID for a backfilled snapshot (the same answer gives the same id), marked as a name-based UUID.

@@ -70,7 +70,7 @@ public struct ConsoleReport: Sendable {
             sql: """
                 SELECT notification_type, coalesce(subtype, '') AS subtype, count(*) AS notifications
                 FROM reclaim.notifications
-                WHERE received_at > now() - interval '24 hours' AND ($1::text IS NULL OR bundle_id = $1)
+                WHERE source = 'apple' AND received_at > now() - interval '24 hours' AND ($1::text IS NULL OR bundle_id = $1)
                 GROUP BY 1, 2 ORDER BY 3 DESC, 1, 2
                 """
         )
@@ -80,7 +80,7 @@ public struct ConsoleReport: Sendable {
             sql: """
                 SELECT floor(extract(epoch FROM now() - received_at) / 3600)::int AS hours_ago, count(*) AS notifications
                 FROM reclaim.notifications
-                WHERE received_at > now() - interval '24 hours' AND ($1::text IS NULL OR bundle_id = $1)
+                WHERE source = 'apple' AND received_at > now() - interval '24 hours' AND ($1::text IS NULL OR bundle_id = $1)
                 GROUP BY 1
                 """
         )

@@ -272,6 +272,73 @@ struct RecoveryTests {
         }
     }
 
+    @Test("backfill --evaluate: the campaigns see the notification a status implies, once; Apple's notification views leave it out")
+    func backfillEvaluate() async throws {
+        let setup = try Setup()
+        defer { setup.remove() }
+        let standIn = setup.standIn()
+        let now = Int64(Date().timeIntervalSince1970 * 1000)
+        // An active subscriber with auto-renew off (implies AUTO_RENEW_DISABLED: the retain campaign), and one who renews.
+        for (otid, autoRenew) in [("6000000000000000", 0), ("6000000000000001", 1)] {
+            let transaction: [String: Any] = [
+                "originalTransactionId": otid, "transactionId": otid, "bundleId": "com.example.app", "productId": "com.example.monthly",
+                "environment": "Sandbox", "signedDate": now, "type": "Auto-Renewable Subscription", "expiresDate": now + 86_400_000,
+                "appAccountToken": UUID().uuidString.lowercased(),
+            ]
+            let renewal: [String: Any] = [
+                "originalTransactionId": otid, "productId": "com.example.monthly", "autoRenewProductId": "com.example.monthly",
+                "autoRenewStatus": autoRenew, "environment": "Sandbox", "signedDate": now,
+            ]
+            standIn.statuses.withLock {
+                $0[otid] = AppStoreStatusFixture(
+                    environment: "Sandbox",
+                    bundleId: "com.example.app",
+                    status: 1,
+                    originalTransactionId: otid,
+                    signedTransactionInfo: try! setup.ca.sign(json: transaction),
+                    signedRenewalInfo: try! setup.ca.sign(json: renewal)
+                )
+            }
+        }
+        try await withStandIn(standIn) { port in
+            try await withTestDatabase { client, url in
+                let config = try setup.config(port: port)
+                let ids = ["6000000000000000", "6000000000000001"]
+                let counts = try await Backfill.run(
+                    config: config,
+                    url: url,
+                    app: "com.example.app",
+                    transactionIds: ids,
+                    evaluate: true,
+                    logger: logger
+                ) { _ in }
+                #expect(counts == Backfill.Counts(seeded: 2, skipped: 0, notFound: 0, subscriptions: 2))
+                #expect(try await decisionCounts(client) == ["retain/offered": 1])
+                #expect(try await Self.count(client, "SELECT count(*) FROM reclaim.offers WHERE original_transaction_id = '6000000000000000'") == 1)
+                #expect(
+                    try await Self.count(
+                        client,
+                        "SELECT count(*) FROM reclaim.notifications WHERE source = 'backfill' AND notification_type = 'DID_CHANGE_RENEWAL_STATUS' AND subtype = 'AUTO_RENEW_DISABLED'"
+                    ) == 1
+                )
+                #expect(
+                    try await Self.count(client, "SELECT count(*) FROM reclaim.notifications_daily") == 0,
+                    "a backfilled status is not a notification from Apple"
+                )
+                // The file again, and the same answer under a forgotten progress record: nothing is offered twice.
+                _ = try await Backfill.run(config: config, url: url, app: "com.example.app", transactionIds: ids, evaluate: true, logger: logger) {
+                    _ in
+                }
+                try await client.query("DELETE FROM reclaim.backfill_transactions", logger: logger)
+                _ = try await Backfill.run(config: config, url: url, app: "com.example.app", transactionIds: ids, evaluate: true, logger: logger) {
+                    _ in
+                }
+                #expect(try await decisionCounts(client) == ["retain/offered": 1])
+                #expect(try await Self.count(client, "SELECT count(*) FROM reclaim.offers") == 1)
+            }
+        }
+    }
+
     @Test("test-notification polls Apple's status and finds the TEST notification in Reclaim's database")
     func testNotification() async throws {
         let setup = try Setup()

@@ -11,7 +11,7 @@ public enum SchemaSQL {
 -- at once, leaves one consistent schema. The binary embeds a copy (scripts/embed-schema);
 -- a test fails when the copy and this file differ.
 --
--- reclaim-schema-version: 7
+-- reclaim-schema-version: 8
 --
 -- A database at an older version is upgraded by the scripts in migrations/ (NNN-name.sql takes
 -- version NNN-1 to NNN); applying this file to an empty database gives the same result.
@@ -37,7 +37,8 @@ CREATE TABLE reclaim.notifications (
     app_account_token       uuid,
     product_id              text,
     signed_payload          text        NOT NULL,
-    received_at             timestamptz NOT NULL DEFAULT now()
+    received_at             timestamptz NOT NULL DEFAULT now(),
+    source                  text        NOT NULL DEFAULT 'apple' CHECK (source IN ('apple', 'backfill'))
 );
 CREATE INDEX notifications_subscriber_idx ON reclaim.notifications (bundle_id, environment, original_transaction_id, signed_date);
 CREATE INDEX notifications_received_idx ON reclaim.notifications (received_at);
@@ -62,6 +63,7 @@ BEGIN
 END
 $$;
 COMMENT ON COLUMN reclaim.notifications.received_at IS 'When Reclaim committed the notification.';
+COMMENT ON COLUMN reclaim.notifications.source IS 'apple: a notification Apple sent (or its history returned). backfill: the state reclaim backfill --evaluate read from Get All Subscription Statuses, stored as the notification it implies (e.g. EXPIRED/VOLUNTARY) so campaign decisions can refer to it; signed_payload then holds the signed transaction info. Dashboards of Apple''s notifications filter on source = ''apple''.';
 
 -- ---------------------------------------------------------------------------------------------
 -- Job queue: durable work between ingest and the campaign engine.
@@ -610,7 +612,7 @@ COMMENT ON COLUMN reclaim.subscriber_status.subscribers IS 'Subscriptions in tha
 CREATE VIEW reclaim.churn_reasons_daily AS
 SELECT bundle_id, environment, (signed_date AT TIME ZONE 'UTC')::date AS day, coalesce(subtype, '') AS reason, count(*) AS expirations
 FROM reclaim.notifications
-WHERE notification_type = 'EXPIRED'
+WHERE notification_type = 'EXPIRED' AND source = 'apple'
 GROUP BY 1, 2, 3, 4;
 COMMENT ON VIEW reclaim.churn_reasons_daily IS 'Subscriptions that expired per UTC day and reason (the EXPIRED notification''s subtype, Apple''s expirationIntent in words).';
 COMMENT ON COLUMN reclaim.churn_reasons_daily.bundle_id IS 'The app.';
@@ -635,6 +637,7 @@ CREATE VIEW reclaim.notifications_daily AS
 SELECT bundle_id, environment, (signed_date AT TIME ZONE 'UTC')::date AS day, notification_type, coalesce(subtype, '') AS subtype,
        count(*) AS notifications
 FROM reclaim.notifications
+WHERE source = 'apple'
 GROUP BY 1, 2, 3, 4, 5;
 COMMENT ON VIEW reclaim.notifications_daily IS 'Notifications accepted per app, environment, UTC day, type and subtype.';
 COMMENT ON COLUMN reclaim.notifications_daily.bundle_id IS 'The app.';
@@ -663,5 +666,6 @@ COMMENT ON COLUMN reclaim.rejected_inputs_daily.rejections IS 'Refusals.';
         5: SchemaUpgrade005.text,
         6: SchemaUpgrade006.text,
         7: SchemaUpgrade007.text,
+        8: SchemaUpgrade008.text,
     ]
 }
