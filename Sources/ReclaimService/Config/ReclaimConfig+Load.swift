@@ -18,7 +18,7 @@ extension ReclaimConfig {
         var config = ReclaimConfig()
         if let root {
             guard root.mapping != nil else {
-                throw ConfigError("\(source): the top level must be a mapping with apps, campaigns, server, worker, offers")
+                throw ConfigError("\(source): the top level must be a mapping with apps, campaigns, server, worker, offers, reconciliation")
             }
             var problems: [String] = []
             config.apps = Self.decodeList(App.self, root["apps"], at: "apps", problems: &problems)
@@ -26,6 +26,8 @@ extension ReclaimConfig {
             config.server = Self.decode(Server.self, root["server"], at: "server", problems: &problems) ?? Server()
             config.worker = Self.decode(Worker.self, root["worker"], at: "worker", problems: &problems) ?? Worker()
             config.offers = Self.decode(Offers.self, root["offers"], at: "offers", problems: &problems) ?? Offers()
+            config.reconciliation =
+                Self.decode(Reconciliation.self, root["reconciliation"], at: "reconciliation", problems: &problems) ?? Reconciliation()
             if !problems.isEmpty {
                 throw ConfigError("\(source):\n" + problems.map { "  - \($0)" }.joined(separator: "\n"))
             }
@@ -112,6 +114,12 @@ extension ReclaimConfig {
         if server.failedAuthenticationsPerMinute < 1 { problems.append("server.failedAuthenticationsPerMinute must be at least 1") }
         if server.headerTimeout.seconds < 1 { problems.append("server.headerTimeout must be at least 1s") }
         if server.bodyTimeout.seconds < 1 { problems.append("server.bodyTimeout must be at least 1s") }
+        // Ingest, the worker lanes, their LISTEN connection and the background tasks each need one.
+        if server.databaseConnections > 1000 || server.databaseConnections < worker.concurrency + 3 {
+            problems.append(
+                "server.databaseConnections must be at most 1000 and at least worker.concurrency + 3 (\(worker.concurrency + 3)): every worker lane, the LISTEN connection and ingest need one"
+            )
+        }
         if !problems.isEmpty {
             throw ConfigError("\(source):\n" + problems.map { "  - \($0)" }.joined(separator: "\n"))
         }

@@ -217,6 +217,8 @@ public struct ReclaimConfig: Decodable, Sendable {
         public var headerTimeout: ConfigDuration = ConfigDuration(seconds: 10)
         /// A request's body must arrive within this after its head.
         public var bodyTimeout: ConfigDuration = ConfigDuration(seconds: 30)
+        /// PostgreSQL connections one `reclaim serve` process opens at most (on demand).
+        public var databaseConnections: Int = 40
 
         public init() {}
 
@@ -234,11 +236,12 @@ public struct ReclaimConfig: Decodable, Sendable {
             keyCacheTTL = try container.decodeDurationIfPresent(forKey: .keyCacheTTL) ?? keyCacheTTL
             headerTimeout = try container.decodeDurationIfPresent(forKey: .headerTimeout) ?? headerTimeout
             bodyTimeout = try container.decodeDurationIfPresent(forKey: .bodyTimeout) ?? bodyTimeout
+            databaseConnections = try container.decodeIfPresent(Int.self, forKey: .databaseConnections) ?? databaseConnections
         }
 
         enum CodingKeys: String, CodingKey {
             case maxBodyBytes, rejectedInputsKept, maxConnections, idleTimeout, maxPendingNotifications, rateLimitPerKey, rateLimitBurst
-            case failedAuthenticationsPerMinute, keyCacheTTL, headerTimeout, bodyTimeout
+            case failedAuthenticationsPerMinute, keyCacheTTL, headerTimeout, bodyTimeout, databaseConnections
         }
     }
 

@@ -30,10 +30,10 @@ struct AppleNotificationRoutes {
                 limit: maxBodyBytes,
                 record: { problem in
                     // Refusals before the body is read are recorded with what is known: no body.
-                    ingest.reject(problem, body: ByteBuffer())
+                    ingest.reject(problem, body: ByteBuffer(), logger: context.logger)
                 }
             )
-            let outcome = try await ingest.ingest(body: body)
+            let outcome = try await ingest.ingest(body: body, requestLogger: context.logger)
             return Response(
                 status: .ok,
                 headers: [.contentType: "application/json"],

@@ -204,6 +204,7 @@ struct GrantRoutes {
                 connection: connection,
                 logger: logger
             )
+            CampaignMetrics().withdrawn()
         }
         let time = now()
         let signed = try signer.signOffer(

@@ -82,6 +82,7 @@ struct RetentionMessagingRoutes {
                 issuedAt: Int64(now().timeIntervalSince1970),
                 transactionId: realtime.originalTransactionId
             )
+            CampaignMetrics().signed(purpose: "retention_messaging")
             return Answer(promotionalOffer: .init(messageIdentifier: messageIdentifier, promotionalOfferSignatureV2: jws))
         }
         return Answer(message: app.defaultMessageIdentifier.map(Answer.Message.init))

@@ -52,12 +52,14 @@ public struct NotificationIngest: Sendable {
     }
 
     /// Verifies and stores one request body. Throws a `Problem` for anything refused.
-    public func ingest(body: ByteBuffer) async throws -> Outcome {
+    /// - Parameter requestLogger: the request's logger (its lines carry the request id); default the service's.
+    public func ingest(body: ByteBuffer, requestLogger: Logger? = nil) async throws -> Outcome {
+        let logger = requestLogger ?? self.logger
         let record: NotificationRecord
         do {
             record = try await verify(body)
         } catch let problem as Problem {
-            reject(problem, body: body)
+            reject(problem, body: body, logger: logger)
             throw problem
         }
         let stored: Bool
@@ -157,7 +159,7 @@ public struct NotificationIngest: Sendable {
 
     /// Counts, logs and records a refusal. The record is written in the background (``RejectionRecorder``): the
     /// caller is answered without waiting for the database.
-    func reject(_ problem: Problem, body: ByteBuffer) {
+    func reject(_ problem: Problem, body: ByteBuffer, logger: Logger) {
         Counter(label: "reclaim_notifications_rejected_total", dimensions: [("problem", problem.slug)]).increment()
         logger.notice("notification refused", metadata: ["problem": "\(problem.slug)", "detail": "\(problem.detail)"])
         rejections.record(.init(endpoint: "/v1/apple/notifications", problem: problem.slug, reason: problem.detail, body: body))

@@ -31,7 +31,18 @@ public enum Bootstrap {
     /// Routes swift-metrics into a Prometheus registry served at /metrics.
     public static func metrics() -> PrometheusCollectorRegistry {
         let registry = PrometheusCollectorRegistry()
-        MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: registry))
+        MetricsSystem.bootstrap(factory(registry: registry))
         return registry
+    }
+
+    /// The factory, with histogram buckets fitted to what they measure: a notification's signature and chain
+    /// checks take a fraction of a millisecond once its chain is cached, below the default buckets' first (5 ms).
+    public static func factory(registry: PrometheusCollectorRegistry) -> PrometheusMetricsFactory {
+        var factory = PrometheusMetricsFactory(registry: registry)
+        factory.durationHistogramBuckets["reclaim_notification_verification_seconds"] = [
+            .microseconds(50), .microseconds(100), .microseconds(250), .microseconds(500), .milliseconds(1), .milliseconds(2.5),
+            .milliseconds(5), .milliseconds(10), .milliseconds(25), .milliseconds(100),
+        ]
+        return factory
     }
 }

@@ -28,7 +28,10 @@ public struct ReclaimServer: Sendable {
     }
 
     public func run(metricsRegistry: PrometheusCollectorRegistry, logger: Logger, onReady: @escaping @Sendable () -> Void = {}) async throws {
-        let postgres = PostgresClient(configuration: databaseURL.clientConfiguration(maxConnections: 40), backgroundLogger: logger)
+        let postgres = PostgresClient(
+            configuration: databaseURL.clientConfiguration(maxConnections: config.server.databaseConnections),
+            backgroundLogger: logger
+        )
         let dependencies = try Dependencies(config: config, postgres: postgres, metricsRegistry: metricsRegistry, logger: logger)
         if migrateOnStart {
             try await PostgresClient.withClient(databaseURL, maxConnections: 2, logger: logger) { client in

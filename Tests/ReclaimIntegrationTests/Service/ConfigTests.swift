@@ -143,6 +143,30 @@ struct ConfigProblemReportTests {
         }
     }
 
+    @Test("server, worker and reconciliation limits that cannot work are refused, each with the reason")
+    func limits() {
+        let text = problems(
+            """
+            apps:
+              - bundleId: a
+                environments: [Sandbox]
+                serverAPI: {keyId: K, issuerId: I, file: /k.p8, baseURL: "ftp://example.com"}
+            server: {databaseConnections: 9}
+            worker: {concurrency: 8}
+            reconciliation: {interval: 30s, lookBack: 200d}
+            """
+        )
+        for expected in [
+            "server.databaseConnections must be at most 1000 and at least worker.concurrency + 3 (11)",
+            "app a: serverAPI.baseURL ftp://example.com is not an http(s) URL",
+            "reconciliation.interval must be 0s (off) or at least 1m",
+            "reconciliation.lookBack must be from 1h to 180d",
+        ] {
+            #expect(text.contains(expected), "\(text)")
+        }
+        #expect(throws: Never.self) { try ReclaimConfig.parse(yaml: "server: {databaseConnections: 11}\nworker: {concurrency: 8}") }
+    }
+
     @Test("a YAML syntax error names its line and column")
     func syntaxError() {
         let text = problems("apps:\n  - bundleId: a\n   environments: [Sandbox\n")

@@ -62,6 +62,8 @@ struct MetricsExpositionTests {
                     }
                     let text = try await http.execute(uri: "/metrics", method: .get) { String(buffer: $0.body) }
                     _ = try Self.parse(text)
+                    // Buckets that resolve sub-millisecond verifications.
+                    #expect(text.contains(#"reclaim_notification_verification_seconds_bucket{le="0.00025"}"#), "\(text)")
                     for series in [
                         #"reclaim_notifications_total{outcome="stored"}"#,
                         "reclaim_notification_verification_seconds_bucket{",

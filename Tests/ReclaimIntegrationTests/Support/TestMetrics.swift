@@ -1,12 +1,13 @@
 import Metrics
 import Prometheus
+import ReclaimService
 
 /// A Prometheus registry as the test process's swift-metrics backend (bootstrapped once, on first use), so
 /// tests can read the counters the service increments.
 enum TestMetrics {
     static let registry: PrometheusCollectorRegistry = {
         let registry = PrometheusCollectorRegistry()
-        MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: registry))
+        MetricsSystem.bootstrap(Bootstrap.factory(registry: registry))
         return registry
     }()
 
