@@ -124,7 +124,7 @@ struct ConsolePage {
         rejectionsPerProblem = (report.rejectionsPerProblem ?? []).map { ProblemCount(problem: $0.problem, count: $0.count) }
         hasRejectionsPerProblem = !rejectionsPerProblem.isEmpty
         queries = ConsoleReport.Queries.all
-            .filter { bundleId == nil || !$0.source.contains("rejected_inputs") }
+            .filter { bundleId == nil || !$0.globalOnly }
             .map { Query(id: $0.id, source: $0.source, sql: $0.runnable(bundleId: bundleId)) }
     }
 

@@ -43,32 +43,39 @@ struct KeyAuthentication: Sendable {
     /// The caller of a key typed into the /console sign-in form, under the same budget of failed
     /// authentications per client address as the `Authorization` header; nil for an unknown or revoked key.
     func signIn(key: String, context: ReclaimRequestContext) async throws -> APIKeyStore.Caller? {
-        let client = context.channel.remoteAddress?.ipAddress ?? "unknown"
-        if failedAuthentication.isLimited(client) {
-            throw Problem.tooManyRequests("too many failed authentications from this address; wait and retry", retryAfter: 60)
-        }
-        if key.utf8.count <= 256, let caller = try await keys.authenticate(key, logger: context.logger) { return caller }
-        if let wait = failedAuthentication.take(client) {
-            throw Problem.tooManyRequests("too many failed authentications from this address; wait and retry", retryAfter: wait)
-        }
+        let client = try admittedClient(context)
+        if key.utf8.count <= Self.maxKeyBytes, let caller = try await keys.authenticate(key, logger: context.logger) { return caller }
+        let refusal = refusal(of: client, "the key is unknown or revoked")
+        if refusal.status == .tooManyRequests { throw refusal }
         return nil
     }
 
-    private func caller(of request: Request, context: ReclaimRequestContext, expecting: String) async throws -> APIKeyStore.Caller {
+    /// Keys are 50-odd characters: anything far longer is refused before it is hashed.
+    static let maxKeyBytes = 256
+
+    /// The client's address, once it is known to have failed authentications left (429 otherwise).
+    private func admittedClient(_ context: ReclaimRequestContext) throws -> String {
         let client = context.channel.remoteAddress?.ipAddress ?? "unknown"
-        if failedAuthentication.isLimited(client) {
-            throw Problem.tooManyRequests("too many failed authentications from this address; wait and retry", retryAfter: 60)
-        }
-        func refuse(_ detail: String) -> Problem {
-            if let wait = failedAuthentication.take(client) {
-                return Problem.tooManyRequests("too many failed authentications from this address; wait and retry", retryAfter: wait)
-            }
-            return Problem.unauthorized(detail)
-        }
+        if failedAuthentication.isLimited(client) { throw Self.limited(retryAfter: 60) }
+        return client
+    }
+
+    /// A failed authentication from `client`, counted: 429 once its budget is spent, else 401 saying `detail`.
+    private func refusal(of client: String, _ detail: String) -> Problem {
+        if let wait = failedAuthentication.take(client) { return Self.limited(retryAfter: wait) }
+        return Problem.unauthorized(detail)
+    }
+
+    private static func limited(retryAfter: Int) -> Problem {
+        Problem.tooManyRequests("too many failed authentications from this address; wait and retry", retryAfter: retryAfter)
+    }
+
+    private func caller(of request: Request, context: ReclaimRequestContext, expecting: String) async throws -> APIKeyStore.Caller {
+        let client = try admittedClient(context)
+        func refuse(_ detail: String) -> Problem { refusal(of: client, detail) }
         guard let header = request.headers[.authorization] else { throw refuse("send the \(expecting) as Authorization: Bearer <key>") }
         let parts = header.split(separator: " ", maxSplits: 1)
-        // Keys are 50-odd characters: refuse anything far longer before hashing it.
-        guard parts.count == 2, parts[0].lowercased() == "bearer", parts[1].utf8.count <= 256 else {
+        guard parts.count == 2, parts[0].lowercased() == "bearer", parts[1].utf8.count <= Self.maxKeyBytes else {
             throw refuse("the Authorization header must be Bearer <key>")
         }
         let digest = AuthenticatedKeyCache.digest(String(parts[1]))

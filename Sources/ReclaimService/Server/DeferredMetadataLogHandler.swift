@@ -35,12 +35,18 @@ struct DeferredMetadataLogHandler: LogHandler {
     func log(event: LogEvent) {
         var event = event
         if !metadata.isEmpty {
-            // StreamLogHandler's ranks: the logger's metadata, then the provider's, then the line's own.
-            var merged = metadata
-            if let provided = metadataProvider?.get(), !provided.isEmpty { merged.merge(provided) { _, provided in provided } }
-            if let line = event.metadata { merged.merge(line) { _, line in line } }
-            event.metadata = merged
+            event.metadata = metadata.merged(provider: metadataProvider, line: event.metadata)
         }
         output.log(event: event)
+    }
+}
+
+extension Logger.Metadata {
+    /// StreamLogHandler's ranks: this (the logger's) metadata, then the provider's, then the line's own.
+    func merged(provider: Logger.MetadataProvider?, line: Logger.Metadata?) -> Logger.Metadata {
+        var merged = self
+        if let provided = provider?.get(), !provided.isEmpty { merged.merge(provided) { _, provided in provided } }
+        if let line { merged.merge(line) { _, line in line } }
+        return merged
     }
 }

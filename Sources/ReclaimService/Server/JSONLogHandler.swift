@@ -27,10 +27,7 @@ struct JSONLogHandler: LogHandler {
     }
 
     func log(event: LogEvent) {
-        // The same ranks as StreamLogHandler: the logger's metadata, then the provider's, then the line's own.
-        var merged = metadata
-        if let provided = metadataProvider?.get(), !provided.isEmpty { merged.merge(provided) { _, provided in provided } }
-        if let line = event.metadata { merged.merge(line) { _, line in line } }
+        let merged = metadata.merged(provider: metadataProvider, line: event.metadata)
         write(Self.line(time: Date(), level: event.level, label: label, message: "\(event.message)", source: event.source, metadata: merged))
     }
 

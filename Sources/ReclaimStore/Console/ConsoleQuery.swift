@@ -9,6 +9,8 @@ public struct ConsoleQuery: Sendable, Equatable {
     public let source: String
     /// The SQL with `$1` for the app when the page is limited to one app.
     public let sql: String
+    /// Shown to global keys only: what it reads names no app Reclaim could trust (refused inputs).
+    public var globalOnly = false
 
     /// The SQL as a person would paste it into psql: `$1` replaced by the app's quoted bundle id, or NULL for
     /// every app.

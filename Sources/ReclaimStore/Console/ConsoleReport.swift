@@ -121,7 +121,8 @@ public struct ConsoleReport: Sendable {
         public static let rejections = ConsoleQuery(
             id: "sql-rejections",
             source: "reclaim.rejected_inputs",
-            sql: "SELECT received_at, endpoint, problem, reason FROM reclaim.rejected_inputs ORDER BY id DESC LIMIT 20"
+            sql: "SELECT received_at, endpoint, problem, reason FROM reclaim.rejected_inputs ORDER BY id DESC LIMIT 20",
+            globalOnly: true
         )
         public static let rejectionsPerProblem = ConsoleQuery(
             id: "sql-rejections-per-problem",
@@ -131,7 +132,8 @@ public struct ConsoleReport: Sendable {
                 FROM reclaim.rejected_inputs_daily
                 WHERE day >= (now() AT TIME ZONE 'UTC')::date - 1
                 GROUP BY 1 ORDER BY 2 DESC, 1
-                """
+                """,
+            globalOnly: true
         )
         public static let all = [notifications, notificationsPerHour, queue, deadJobs, campaigns, rejections, rejectionsPerProblem]
     }

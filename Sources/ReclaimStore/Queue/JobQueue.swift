@@ -152,24 +152,12 @@ public struct JobQueue: Sendable {
         )
     }
 
-    /// Deletes completed jobs older than `retention`, `batch` rows per statement so no statement
-    /// holds many locks or bloats the WAL at once. Returns how many were deleted.
+    /// Deletes completed jobs older than `retention` (whole seconds), `batch` rows per transaction so no statement
+    /// holds many locks or bloats the WAL at once (``Pruning``, what `reclaim prune` runs). Returns how many.
     @discardableResult
     public func pruneCompleted(olderThan retention: Duration, batch: Int = 1000, logger: Logger) async throws -> Int {
-        var total = 0
-        while true {
-            let deleted = try await countRows(
-                """
-                DELETE FROM reclaim.jobs WHERE id IN (
-                    SELECT id FROM reclaim.jobs WHERE state = 'completed' AND completed_at < now() - make_interval(secs => \(retention.seconds))
-                    LIMIT \(Int32(batch)) FOR UPDATE SKIP LOCKED)
-                RETURNING id
-                """,
-                logger: logger
-            )
-            total += deleted
-            if deleted < batch { return total }
-        }
+        let policy = Pruning.Policy(notifications: nil, completedJobs: retention.components.seconds, rejectedInputs: nil)
+        return try await Pruning.run(policy, batchSize: batch, dryRun: false, postgres: postgres, logger: logger).completedJobs
     }
 
     // MARK: Inspection

@@ -8,8 +8,7 @@ struct DashboardViewTests {
     let logger = TestPostgres.logger
 
     func scalar(_ client: PostgresClient, _ sql: String) async throws -> Int64 {
-        for try await value in try await client.query(PostgresQuery(unsafeSQL: sql), logger: logger).decode(Int64?.self) { return value ?? 0 }
-        return -1
+        Int64(try await firstInt(client, sql) ?? 0)
     }
 
     @Test("each view's numbers are the corpus's")

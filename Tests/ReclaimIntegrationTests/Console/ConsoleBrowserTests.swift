@@ -87,9 +87,7 @@ struct ConsoleBrowserTests {
 
     /// Where tests leave files for people to look at: `.build/test-artifacts` of the package.
     static func artifacts() throws -> URL {
-        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent()
-        let directory = root.appendingPathComponent(".build/test-artifacts")
+        let directory = Binaries.repositoryRoot.appendingPathComponent(".build/test-artifacts")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         return directory
     }
@@ -98,25 +96,15 @@ struct ConsoleBrowserTests {
     static func runPython(_ arguments: [String]) async throws -> String {
         try await withCheckedThrowingContinuation { continuation in
             Thread.detachNewThread {
-                do {
-                    let process = Process()
-                    process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-                    process.arguments = ["python3", "-c", script] + arguments
-                    let output = Pipe()
-                    let errors = Pipe()
-                    process.standardOutput = output
-                    process.standardError = errors
-                    try process.run()
-                    let printed = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-                    let complaints = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-                    process.waitUntilExit()
-                    guard process.terminationStatus == 0 else {
-                        throw PythonCrossCheck.Failure(description: "selenium/chromium failed: \(complaints)\(printed)")
+                continuation.resume(
+                    with: Swift.Result {
+                        let run = try runProcess("/usr/bin/env", ["python3", "-c", script] + arguments)
+                        guard run.status == 0 else {
+                            throw PythonCrossCheck.Failure(description: "selenium/chromium failed: \(run.errors)\(run.output)")
+                        }
+                        return run.output
                     }
-                    continuation.resume(returning: printed)
-                } catch {
-                    continuation.resume(throwing: error)
-                }
+                )
             }
         }
     }

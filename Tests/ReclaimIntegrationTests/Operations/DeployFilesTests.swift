@@ -9,8 +9,7 @@ import Yams
 /// routes and metrics; every SQL query of the Grafana dashboard runs against the real views.
 @Suite("deploy/ names what Reclaim has")
 struct DeployFilesTests {
-    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent()
+    static let root = Binaries.repositoryRoot
     static func read(_ path: String) throws -> String { try String(contentsOf: root.appendingPathComponent(path), encoding: .utf8) }
 
     static func files(under directory: String, extensions: Set<String>) throws -> [String] {
@@ -77,8 +76,8 @@ struct DeployFilesTests {
         #expect(commands.count >= 10, "\(commands)")
         for command in commands {
             let subcommand = command.prefix { !$0.hasPrefix("-") }
-            let help = try Self.run(try Binaries.path("reclaim"), Array(subcommand) + ["--help"])
-            #expect(help.status == 0, "reclaim \(subcommand.joined(separator: " ")) is not a command: \(help.output)")
+            let help = try runProcess(try Binaries.path("reclaim"), Array(subcommand) + ["--help"])
+            #expect(help.status == 0, "reclaim \(subcommand.joined(separator: " ")) is not a command: \(help.output)\(help.errors)")
             for flag in command where flag.hasPrefix("--") {
                 #expect(help.output.contains(flag), "reclaim \(subcommand.joined(separator: " ")) has no \(flag)")
             }
@@ -178,18 +177,5 @@ struct DeployFilesTests {
             for item in list { paths.formUnion(try keyPaths(item, prefix: prefix)) }
         }
         return paths
-    }
-
-    static func run(_ executable: String, _ arguments: [String]) throws -> (status: Int32, output: String) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = output
-        try process.run()
-        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        return (process.terminationStatus, text)
     }
 }

@@ -16,7 +16,7 @@ struct PruningTests {
             // The corpus was received a year ago; one job died; two refusals are old, one is new.
             try await client.query("UPDATE reclaim.notifications SET received_at = now() - interval '365 days'", logger: logger)
             try await client.query("UPDATE reclaim.jobs SET completed_at = now() - interval '30 days'", logger: logger)
-            let deadJob = try #require(try await Self.int(client, "SELECT min(id) FROM reclaim.jobs"))
+            let deadJob = try #require(try await firstInt(client, "SELECT min(id) FROM reclaim.jobs"))
             try await client.query(
                 "UPDATE reclaim.jobs SET state = 'dead', completed_at = NULL, last_error = 'test' WHERE id = \(deadJob)",
                 logger: logger
@@ -34,7 +34,7 @@ struct PruningTests {
             let funnel = try await Self.rows(client, "SELECT * FROM reclaim.offer_funnel_daily ORDER BY 1, 2, 3")
             // What nothing else refers to, counted another way than Pruning's NOT EXISTS.
             let referenced = try #require(
-                try await Self.int(
+                try await firstInt(
                     client,
                     """
                     SELECT count(DISTINCT u) FROM (
@@ -50,14 +50,14 @@ struct PruningTests {
 
             let dry = try await Pruning.run(policy, batchSize: 10, dryRun: true, postgres: client, logger: logger)
             #expect(dry == Pruning.Counts(completedJobs: 115, rejectedInputs: 2, notifications: 0))
-            #expect(try await Self.int(client, "SELECT count(*) FROM reclaim.notifications") == 116)
+            #expect(try await firstInt(client, "SELECT count(*) FROM reclaim.notifications") == 116)
 
             // Batches of 10: many transactions, the same result as one.
             let counts = try await Pruning.run(policy, batchSize: 10, dryRun: false, postgres: client, logger: logger)
             #expect(counts == Pruning.Counts(completedJobs: 115, rejectedInputs: 2, notifications: 116 - referenced))
-            #expect(try await Self.int(client, "SELECT count(*) FROM reclaim.notifications") == referenced)
-            #expect(try await Self.int(client, "SELECT count(*) FROM reclaim.jobs WHERE state = 'dead'") == 1)
-            #expect(try await Self.int(client, "SELECT count(*) FROM reclaim.rejected_inputs") == 1)
+            #expect(try await firstInt(client, "SELECT count(*) FROM reclaim.notifications") == referenced)
+            #expect(try await firstInt(client, "SELECT count(*) FROM reclaim.jobs WHERE state = 'dead'") == 1)
+            #expect(try await firstInt(client, "SELECT count(*) FROM reclaim.rejected_inputs") == 1)
             // Decisions, offers and redemptions refer to what was kept: the funnels read the same.
             #expect(try await Self.rows(client, "SELECT * FROM reclaim.campaign_lift ORDER BY campaign_id") == lift)
             #expect(try await Self.rows(client, "SELECT * FROM reclaim.offer_funnel_daily ORDER BY 1, 2, 3") == funnel)
@@ -75,16 +75,9 @@ struct PruningTests {
             let policy = Pruning.Policy(notifications: 3600, completedJobs: 3600, rejectedInputs: 3600)
             let counts = try await Pruning.run(policy, batchSize: 5000, dryRun: false, postgres: client, logger: logger)
             #expect(counts == Pruning.Counts())
-            let left = try await Self.int(client, "SELECT count(*) FROM reclaim.notifications")
+            let left = try await firstInt(client, "SELECT count(*) FROM reclaim.notifications")
             #expect(left == 116)
         }
-    }
-
-    static func int(_ client: PostgresClient, _ sql: String) async throws -> Int? {
-        for try await value in try await client.query(PostgresQuery(unsafeSQL: sql), logger: TestPostgres.logger).decode(Int?.self) {
-            return value
-        }
-        return nil
     }
 
     /// Every row as text, to compare a view before and after.

@@ -37,7 +37,7 @@ struct ScaleOutTests {
                 let statuses = await [first, second]
                 #expect(statuses == [200, 200], "notification \(index)")
                 try await eventually("notification \(index) processed", timeout: .seconds(30), every: .milliseconds(10)) {
-                    try await Self.count(client, "SELECT count(*) FROM reclaim.jobs WHERE state <> 'completed'") == 0
+                    try await firstInt(client, "SELECT count(*) FROM reclaim.jobs WHERE state <> 'completed'") == 0
                 }
             }
             // Then every notification again to both APIs at once, eight at a time: duplicates, nothing new.
@@ -55,9 +55,9 @@ struct ScaleOutTests {
                 try await group.waitForAll()
             }
 
-            #expect(try await Self.count(client, "SELECT count(*) FROM reclaim.notifications") == corpus.count)
-            #expect(try await Self.count(client, "SELECT count(*) FROM reclaim.jobs") == corpus.count)
-            #expect(try await Self.count(client, "SELECT count(*) FROM reclaim.jobs WHERE state <> 'completed'") == 0)
+            #expect(try await firstInt(client, "SELECT count(*) FROM reclaim.notifications") == corpus.count)
+            #expect(try await firstInt(client, "SELECT count(*) FROM reclaim.jobs") == corpus.count)
+            #expect(try await firstInt(client, "SELECT count(*) FROM reclaim.jobs WHERE state <> 'completed'") == 0)
             #expect(
                 try await decisionCounts(client) == ["retain-auto-renew-off/offered": 2, "winback-expired/offered": 7, "winback-expired/skipped": 2]
             )
@@ -71,12 +71,5 @@ struct ScaleOutTests {
                 #expect(!log.contains("error"), "\(server.log.lastPathComponent): \(log)")
             }
         }
-    }
-
-    static func count(_ client: PostgresClient, _ sql: String) async throws -> Int {
-        for try await value in try await client.query(PostgresQuery(unsafeSQL: sql), logger: TestPostgres.logger).decode(Int.self) {
-            return value
-        }
-        return 0
     }
 }

@@ -82,11 +82,6 @@ struct RecoveryTests {
         try await app.test(.live) { client in try await body(try #require(client.port)) }
     }
 
-    static func count(_ client: PostgresClient, _ sql: String) async throws -> Int {
-        for try await value in try await client.query(PostgresQuery(unsafeSQL: sql), logger: TestPostgres.logger).decode(Int.self) { return value }
-        return 0
-    }
-
     @Test(
         "after an outage, every notification Apple sent is ingested exactly once and its campaign fires once; a cut connection and a 429 are retried"
     )
@@ -139,10 +134,10 @@ struct RecoveryTests {
                 #expect(requests[3].at - requests[2].at >= .milliseconds(600), "Retry-After (UNIX milliseconds) was not honoured")
 
                 try await processNotifications([], client: client, dependencies: dependencies)
-                #expect(try await Self.count(client, "SELECT count(*) FROM reclaim.notifications") == 50)
-                #expect(try await Self.count(client, "SELECT count(*) FROM reclaim.offers") == 50)
+                #expect(try await firstInt(client, "SELECT count(*) FROM reclaim.notifications") == 50)
+                #expect(try await firstInt(client, "SELECT count(*) FROM reclaim.offers") == 50)
                 #expect(try await decisionCounts(client) == ["retain/offered": 50])
-                let run = try await Self.count(
+                let run = try await firstInt(
                     client,
                     "SELECT count(*) FROM reclaim.reconciliation_runs WHERE pages = 3 AND found = 50 AND new = 40 AND finished_at IS NOT NULL AND error IS NULL AND started_by = 'command'"
                 )
@@ -160,8 +155,8 @@ struct RecoveryTests {
                 ) { _ in }
                 #expect(again.map(\.counts) == [.init(pages: 3, found: 50, new: 0, refused: 0)])
                 try await processNotifications([], client: client, dependencies: dependencies)
-                #expect(try await Self.count(client, "SELECT count(*) FROM reclaim.offers") == 50)
-                #expect(try await Self.count(client, "SELECT count(*) FROM reclaim.jobs") == 50)
+                #expect(try await firstInt(client, "SELECT count(*) FROM reclaim.offers") == 50)
+                #expect(try await firstInt(client, "SELECT count(*) FROM reclaim.jobs") == 50)
             }
         }
     }
@@ -210,7 +205,7 @@ struct RecoveryTests {
                 async let second: Void = service.runIfDue(targets, http: http)
                 _ = try await (first, second)
                 try await service.runIfDue(targets, http: http)
-                #expect(try await Self.count(client, "SELECT count(*) FROM reclaim.reconciliation_runs WHERE started_by = 'worker'") == 1)
+                #expect(try await firstInt(client, "SELECT count(*) FROM reclaim.reconciliation_runs WHERE started_by = 'worker'") == 1)
             }
         }
     }
@@ -264,8 +259,8 @@ struct RecoveryTests {
                 var seen: [String] = []
                 for try await (otid, status) in statuses.decode((String, String).self) { seen.append("\(otid) \(status)") }
                 #expect(seen == ["5000000000000000 active", "5000000000000001 expired", "5000000000000002 billing_retry"])
-                #expect(try await Self.count(client, "SELECT count(*) FROM reclaim.campaign_decisions") == 0)
-                #expect(try await Self.count(client, "SELECT count(*) FROM reclaim.backfill_transactions") == 4)
+                #expect(try await firstInt(client, "SELECT count(*) FROM reclaim.campaign_decisions") == 0)
+                #expect(try await firstInt(client, "SELECT count(*) FROM reclaim.backfill_transactions") == 4)
                 // Each id was asked for once: the second run asked only for the two it had not done.
                 #expect(standIn.received.filter { $0.path.hasPrefix("/inApps/v1/subscriptions/") }.count == 4)
             }
@@ -314,15 +309,15 @@ struct RecoveryTests {
                 ) { _ in }
                 #expect(counts == Backfill.Counts(seeded: 2, skipped: 0, notFound: 0, subscriptions: 2))
                 #expect(try await decisionCounts(client) == ["retain/offered": 1])
-                #expect(try await Self.count(client, "SELECT count(*) FROM reclaim.offers WHERE original_transaction_id = '6000000000000000'") == 1)
+                #expect(try await firstInt(client, "SELECT count(*) FROM reclaim.offers WHERE original_transaction_id = '6000000000000000'") == 1)
                 #expect(
-                    try await Self.count(
+                    try await firstInt(
                         client,
                         "SELECT count(*) FROM reclaim.notifications WHERE source = 'backfill' AND notification_type = 'DID_CHANGE_RENEWAL_STATUS' AND subtype = 'AUTO_RENEW_DISABLED'"
                     ) == 1
                 )
                 #expect(
-                    try await Self.count(client, "SELECT count(*) FROM reclaim.notifications_daily") == 0,
+                    try await firstInt(client, "SELECT count(*) FROM reclaim.notifications_daily") == 0,
                     "a backfilled status is not a notification from Apple"
                 )
                 // The file again, and the same answer under a forgotten progress record: nothing is offered twice.
@@ -334,7 +329,7 @@ struct RecoveryTests {
                     _ in
                 }
                 #expect(try await decisionCounts(client) == ["retain/offered": 1])
-                #expect(try await Self.count(client, "SELECT count(*) FROM reclaim.offers") == 1)
+                #expect(try await firstInt(client, "SELECT count(*) FROM reclaim.offers") == 1)
             }
         }
     }
@@ -351,7 +346,7 @@ struct RecoveryTests {
         try await withStandIn(standIn) { port in
             try await withTestDatabase { client, url in
                 let config = try setup.config(port: port)
-                let lines = LinesBox()
+                let lines = LineCollector()
                 // Not yet received: Apple says SUCCESS, but this database never saw it.
                 let missed = try await RecoveryTasks.testNotification(
                     config: config,
@@ -377,10 +372,4 @@ struct RecoveryTests {
             }
         }
     }
-}
-
-final class LinesBox: Sendable {
-    private let lines = Mutex<[String]>([])
-    func append(_ line: String) { lines.withLock { $0.append(line) } }
-    var all: [String] { lines.withLock { $0 } }
 }

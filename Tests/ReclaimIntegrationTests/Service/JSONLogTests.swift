@@ -9,15 +9,9 @@ import Testing
 
 @Suite("LOG_FORMAT=json and X-Request-Id")
 struct JSONLogTests {
-    final class Lines: Sendable {
-        private let lines = Mutex<[String]>([])
-        func append(_ line: String) { lines.withLock { $0.append(line) } }
-        var all: [String] { lines.withLock { $0 } }
-    }
-
     @Test("one JSON object a line, strings escaped, the request id as request_id, the line's metadata over the logger's")
     func jsonLines() throws {
-        let lines = Lines()
+        let lines = LineCollector()
         var logger = Logger(label: "reclaim") { JSONLogHandler(label: $0, write: lines.append) }
         logger.logLevel = .info
         logger[metadataKey: "hb.request.id"] = "req-1"

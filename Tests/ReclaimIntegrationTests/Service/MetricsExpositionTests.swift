@@ -85,23 +85,15 @@ struct MetricsExpositionTests {
 
     /// The metric family names prometheus_client's text parser finds; throws when it refuses the text.
     static func parse(_ text: String) throws -> Set<String> {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = [
-            "python3", "-c",
-            "import sys; from prometheus_client.parser import text_string_to_metric_families as p; print('\\n'.join(f.name for f in p(sys.stdin.read())))",
-        ]
-        let input = Pipe()
-        let output = Pipe()
-        process.standardInput = input
-        process.standardOutput = output
-        process.standardError = output
-        try process.run()
-        input.fileHandleForWriting.write(Data(text.utf8))
-        try input.fileHandleForWriting.close()
-        let printed = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else { throw PythonCrossCheck.Failure(description: "prometheus_client refused: \(printed)") }
-        return Set(printed.split(separator: "\n").map(String.init))
+        let run = try runProcess(
+            "/usr/bin/env",
+            [
+                "python3", "-c",
+                "import sys; from prometheus_client.parser import text_string_to_metric_families as p; print('\\n'.join(f.name for f in p(sys.stdin.read())))",
+            ],
+            input: Data(text.utf8)
+        )
+        guard run.status == 0 else { throw PythonCrossCheck.Failure(description: "prometheus_client refused: \(run.errors)\(run.output)") }
+        return Set(run.output.split(separator: "\n").map(String.init))
     }
 }
