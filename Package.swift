@@ -112,6 +112,20 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // The fuzz targets: every parser of outside input as a function of bytes (Fuzz/Targets), and the libFuzzer
+        // binary that drives them (scripts/fuzz builds it with -sanitize=fuzzer,address; built normally it replays files).
+        .target(
+            name: "ReclaimFuzzTargets",
+            dependencies: ["ReclaimDomain"],
+            path: "Fuzz/Targets",
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
+            name: "reclaim-fuzz",
+            dependencies: ["ReclaimFuzzTargets"],
+            path: "Fuzz/Runner",
+            swiftSettings: swiftSettings
+        ),
         // Test helpers shared by both test targets: a throw-away CA shaped like Apple's, the real notifications.
         .target(
             name: "ReclaimTestSupport",
@@ -127,7 +141,7 @@ let package = Package(
         // Fast unit tests: no database, no network.
         .testTarget(
             name: "ReclaimDomainTests",
-            dependencies: ["ReclaimDomain", "ReclaimTestSupport"],
+            dependencies: ["ReclaimDomain", "ReclaimFuzzTargets", "ReclaimTestSupport"],
             swiftSettings: swiftSettings
         ),
         // Integration tests against a real PostgreSQL that the harness starts (initdb into a temp folder).

@@ -5,7 +5,7 @@
 -- at once, leaves one consistent schema. The binary embeds a copy (scripts/embed-schema);
 -- a test fails when the copy and this file differ.
 --
--- reclaim-schema-version: 8
+-- reclaim-schema-version: 9
 --
 -- A database at an older version is upgraded by the scripts in migrations/ (NNN-name.sql takes
 -- version NNN-1 to NNN); applying this file to an empty database gives the same result.
@@ -211,6 +211,7 @@ CREATE TABLE reclaim.grants (
     campaign                text        NOT NULL,
     admin_key_id            uuid,
     created_at              timestamptz NOT NULL DEFAULT now(),
+    request_sha256          bytea,
     UNIQUE (bundle_id, idempotency_key),
     CHECK (app_account_token IS NOT NULL OR original_transaction_id IS NOT NULL)
 );
@@ -226,6 +227,7 @@ COMMENT ON COLUMN reclaim.grants.reason IS 'Free text: why the grant was made (e
 COMMENT ON COLUMN reclaim.grants.campaign IS 'Label for reporting, e.g. referral-2026.';
 COMMENT ON COLUMN reclaim.grants.admin_key_id IS 'The admin key that made the grant.';
 COMMENT ON COLUMN reclaim.grants.created_at IS 'When the grant was made.';
+COMMENT ON COLUMN reclaim.grants.request_sha256 IS 'SHA-256 of the normalized request (every field, defaults applied): the same Idempotency-Key with any other request is refused (422 idempotency-key-reused). NULL for grants made before schema 9, which are compared on their stored fields.';
 
 CREATE TABLE reclaim.campaign_decisions (
     id                      uuid        PRIMARY KEY,
@@ -386,6 +388,7 @@ CREATE TABLE reclaim.api_keys (
     created_at  timestamptz NOT NULL DEFAULT now(),
     revoked_at  timestamptz,
     name        text,
+    console_sessions_not_before timestamptz,
     CHECK (scope = 'console' OR (scope = 'app') = (bundle_id IS NOT NULL))
 );
 COMMENT ON TABLE reclaim.api_keys IS 'Keys for the delivery API (scope app, bound to one bundle id), the admin API and console (scope admin) and the read-only console (scope console, of one app or, without a bundle id, all). Only a SHA-256 of each key is stored.';
@@ -397,6 +400,7 @@ COMMENT ON COLUMN reclaim.api_keys.key_prefix IS 'First characters of the key, t
 COMMENT ON COLUMN reclaim.api_keys.created_at IS 'When the key was created.';
 COMMENT ON COLUMN reclaim.api_keys.revoked_at IS 'Set when the key was revoked; a revoked key is refused.';
 COMMENT ON COLUMN reclaim.api_keys.name IS 'What the operator called the key when creating it (e.g. ios-production), to tell keys apart.';
+COMMENT ON COLUMN reclaim.api_keys.console_sessions_not_before IS '/console sessions of this key signed in before this time are ended: signing out moves it past the session that signed out, so a copied cookie stops working. NULL: no sign-out yet.';
 
 CREATE TABLE reclaim.rejected_inputs (
     id          bigint      GENERATED ALWAYS AS IDENTITY PRIMARY KEY,

@@ -58,11 +58,17 @@ extension Duration {
 func timedLoop(seconds: Double, _ step: (Int) async throws -> Void) async rethrows -> (iterations: Int, seconds: Double) {
     let clock = ContinuousClock()
     let start = clock.now
-    let deadline = start.advanced(by: .nanoseconds(Int64(seconds * 1_000_000_000)))
+    let deadline = start.advanced(by: budget(seconds: seconds))
     var iterations = 0
     while clock.now < deadline {
         try await step(iterations)
         iterations += 1
     }
     return (iterations, start.duration(to: clock.now).inSeconds)
+}
+
+/// A run's length from a `--seconds` value: clamped to 0…1 day, and zero for NaN (no trapping conversion).
+func budget(seconds: Double) -> Duration {
+    guard seconds.isFinite else { return .zero }
+    return .milliseconds(Int64(min(max(seconds, 0), 86_400) * 1000))
 }

@@ -25,10 +25,10 @@ enum SignBenchmark {
 
         let clock = ContinuousClock()
         let start = clock.now
-        let budget = Duration.nanoseconds(Int64(seconds * 1_000_000_000))
+        let limit = budget(seconds: seconds)
         var count = 0
         var elapsed = Duration.zero
-        while elapsed < budget {
+        while elapsed < limit {
             // Nonces come from the counter rather than UUID(), so the loop measures signing, not the random source.
             _ = try signer.storeKit1(
                 product: "com.example.pro.monthly",

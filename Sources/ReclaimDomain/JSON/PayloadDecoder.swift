@@ -8,14 +8,14 @@ import Foundation
 /// declines — another spelling of JSON, a type mismatch, a missing field, invalid input — is decoded by `JSONDecoder`, so
 /// the value or the error is always the one `JSONDecoder` gives. A test holds the two to that on the
 /// real notifications and on crafted edge cases.
-enum PayloadDecoder {
-    static func decode<T: Decodable>(_ type: T.Type, from json: Data) throws -> T {
+public enum PayloadDecoder {
+    public static func decode<T: Decodable>(_ type: T.Type, from json: Data) throws -> T {
         if let value = fastDecode(type, from: json) { return value }
         return try JSONDecoder().decode(type, from: json)
     }
 
     /// The tape decoder's result, `nil` where it leaves the payload to `JSONDecoder`.
-    static func fastDecode<T: Decodable>(_ type: T.Type, from json: Data) -> T? {
+    public static func fastDecode<T: Decodable>(_ type: T.Type, from json: Data) -> T? {
         guard let tape = json.withUnsafeBytes({ JSONTape.scan($0) }) else { return nil }
         return try? TapeDecoder(document: TapeDecoder.Document(bytes: json, tape: tape.values), index: 0).decode(type)
     }

@@ -91,8 +91,22 @@ public struct SubscriptionSnapshot: Sendable, Equatable {
 }
 
 extension Date {
-    /// A date from Apple's UNIX milliseconds.
+    /// The UNIX milliseconds of 9999-12-31T23:59:59.999Z: Apple's dates are clamped to ±this.
+    ///
+    /// A signed payload's numbers are still outside input: PostgresNIO binds a `Date` as `Int64(seconds * 1e6)`,
+    /// which traps beyond about year 294,000, so a date past year 9999 (never a real one) is clamped here.
+    public static let unixMillisecondsBound: Int64 = 253_402_300_799_999
+
+    /// A date from Apple's UNIX milliseconds, clamped to ±``unixMillisecondsBound``.
     public init(unixMilliseconds: Int64) {
-        self.init(timeIntervalSince1970: Double(unixMilliseconds) / 1000)
+        let clamped = min(max(unixMilliseconds, -Self.unixMillisecondsBound), Self.unixMillisecondsBound)
+        self.init(timeIntervalSince1970: Double(clamped) / 1000)
+    }
+
+    /// Whole UNIX seconds of this date, or nil when it is not finite or beyond ±(2^53) s; never traps.
+    public var unixSecondsIfRepresentable: Int64? {
+        let seconds = timeIntervalSince1970.rounded(.down)
+        guard seconds.isFinite, abs(seconds) <= 9_007_199_254_740_992 else { return nil }
+        return Int64(exactly: seconds)
     }
 }

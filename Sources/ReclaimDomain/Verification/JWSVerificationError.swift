@@ -24,9 +24,11 @@ public struct JWSVerificationError: Error, CustomStringConvertible, Equatable, S
     public let code: Code
     public let reason: String
 
+    /// - Parameter reason: cut to ``LogText/reasonLimit`` characters with control characters escaped: a reason
+    ///   may quote the payload, and it is logged, recorded and answered.
     public init(_ code: Code, _ reason: String) {
         self.code = code
-        self.reason = reason
+        self.reason = LogText.bounded(reason, limit: LogText.reasonLimit)
     }
 
     public var description: String { "\(code.rawValue): \(reason)" }

@@ -50,7 +50,7 @@ final class VerifiedChainCache: Sendable {
     static func key(for certificates: [Data]) -> Data {
         var hasher = SHA256()
         for der in certificates {
-            withUnsafeBytes(of: UInt32(der.count).bigEndian) { hasher.update(bufferPointer: $0) }
+            withUnsafeBytes(of: UInt64(der.count).bigEndian) { hasher.update(bufferPointer: $0) }
             hasher.update(data: der)
         }
         return Data(hasher.finalize())

@@ -1,3 +1,5 @@
+import ReclaimDomain
+
 /// A duration written in the config as a number and a unit: `90s`, `30m`, `12h`, `7d`, `2w`.
 public struct ConfigDuration: Sendable, Equatable, Decodable, CustomStringConvertible {
     public let seconds: Int64
@@ -9,11 +11,12 @@ public struct ConfigDuration: Sendable, Equatable, Decodable, CustomStringConver
     }
 
     public init(parsing text: String) throws(ConfigError) {
-        let units: [Character: Int64] = ["s": 1, "m": 60, "h": 3600, "d": 86_400, "w": 604_800]
-        guard let unit = text.last, let multiplier = units[unit], let value = Int64(text.dropLast()), value >= 0 else {
-            throw ConfigError("'\(text)' is not a duration: write a whole number and one of s, m, h, d, w (e.g. 7d)")
+        guard let seconds = DurationText.seconds(text) else {
+            throw ConfigError(
+                "'\(LogText.bounded(text, limit: 40))' is not a duration: write a whole number and one of s, m, h, d, w (e.g. 7d), at most 36525d"
+            )
         }
-        self.seconds = value * multiplier
+        self.seconds = seconds
         self.description = text
     }
 

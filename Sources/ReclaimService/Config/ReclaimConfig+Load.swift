@@ -102,8 +102,13 @@ extension ReclaimConfig {
             problems.append("reconciliation.lookBack must be from 1h to 180d (Apple keeps 180 days of history in Production, 30 in Sandbox)")
         }
         problems += campaignProblems()
-        if worker.concurrency < 1 { problems.append("worker.concurrency must be at least 1") }
-        if worker.batchSize < 1 { problems.append("worker.batchSize must be at least 1") }
+        if !(1...500).contains(worker.concurrency) { problems.append("worker.concurrency must be from 1 to 500") }
+        if !(1...10_000).contains(worker.batchSize) { problems.append("worker.batchSize must be from 1 to 10000") }
+        if !(0...10_000_000).contains(server.rejectedInputsKept) { problems.append("server.rejectedInputsKept must be from 0 to 10000000") }
+        // Apple accepts a promotional offer signature for 24 hours: a stored one is re-signed before that.
+        if offers.resignAfter.seconds < 60 || offers.resignAfter.seconds > 23 * 3600 {
+            problems.append("offers.resignAfter must be from 1m to 23h (Apple accepts a signature for 24 hours)")
+        }
         if worker.maxAttempts < 1 { problems.append("worker.maxAttempts must be at least 1") }
         if server.maxBodyBytes < 1024 { problems.append("server.maxBodyBytes must be at least 1024") }
         if server.maxConnections < 1 { problems.append("server.maxConnections must be at least 1") }
@@ -115,7 +120,8 @@ extension ReclaimConfig {
         if server.headerTimeout.seconds < 1 { problems.append("server.headerTimeout must be at least 1s") }
         if server.bodyTimeout.seconds < 1 { problems.append("server.bodyTimeout must be at least 1s") }
         // Ingest, the worker lanes, their LISTEN connection and the background tasks each need one.
-        if server.databaseConnections > 1000 || server.databaseConnections < worker.concurrency + 3 {
+        // worker.concurrency is bounded above, so `+ 3` cannot overflow.
+        if server.databaseConnections > 1000 || server.databaseConnections < min(worker.concurrency, 500) + 3 {
             problems.append(
                 "server.databaseConnections must be at most 1000 and at least worker.concurrency + 3 (\(worker.concurrency + 3)): every worker lane, the LISTEN connection and ingest need one"
             )

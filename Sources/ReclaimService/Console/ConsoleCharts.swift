@@ -59,6 +59,7 @@ enum ConsoleCharts {
 
     private static func format(_ value: Double) -> String {
         let rounded = (value * 10).rounded() / 10
+        guard rounded.isFinite, abs(rounded) < 1e15 else { return "0" }
         return rounded == rounded.rounded() ? String(Int(rounded)) : String(rounded)
     }
 }

@@ -148,6 +148,8 @@ struct ConsolePage {
     }
 
     static func duration(_ seconds: Double) -> String {
+        // An age read from a row: 'infinity' or a date decades off must not trap in Int(_:).
+        guard seconds.isFinite, abs(seconds) < 1e15 else { return "∞" }
         switch seconds {
         case ..<120: return "\(Int(seconds.rounded())) s"
         case ..<7200: return "\(Int((seconds / 60).rounded())) min"

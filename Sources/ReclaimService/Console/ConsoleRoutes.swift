@@ -5,6 +5,7 @@ import Logging
 import Mustache
 import NIOCore
 import PostgresNIO
+import ReclaimDomain
 import ReclaimStore
 
 /// `/console`: the funnel and the queue at a glance, rendered on the server from the dashboard views.
@@ -26,7 +27,7 @@ struct ConsoleRoutes: Sendable {
     func register(on router: Router<ReclaimRequestContext>) {
         router.get("/console") { request, context in try await page(request, context: context) }
         router.post("/console/session") { request, context in try await signIn(request, context: context) }
-        router.post("/console/logout") { request, context in try signOut(request, context: context) }
+        router.post("/console/logout") { request, context in try await signOut(request, context: context) }
     }
 
     private func page(_ request: Request, context: ReclaimRequestContext) async throws -> Response {
@@ -47,12 +48,19 @@ struct ConsoleRoutes: Sendable {
 
     /// The caller of a valid, unexpired session whose key is still active and may see the console.
     private func session(_ value: String, logger: Logger) async throws -> APIKeyStore.Caller? {
+        try await authenticSession(value, logger: logger)?.caller
+    }
+
+    /// The session a cookie holds and its caller, when the cookie is authentic, unexpired, not signed out, and its
+    /// key is still active and may see the console.
+    private func authenticSession(_ value: String, logger: Logger) async throws -> (session: ConsoleSession, caller: APIKeyStore.Caller)? {
         guard let claimed = ConsoleSession.claimed(Substring(value)), claimed.session.expires > now(),
-            let (caller, secret) = try await keys.sessionSecret(keyId: claimed.session.keyId, logger: logger),
+            let (caller, secret, notBefore) = try await keys.sessionSecret(keyId: claimed.session.keyId, logger: logger),
             ConsoleSession.isAuthentic(payload: claimed.payload, mac: claimed.mac, secret: secret),
             caller.scope == .admin || caller.scope == .console
         else { return nil }
-        return caller
+        if let notBefore, claimed.session.signedInAt < notBefore { return nil }
+        return (claimed.session, caller)
     }
 
     private func signIn(_ request: Request, context: ReclaimRequestContext) async throws -> Response {
@@ -83,15 +91,22 @@ struct ConsoleRoutes: Sendable {
         }
         // The key's stored hash, which later requests read back with APIKeyStore.sessionSecret: no query needed here.
         let secret = Array(AuthenticatedKeyCache.digest(key))
-        let session = ConsoleSession(keyId: caller.keyId, expires: now().addingTimeInterval(ConsoleSession.lifetime))
+        let session = ConsoleSession(keyId: caller.keyId, signedInAt: now())
         context.logger.notice("console sign-in", metadata: ["key": "\(caller.keyId)", "scope": "\(caller.scope.rawValue)"])
         var response = Self.redirect()
         response.setCookie(Self.cookie(value: session.value(secret: secret), maxAge: Int(ConsoleSession.lifetime), request: request))
         return response
     }
 
-    private func signOut(_ request: Request, context: ReclaimRequestContext) throws -> Response {
+    /// Clears the cookie and ends the session server-side: a copy of the cookie no longer opens the console.
+    private func signOut(_ request: Request, context: ReclaimRequestContext) async throws -> Response {
         if let refusal = Self.crossOrigin(request) { return refusal }
+        if let cookie = request.cookies[ConsoleSession.cookieName]?.value,
+            let (session, caller) = try await authenticSession(cookie, logger: context.logger)
+        {
+            try await keys.endConsoleSessions(keyId: caller.keyId, signedInUntil: session.signedInAt, logger: context.logger)
+            context.logger.notice("console sign-out", metadata: ["key": "\(caller.keyId)"])
+        }
         var response = Self.redirect()
         response.setCookie(Self.cookie(value: "", maxAge: 0, request: request))
         return response
@@ -140,14 +155,30 @@ struct ConsoleRoutes: Sendable {
         )
     }
 
-    /// 403 for a form posted from another origin (a browser sends `Origin` with every POST).
+    /// 403 for a form posted from anywhere but this site's own pages.
+    ///
+    /// A browser says where a POST comes from: `Sec-Fetch-Site` (Fetch Metadata), `Origin` (every POST; `null`
+    /// from a sandboxed frame, a `data:` page or a redirect chain, none of which is this page), and `Referer`.
+    /// A request that carries none of them is not from a browser (curl, a script), so no one's cookie rides on it.
     static func crossOrigin(_ request: Request) -> Response? {
-        guard let origin = request.headers[.origin], origin != "null" else { return nil }
-        guard let host = request.head.authority, let url = URL(string: origin), let originHost = url.host else {
-            return login(message: "Cross-origin sign-ins are refused.", status: .forbidden)
+        let refused = login(message: "Cross-origin sign-ins are refused.", status: .forbidden)
+        if let site = request.headers[Self.secFetchSite]?.lowercased(), site != "same-origin" && site != "none" { return refused }
+        if let origin = request.headers[.origin] {
+            return isSameOrigin(origin, request: request) ? nil : refused
         }
-        let originAuthority = url.port.map { "\(originHost):\($0)" } ?? originHost
-        return originAuthority == host || originHost == host ? nil : login(message: "Cross-origin sign-ins are refused.", status: .forbidden)
+        if let referer = request.headers[.referer] {
+            return isSameOrigin(referer, request: request) ? nil : refused
+        }
+        return nil
+    }
+
+    static let secFetchSite = HTTPField.Name("Sec-Fetch-Site")!
+
+    /// Whether a URL (an `Origin` or a `Referer`) names this server's own authority; `null` never does.
+    private static func isSameOrigin(_ text: String, request: Request) -> Bool {
+        guard let host = request.head.authority, text != "null", let url = URL(string: text), let urlHost = url.host else { return false }
+        let authority = url.port.map { "\(urlHost):\($0)" } ?? urlHost
+        return authority == host || urlHost == host
     }
 
     /// The first value of `name` in an `application/x-www-form-urlencoded` body ('+' is a space).

@@ -49,6 +49,8 @@ public struct DevEnvironment: Sendable {
             let postgres = EmbeddedPostgres(root: root.appendingPathComponent("pg"))
             try postgres.initializeIfNeeded(logger: logger)
             try postgres.start(logger: logger)
+            // However Reclaim ends (Ctrl-C, a crash, kill -9), its private PostgreSQL ends with it.
+            try postgres.stopWhenProcessEnds(immediate: false)
             embedded = postgres
             url = try postgres.url(database: "reclaim")
             try await Self.createDatabaseIfMissing(url, logger: logger)

@@ -25,18 +25,6 @@ struct GrantRoutes {
     static let maxBodyBytes = 8 * 1024
     static let idempotencyKey = HTTPField.Name("Idempotency-Key")!
 
-    struct Body: Decodable {
-        let bundleId: String
-        let appAccountToken: String?
-        let originalTransactionId: String?
-        let environment: String?
-        let productId: String
-        let offerIdentifier: String
-        let reason: String
-        let campaign: String
-        let deliverableFor: String?
-    }
-
     struct Answer: Encodable {
         struct Grant: Encodable {
             let id: String
@@ -68,13 +56,16 @@ struct GrantRoutes {
     func register(on router: Router<ReclaimRequestContext>) {
         router.post("/v1/grants") { request, context -> Response in
             let adminKeyId = try await authentication.adminKeyId(of: request, context: context)
-            guard let key = request.headers[Self.idempotencyKey], (1...200).contains(key.utf8.count),
-                key.unicodeScalars.allSatisfy({ $0.isASCII && $0.value >= 0x21 && $0.value < 0x7F })
-            else {
+            guard let key = request.headers[Self.idempotencyKey], GrantRequest.isValidIdempotencyKey(key) else {
                 throw Problem.badRequest("missing-idempotency-key", "send an Idempotency-Key header: 1 to 200 visible ASCII characters")
             }
             let body = try await readJSONBody(request, context: context, limit: Self.maxBodyBytes, record: { _ in })
-            let (grant, environment, deliverableFor) = try validate(body)
+            let grant: GrantRequest
+            do throws(InvalidInput) {
+                grant = try GrantRequest(body: Data(body.readableBytesView))
+            } catch {
+                throw Problem.badRequest("invalid-grant", error.reason)
+            }
             guard let signer = signers[grant.bundleId] else {
                 throw Problem(
                     .unprocessableContent,
@@ -91,8 +82,6 @@ struct GrantRoutes {
                             grant,
                             key: key,
                             adminKeyId: adminKeyId,
-                            environment: environment,
-                            deliverableFor: deliverableFor,
                             signer: signer,
                             connection: connection,
                             logger: context.logger
@@ -105,7 +94,7 @@ struct GrantRoutes {
             switch outcome {
             case .created(let stored)?: return try JSONBody(Self.answer(stored), status: .created).response(from: request, context: context)
             case .existing(let stored)?:
-                guard stored.request == grant else {
+                guard stored.isSameRequest(as: grant) else {
                     throw Problem(
                         .unprocessableContent,
                         "idempotency-key-reused",
@@ -122,61 +111,10 @@ struct GrantRoutes {
         }
     }
 
-    /// Checks the body; 400 `invalid-grant` with the reason.
-    private func validate(_ buffer: ByteBuffer) throws -> (GrantRequest, String?, TimeInterval) {
-        func invalid(_ detail: String) -> Problem { .badRequest("invalid-grant", detail) }
-        let body: Body
-        do {
-            body = try JSONDecoder().decode(Body.self, from: buffer)
-        } catch {
-            throw invalid(
-                "the body must be JSON with bundleId, appAccountToken or originalTransactionId, productId, offerIdentifier, reason, campaign"
-            )
-        }
-        for (name, value) in [
-            ("bundleId", body.bundleId), ("productId", body.productId), ("offerIdentifier", body.offerIdentifier), ("reason", body.reason),
-            ("campaign", body.campaign),
-        ] {
-            guard !value.isEmpty, value.count <= 200, !value.unicodeScalars.contains("\u{2063}") else {
-                throw invalid("\(name) must be 1 to 200 characters")
-            }
-        }
-        guard body.appAccountToken != nil || body.originalTransactionId != nil else {
-            throw invalid("name the subscriber by appAccountToken or originalTransactionId")
-        }
-        var token: UUID?
-        if let text = body.appAccountToken {
-            guard let uuid = UUID(uuidString: text) else { throw invalid("appAccountToken must be a UUID") }
-            token = uuid
-        }
-        if let otid = body.originalTransactionId, otid.isEmpty || otid.count > 64 {
-            throw invalid("originalTransactionId must be 1 to 64 characters")
-        }
-        var deliverableFor: TimeInterval = 7 * 86_400
-        if let text = body.deliverableFor {
-            guard let duration = try? ConfigDuration(parsing: text), duration.seconds > 0, duration.seconds <= 90 * 86_400 else {
-                throw invalid("deliverableFor must be a duration from 1s to 90d, e.g. 7d")
-            }
-            deliverableFor = TimeInterval(duration.seconds)
-        }
-        let request = GrantRequest(
-            bundleId: body.bundleId,
-            appAccountToken: token,
-            originalTransactionId: body.originalTransactionId,
-            productId: body.productId,
-            offerIdentifier: body.offerIdentifier,
-            reason: body.reason,
-            campaign: body.campaign
-        )
-        return (request, body.environment, deliverableFor)
-    }
-
     private func grantOffer(
         _ grant: GrantRequest,
         key: String,
         adminKeyId: UUID,
-        environment: String?,
-        deliverableFor: TimeInterval,
         signer: OfferSigner,
         connection: PostgresConnection,
         logger: Logger
@@ -184,7 +122,7 @@ struct GrantRoutes {
         if let existing = try await GrantStore.existing(bundleId: grant.bundleId, idempotencyKey: key, connection: connection, logger: logger) {
             return .existing(existing)
         }
-        guard let state = try await GrantStore.lockSubscription(for: grant, environment: environment, connection: connection, logger: logger),
+        guard let state = try await GrantStore.lockSubscription(for: grant, connection: connection, logger: logger),
             state.hasOrHadSubscription
         else {
             return .notEligible(
@@ -229,7 +167,7 @@ struct GrantRoutes {
             productId: grant.productId,
             offerIdentifier: grant.offerIdentifier,
             signed: signed,
-            deliverableUntil: time.addingTimeInterval(deliverableFor)
+            deliverableUntil: time.addingTimeInterval(TimeInterval(grant.deliverableFor))
         )
         guard
             try await GrantStore.create(
@@ -253,7 +191,8 @@ struct GrantRoutes {
                 originalTransactionId: state.originalTransactionId,
                 environment: state.environment,
                 deliverableUntil: offer.deliverableUntil,
-                createdAt: time
+                createdAt: time,
+                requestSHA256: grant.fingerprint
             )
         )
     }

@@ -1,6 +1,7 @@
 import Foundation
 import Hummingbird
 import PostgresNIO
+import ReclaimDomain
 import ReclaimStore
 
 /// `POST /v1/offers/{id}/events` with `{"event": "shown" | "dismissed" | "purchase_started"}`: what the app did
@@ -10,21 +11,19 @@ struct OfferEventRoutes {
     let postgres: PostgresClient
     let authentication: KeyAuthentication
 
-    static let events: Set<String> = ["shown", "dismissed", "purchase_started"]
     /// An event body is a few dozen bytes.
     static let maxBodyBytes = 1024
 
-    struct EventBody: Decodable { let event: String }
     struct Answer: Encodable { let status: String }
 
     func register(on router: Router<ReclaimRequestContext>) {
         router.post("/v1/offers/{id}/events") { request, context -> JSONBody<Answer> in
             let bundleId = try await authentication.bundleId(of: request, context: context)
-            guard let text = context.parameters.get("id"), text.utf8.count == 36, let offerId = UUID(uuidString: text) else {
+            guard let text = context.parameters.get("id"), let offerId = OfferRequestInput.uuid(text) else {
                 throw Problem.notFound("no such offer")
             }
             let body = try await readJSONBody(request, context: context, limit: Self.maxBodyBytes, record: { _ in })
-            guard let event = try? JSONDecoder().decode(EventBody.self, from: body).event, Self.events.contains(event) else {
+            guard let event = OfferRequestInput.event(body: Data(body.readableBytesView)) else {
                 throw Problem.badRequest("invalid-event", "the body must be {\"event\": \"shown\"}, \"dismissed\" or \"purchase_started\"")
             }
             let outcome = try await postgres.withConnection {

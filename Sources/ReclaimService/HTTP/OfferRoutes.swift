@@ -50,7 +50,7 @@ struct OfferRoutes {
             guard let text = request.uri.queryParameters["appAccountToken"] else {
                 throw Problem.badRequest("missing-parameter", "appAccountToken is required: the UUID the app sets on its purchases")
             }
-            guard text.utf8.count == 36, let token = UUID(uuidString: String(text)) else {
+            guard let token = OfferRequestInput.uuid(text) else {
                 throw Problem.badRequest("invalid-parameter", "appAccountToken must be a UUID such as 6f1d2c3b-0000-4000-8000-000000000051")
             }
             if let verifier = userTokens[bundleId] {

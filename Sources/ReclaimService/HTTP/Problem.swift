@@ -1,10 +1,12 @@
 import Foundation
 import Hummingbird
+import ReclaimDomain
 
 /// An RFC 9457 problem (`application/problem+json`): the one error type every route throws.
 ///
 /// `type` is stable (`urn:reclaim:problem:<slug>`) so clients and tests can rely on it;
-/// `detail` says in words what was wrong. Never put database text or key material in `detail`.
+/// `detail` says in words what was wrong. Never put database text or key material in `detail`; it is cut to
+/// ``detailLimit`` characters with control characters escaped, since it may quote what a client sent.
 public struct Problem: HTTPResponseError, Equatable {
     public let status: HTTPResponse.Status
     /// Short stable slug, e.g. `invalid-signature`.
@@ -18,9 +20,12 @@ public struct Problem: HTTPResponseError, Equatable {
         self.status = status
         self.slug = slug
         self.title = title
-        self.detail = detail
+        self.detail = LogText.bounded(detail, limit: Self.detailLimit)
         self.retryAfter = retryAfter ?? (status == .serviceUnavailable ? 5 : nil)
     }
+
+    /// The longest `detail`: room for a sentence and a bounded quote of the input (``LogText/echoLimit``).
+    public static let detailLimit = 300
 
     public var type: String { "urn:reclaim:problem:\(slug)" }
 

@@ -21,7 +21,7 @@ public enum Bootstrap {
                 handler.logLevel = level
                 return handler
             }
-            var handler = DeferredMetadataLogHandler(output: StreamLogHandler.standardError(label: label))
+            var handler = TextLogHandler(output: StreamLogHandler.standardError(label: label))
             handler.logLevel = level
             return handler
         }

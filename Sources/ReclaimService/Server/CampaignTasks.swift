@@ -9,7 +9,7 @@ public enum CampaignTasks {
         let campaigns = try config.domainCampaigns()
         guard !campaigns.isEmpty else { return "no campaigns configured" }
         var lines = ["\(campaigns.count) campaign\(campaigns.count == 1 ? "" : "s") OK:"]
-        for campaign in campaigns.sorted(by: { ($0.bundleId, -$0.priority, $0.id) < ($1.bundleId, -$1.priority, $1.id) }) {
+        for campaign in campaigns.sorted(by: { ($0.bundleId, $1.priority, $0.id) < ($1.bundleId, $0.priority, $1.id) }) {
             var line = "  \(campaign.id) [\(campaign.bundleId)] on \(campaign.trigger) → \(campaign.productId) / \(campaign.offerIdentifier)"
             line += ", priority \(campaign.priority), holdout \(campaign.holdoutPercent)%"
             line +=

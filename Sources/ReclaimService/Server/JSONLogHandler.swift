@@ -1,11 +1,12 @@
 import Foundation
 import Logging
+import ReclaimDomain
 
 /// One JSON object a line (`LOG_FORMAT=json`), for log collectors: `time` (ISO 8601, UTC), `level`,
 /// `label`, `message`, `source`, then the metadata as string fields. Hummingbird's `hb.request.id` is
 /// written as `request_id`, the id the response's `X-Request-Id` header carries.
 ///
-/// Like ``DeferredMetadataLogHandler`` it formats metadata only for lines it writes. Secrets never reach a
+/// Like ``TextLogHandler`` it formats metadata only for lines it writes. Secrets never reach a
 /// logger in the first place; this handler adds nothing to what the code logs.
 struct JSONLogHandler: LogHandler {
     let label: String
@@ -67,9 +68,11 @@ struct JSONLogHandler: LogHandler {
             case "\n": out += "\\n"
             case "\r": out += "\\r"
             case "\t": out += "\\t"
-            case let c where c.value < 0x20:
-                out += "\\u00"
-                out += String(c.value, radix: 16).leftPadded(to: 2)
+            case let c where LogText.needsEscape(c):
+                // Control characters must be escaped (RFC 8259 §7); line separators and the rest are, so that
+                // no viewer of the raw log shows a forged line.
+                out += "\\u"
+                out += String(c.value, radix: 16).leftPadded(to: 4)
             default: out.unicodeScalars.append(scalar)
             }
         }

@@ -74,6 +74,7 @@ public struct EmbeddedPostgres: Sendable {
             logger.info("PostgreSQL already running", metadata: ["path": "\(root.path)"])
             return
         }
+        removeStaleLockFile(logger: logger)
         var options = ["-k", root.path, "-p", String(try port), "-c", "listen_addresses=127.0.0.1"]
         for (key, value) in serverSettings.sorted(by: { $0.key < $1.key }) { options += ["-c", "\(key)=\(value)"] }
         // The server inherits pg_ctl's output; a pipe would never reach end-of-file while the server
@@ -96,13 +97,32 @@ public struct EmbeddedPostgres: Sendable {
         try runServerTool("pg_ctl", ["-D", dataDirectory.path, "-m", immediate ? "immediate" : "fast", "-w", "stop"])
     }
 
-    /// Makes the server stop when the process with `pid` ends, even by `kill -9`: a tiny shell
-    /// watchdog polls it once a second. Test clusters use this so no server outlives its tests.
-    public func stopWhenProcessEnds(pid: Int32 = getpid(), removeFolder: Bool = false) throws {
+    /// A `postmaster.pid` left by a server that died with its machine or by `kill -9`, whose process id now
+    /// belongs to another program: the server would refuse to start. Removed when no postgres runs under that id.
+    private func removeStaleLockFile(logger: Logger) {
+        let lockFile = dataDirectory.appendingPathComponent("postmaster.pid")
+        guard let text = try? String(contentsOf: lockFile, encoding: .utf8),
+            let pid = text.split(separator: "\n").first.flatMap({ Int32($0.trimmingCharacters(in: .whitespaces)) })
+        else { return }
+        let command = (try? String(contentsOfFile: "/proc/\(pid)/comm", encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard command != "postgres" && command != "postmaster" else { return }
+        logger.notice("removing a stale postmaster.pid", metadata: ["pid": "\(pid)", "path": "\(lockFile.path)"])
+        try? FileManager.default.removeItem(at: lockFile)
+    }
+
+    /// Makes the server stop when the process with `pid` ends, even by `kill -9` or a crash: a tiny shell
+    /// watchdog polls it once a second. Test clusters use this so no server outlives its tests, and
+    /// `reclaim dev` so its PostgreSQL never outlives Reclaim.
+    /// - Parameter immediate: PostgreSQL's crash-like stop (fast for throw-away test clusters); otherwise a fast
+    ///   stop, which checkpoints so the next start needs no recovery.
+    public func stopWhenProcessEnds(pid: Int32 = getpid(), removeFolder: Bool = false, immediate: Bool = true) throws {
         let pgCtl = try Self.binDirectory().appendingPathComponent("pg_ctl").path
-        let stop = Self.asServerUser([pgCtl, "-D", dataDirectory.path, "-m", "immediate", "stop"]).map(Self.shellQuoted).joined(separator: " ")
+        let stop = Self.asServerUser([pgCtl, "-D", dataDirectory.path, "-m", immediate ? "immediate" : "fast", "stop"])
+            .map(Self.shellQuoted).joined(separator: " ")
         let cleanup = removeFolder ? "; rm -rf \(Self.shellQuoted(root.path))" : ""
-        try ChildProcess.launch(["/bin/sh", "-c", "while kill -0 \(pid) 2>/dev/null; do sleep 1; done; \(stop) >/dev/null 2>&1\(cleanup)"])
+        // It ignores the terminal's signals (Ctrl-C, a closed terminal reach the whole process group), so that it
+        // outlives Reclaim long enough to stop the server.
+        try ChildProcess.launch(["/bin/sh", "-c", "trap '' INT HUP TERM; while kill -0 \(pid) 2>/dev/null; do sleep 1; done; \(stop) >/dev/null 2>&1\(cleanup)"])
     }
 
     // MARK: - Helpers

@@ -17,13 +17,13 @@ public enum GrantStore {
         let rows = try await connection.query(
             """
             SELECT g.id, g.app_account_token, g.original_transaction_id, g.product_id, g.offer_identifier, g.reason, g.campaign,
-                   g.created_at, o.id, o.original_transaction_id, o.environment, o.deliverable_until
+                   g.created_at, o.id, o.original_transaction_id, o.environment, o.deliverable_until, g.request_sha256
             FROM reclaim.grants g LEFT JOIN reclaim.offers o ON o.grant_id = g.id
             WHERE g.bundle_id = \(bundleId) AND g.idempotency_key = \(idempotencyKey)
             """,
             logger: logger
         )
-        for try await r in rows.decode((UUID, UUID?, String?, String, String, String, String, Date, UUID?, String?, String?, Date?).self) {
+        for try await r in rows.decode((UUID, UUID?, String?, String, String, String, String, Date, UUID?, String?, String?, Date?, ByteBuffer?).self) {
             return StoredGrant(
                 id: r.0,
                 request: GrantRequest(
@@ -39,7 +39,8 @@ public enum GrantStore {
                 originalTransactionId: r.9,
                 environment: r.10,
                 deliverableUntil: r.11,
-                createdAt: r.7
+                createdAt: r.7,
+                requestSHA256: r.12.map { Array(buffer: $0) }
             )
         }
         return nil
@@ -49,7 +50,6 @@ public enum GrantStore {
     /// user (appAccountToken), optionally in one environment.
     public static func lockSubscription(
         for request: GrantRequest,
-        environment: String?,
         connection: PostgresConnection,
         logger: Logger
     )
@@ -61,7 +61,7 @@ public enum GrantStore {
             WHERE bundle_id = \(request.bundleId)
               AND (\(request.originalTransactionId)::text IS NULL OR original_transaction_id = \(request.originalTransactionId))
               AND (\(request.appAccountToken)::uuid IS NULL OR app_account_token = \(request.appAccountToken))
-              AND (\(environment)::text IS NULL OR environment = \(environment))
+              AND (\(request.environment)::text IS NULL OR environment = \(request.environment))
             ORDER BY updated_at DESC
             LIMIT 1
             FOR UPDATE
@@ -87,9 +87,10 @@ public enum GrantStore {
             """
             WITH g AS (
                 INSERT INTO reclaim.grants (id, bundle_id, idempotency_key, app_account_token, original_transaction_id, product_id,
-                                            offer_identifier, reason, campaign, admin_key_id)
+                                            offer_identifier, reason, campaign, admin_key_id, request_sha256)
                 VALUES (\(id), \(request.bundleId), \(idempotencyKey), \(request.appAccountToken), \(request.originalTransactionId),
-                        \(request.productId), \(request.offerIdentifier), \(request.reason), \(request.campaign), \(adminKeyId))
+                        \(request.productId), \(request.offerIdentifier), \(request.reason), \(request.campaign), \(adminKeyId),
+                        \(ByteBuffer(bytes: request.fingerprint)))
                 ON CONFLICT (bundle_id, idempotency_key) DO NOTHING
                 RETURNING id)
             INSERT INTO reclaim.offers (

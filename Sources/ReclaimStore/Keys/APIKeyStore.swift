@@ -94,16 +94,31 @@ public struct APIKeyStore: Sendable {
 
     /// The caller of an active key by id, and the key's SHA-256: console sessions are signed with it, so a
     /// session ends when its key is revoked, and every process can check a session without shared state.
-    public func sessionSecret(keyId: UUID, logger: Logger) async throws -> (caller: Caller, secret: [UInt8])? {
+    /// `sessionsNotBefore`: sessions signed in before it were signed out (``endConsoleSessions(keyId:signedInUntil:logger:)``).
+    public func sessionSecret(keyId: UUID, logger: Logger) async throws -> (caller: Caller, secret: [UInt8], sessionsNotBefore: Date?)? {
         let rows = try await postgres.query(
-            "SELECT scope, bundle_id, key_hash FROM reclaim.api_keys WHERE id = \(keyId) AND revoked_at IS NULL",
+            "SELECT scope, bundle_id, key_hash, console_sessions_not_before FROM reclaim.api_keys WHERE id = \(keyId) AND revoked_at IS NULL",
             logger: logger
         )
-        for try await (scope, bundleId, hash) in rows.decode((String, String?, ByteBuffer).self) {
+        for try await (scope, bundleId, hash, notBefore) in rows.decode((String, String?, ByteBuffer, Date?).self) {
             guard let scope = Scope(rawValue: scope) else { return nil }
-            return (Caller(keyId: keyId, scope: scope, bundleId: bundleId), Array(buffer: hash))
+            return (Caller(keyId: keyId, scope: scope, bundleId: bundleId), Array(buffer: hash), notBefore)
         }
         return nil
+    }
+
+    /// Sign-out: ends every console session of the key signed in at or before `signedInUntil` (the session that
+    /// signs out, and any older copy of it); sessions signed in later stay. Never moves the limit back.
+    public func endConsoleSessions(keyId: UUID, signedInUntil: Date, logger: Logger) async throws {
+        let notBefore = signedInUntil.addingTimeInterval(1)
+        try await postgres.query(
+            """
+            UPDATE reclaim.api_keys
+            SET console_sessions_not_before = greatest(console_sessions_not_before, \(notBefore))
+            WHERE id = \(keyId)
+            """,
+            logger: logger
+        )
     }
 
     static func hash(_ key: String) -> ByteBuffer {

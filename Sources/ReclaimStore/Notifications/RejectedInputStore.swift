@@ -49,6 +49,9 @@ public struct RejectedInputStore: Sendable {
         )
         var last: Int64 = 0
         for try await id in rows.decode(Int64.self) { last = max(last, id) }
-        try await postgres.query("DELETE FROM reclaim.rejected_inputs WHERE id <= \(last - Int64(keep))", logger: logger)
+        // `keep` is validated (0…10,000,000) and `last` is a positive identity: no overflow either way.
+        let (bound, overflow) = last.subtractingReportingOverflow(Int64(clamping: max(keep, 0)))
+        guard !overflow else { return }
+        try await postgres.query("DELETE FROM reclaim.rejected_inputs WHERE id <= \(bound)", logger: logger)
     }
 }

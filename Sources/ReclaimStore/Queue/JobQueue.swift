@@ -64,7 +64,7 @@ public struct JobQueue: Sendable {
     /// Leases up to `limit` due jobs to `worker` for `lease`, highest priority and oldest first,
     /// skipping rows other workers have locked. Commits before returning.
     public func claim(limit: Int, worker: String, lease: Duration, logger: Logger) async throws -> [Job] {
-        try await postgres.execute(ClaimStatement(limit: Int32(limit), worker: worker, leaseSeconds: lease.seconds), logger: logger)
+        try await postgres.execute(ClaimStatement(limit: Int32(clamping: limit), worker: worker, leaseSeconds: lease.seconds), logger: logger)
             .reduce(into: []) { $0.append($1) }
     }
 

@@ -58,7 +58,8 @@ struct PersistStatement: PostgresPreparedStatement {
         bindings.append(state.autoRenew)
         bindings.append(state.autoRenewProductId)
         bindings.append(state.expiresAt)
-        bindings.append(state.expirationIntent.map(Int16.init))
+        // Apple's expirationIntent is 1–5; a signed payload's out-of-range number is dropped, never trapped on.
+        bindings.append(state.expirationIntent.flatMap { Int16(exactly: $0) })
         bindings.append(state.inBillingRetry)
         bindings.append(state.gracePeriodExpiresAt)
         bindings.append(state.eligibleWinBackOfferIds)

@@ -42,7 +42,7 @@ import Testing
     @Test("same lines as StreamLogHandler: logger, provider and line metadata merged in its order, sorted, levels filtered")
     func sameLinesAsStreamLogHandler() {
         let reference = lines { StreamLogHandler(label: $0, stream: $1, metadataProvider: $2) }
-        let ours = lines { DeferredMetadataLogHandler(output: StreamLogHandler(label: $0, stream: $1, metadataProvider: $2)) }
+        let ours = lines { TextLogHandler(output: StreamLogHandler(label: $0, stream: $1, metadataProvider: $2)) }
         #expect(reference.count == 6)
         #expect(reference.last == " info traced: request=provided trace=line [ReclaimIntegrationTests] line over provider")
         #expect(ours == reference)

@@ -1,7 +1,12 @@
 import Logging
+import ReclaimDomain
 
-/// Writes exactly what swift-log's `StreamLogHandler` writes, but formats the logger's metadata only for
-/// lines it actually writes.
+/// Writes what swift-log's `StreamLogHandler` writes, with two differences: every value from outside is escaped,
+/// and the logger's metadata is formatted only for lines it actually writes.
+///
+/// Escaping: the message and every metadata key and value has its control characters and line separators
+/// escaped (``LogText``), so a value that came from a request (a JWS header, a bundle id) can never start a
+/// line of its own that reads like a genuine one (log forging).
 ///
 /// `StreamLogHandler` formats all of its metadata again whenever one key changes, and Hummingbird and
 /// PostgresNIO attach metadata to their loggers on every request and every query: under load, Logger's
@@ -9,7 +14,7 @@ import Logging
 /// lines that were never logged at level info.
 /// Here a change only updates the dictionary; the wrapped handler (whose own metadata stays empty)
 /// formats it together with the line's metadata when a line passes the level.
-struct DeferredMetadataLogHandler: LogHandler {
+struct TextLogHandler: LogHandler {
     private var output: StreamLogHandler
     var metadata: Logger.Metadata = [:]
 
@@ -37,7 +42,26 @@ struct DeferredMetadataLogHandler: LogHandler {
         if !metadata.isEmpty {
             event.metadata = metadata.merged(provider: metadataProvider, line: event.metadata)
         }
+        let message = "\(event.message)"
+        if message.unicodeScalars.contains(where: LogText.needsEscape) { event.message = "\(LogText.escaped(message))" }
+        event.metadata = event.metadata.map(Self.escaped)
         output.log(event: event)
+    }
+
+    /// Metadata with every key and value escaped: it is formatted as `key=value` pairs on one line.
+    static func escaped(_ metadata: Logger.Metadata) -> Logger.Metadata {
+        var out = Logger.Metadata(minimumCapacity: metadata.count)
+        for (key, value) in metadata { out[LogText.escaped(key)] = escaped(value) }
+        return out
+    }
+
+    static func escaped(_ value: Logger.Metadata.Value) -> Logger.Metadata.Value {
+        switch value {
+        case .string(let text): .string(LogText.escaped(text))
+        case .stringConvertible(let convertible): .string(LogText.escaped(convertible.description))
+        case .array(let values): .array(values.map(escaped))
+        case .dictionary(let metadata): .dictionary(escaped(metadata))
+        }
     }
 }
 

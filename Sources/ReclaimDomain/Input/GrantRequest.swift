@@ -1,0 +1,129 @@
+import Crypto
+import Foundation
+
+/// What an admin asked to grant: the body of `POST /v1/grants`, decoded, validated and normalized (defaults
+/// applied), as stored in `reclaim.grants`.
+public struct GrantRequest: Sendable, Equatable {
+    public var bundleId: String
+    public var appAccountToken: UUID?
+    public var originalTransactionId: String?
+    /// Only a subscription in this environment; nil: the newest of any.
+    public var environment: String?
+    public var productId: String
+    public var offerIdentifier: String
+    public var reason: String
+    public var campaign: String
+    /// How long the offer stays deliverable, in seconds (1 s to 90 days; default 7 days).
+    public var deliverableFor: Int64
+
+    public static let defaultDeliverableFor: Int64 = 7 * 86_400
+    public static let maximumDeliverableFor: Int64 = 90 * 86_400
+
+    public init(
+        bundleId: String,
+        appAccountToken: UUID?,
+        originalTransactionId: String?,
+        environment: String? = nil,
+        productId: String,
+        offerIdentifier: String,
+        reason: String,
+        campaign: String,
+        deliverableFor: Int64 = GrantRequest.defaultDeliverableFor
+    ) {
+        self.bundleId = bundleId
+        self.appAccountToken = appAccountToken
+        self.originalTransactionId = originalTransactionId
+        self.environment = environment
+        self.productId = productId
+        self.offerIdentifier = offerIdentifier
+        self.reason = reason
+        self.campaign = campaign
+        self.deliverableFor = deliverableFor
+    }
+
+    /// SHA-256 of every field, each length-prefixed in a fixed order: the same Idempotency-Key with a request
+    /// whose fingerprint differs is another grant.
+    public var fingerprint: [UInt8] {
+        let fields: [String?] = [
+            bundleId, appAccountToken?.lowercaseString, originalTransactionId, environment, productId, offerIdentifier, reason, campaign,
+            String(deliverableFor),
+        ]
+        var canonical = "reclaim-grant-v1"
+        for field in fields {
+            if let field { canonical += "|\(field.utf8.count):\(field)" } else { canonical += "|-" }
+        }
+        return Array(SHA256.hash(data: Data(canonical.utf8)))
+    }
+
+    /// Whether an `Idempotency-Key` header is acceptable: 1 to 200 visible ASCII characters.
+    public static func isValidIdempotencyKey(_ key: some StringProtocol) -> Bool {
+        (1...200).contains(key.utf8.count) && key.utf8.allSatisfy { (0x21..<0x7F).contains($0) }
+    }
+}
+
+extension GrantRequest {
+    /// The JSON body as sent.
+    private struct Body: Decodable {
+        let bundleId: String
+        let appAccountToken: String?
+        let originalTransactionId: String?
+        let environment: String?
+        let productId: String
+        let offerIdentifier: String
+        let reason: String
+        let campaign: String
+        let deliverableFor: String?
+    }
+
+    /// Decodes and validates a request body; throws ``InvalidInput`` with the reason in words.
+    public init(body bytes: Data) throws(InvalidInput) {
+        let body: Body
+        do {
+            body = try JSONDecoder().decode(Body.self, from: bytes)
+        } catch {
+            throw InvalidInput(
+                "the body must be JSON with bundleId, appAccountToken or originalTransactionId, productId, offerIdentifier, reason, campaign"
+            )
+        }
+        for (name, value) in [
+            ("bundleId", body.bundleId), ("productId", body.productId), ("offerIdentifier", body.offerIdentifier), ("reason", body.reason),
+            ("campaign", body.campaign),
+        ] {
+            guard !value.isEmpty, value.count <= 200, !value.unicodeScalars.contains("\u{2063}") else {
+                throw InvalidInput("\(name) must be 1 to 200 characters")
+            }
+        }
+        guard body.appAccountToken != nil || body.originalTransactionId != nil else {
+            throw InvalidInput("name the subscriber by appAccountToken or originalTransactionId")
+        }
+        var token: UUID?
+        if let text = body.appAccountToken {
+            guard let uuid = UUID(uuidString: text) else { throw InvalidInput("appAccountToken must be a UUID") }
+            token = uuid
+        }
+        if let otid = body.originalTransactionId, otid.isEmpty || otid.count > 64 {
+            throw InvalidInput("originalTransactionId must be 1 to 64 characters")
+        }
+        if let environment = body.environment, environment != AppStoreEnvironment.production.rawValue && environment != AppStoreEnvironment.sandbox.rawValue {
+            throw InvalidInput("environment must be Production or Sandbox")
+        }
+        var deliverableFor = Self.defaultDeliverableFor
+        if let text = body.deliverableFor {
+            guard let seconds = DurationText.seconds(text), seconds > 0, seconds <= Self.maximumDeliverableFor else {
+                throw InvalidInput("deliverableFor must be a duration from 1s to 90d, e.g. 7d")
+            }
+            deliverableFor = seconds
+        }
+        self.init(
+            bundleId: body.bundleId,
+            appAccountToken: token,
+            originalTransactionId: body.originalTransactionId,
+            environment: body.environment,
+            productId: body.productId,
+            offerIdentifier: body.offerIdentifier,
+            reason: body.reason,
+            campaign: body.campaign,
+            deliverableFor: deliverableFor
+        )
+    }
+}
