@@ -52,9 +52,7 @@ extension ReclaimConfig {
             }
             if campaign.offer.productId.isEmpty { problem("offer.productId", "must not be empty") }
             if campaign.offer.offerIdentifier.isEmpty { problem("offer.offerIdentifier", "must not be empty") }
-            if campaign.deliverableFor.seconds <= 0 || campaign.deliverableFor.seconds > 365 * 86_400 {
-                problem("deliverableFor", "must be from 1s to 365d")
-            }
+            if campaign.deliverableFor.seconds <= 0 { problem("deliverableFor", "must be positive") }
             // A grant ranks at Int32.max above every campaign; the column is a PostgreSQL integer.
             if campaign.priority < -1_000_000 || campaign.priority > 1_000_000 {
                 problem("priority", "must be from -1000000 to 1000000")

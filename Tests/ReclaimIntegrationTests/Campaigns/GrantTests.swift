@@ -70,6 +70,26 @@ struct GrantTests {
                 changed["reason"] = "something else"
                 let reused = try await grant(changed, key: adminKey, idempotencyKey: "k1")
                 #expect(reused.0 == .unprocessableContent && reused.1["type"] as? String == "urn:reclaim:problem:idempotency-key-reused")
+                // The whole normalized request counts (issue 26): a different window or environment, or none where one was
+                // given, is another grant; the default written out, or in another unit, is the same one.
+                var windowed = referral
+                windowed["deliverableFor"] = "14d"
+                #expect(try await grant(windowed, key: adminKey, idempotencyKey: "k3").0 == .created)
+                for (change, value) in [("deliverableFor", "7d"), ("deliverableFor", nil), ("environment", "Sandbox")] as [(String, String?)] {
+                    var other = windowed
+                    other[change] = value
+                    let answer = try await grant(other, key: adminKey, idempotencyKey: "k3")
+                    #expect(
+                        answer.0 == .unprocessableContent && answer.1["type"] as? String == "urn:reclaim:problem:idempotency-key-reused",
+                        "\(change) = \(value ?? "absent"): \(answer)"
+                    )
+                }
+                var sameWindow = windowed
+                sameWindow["deliverableFor"] = "2w"
+                #expect(try await grant(sameWindow, key: adminKey, idempotencyKey: "k3").0 == .ok, "2w is 14d")
+                var explicitDefault = referral
+                explicitDefault["deliverableFor"] = "7d"
+                #expect(try await grant(explicitDefault, key: adminKey, idempotencyKey: "k1").0 == .ok, "7d is the default")
 
                 // The app sees the grant, and only it: the win-back offer it replaced is withdrawn.
                 let delivered = try await http.execute(
@@ -85,9 +105,9 @@ struct GrantTests {
             let withdrawn = try await OfferRow.all(client).filter {
                 $0.campaignId == "winback-expired" && $0.endReason?.hasPrefix("superseded by grant") == true
             }
-            #expect(withdrawn.count == 1)
+            #expect(withdrawn.count == 1, "the second grant supersedes the first, not the campaign offer again")
             let rows = try await client.query("SELECT count(*)::bigint FROM reclaim.grants", logger: logger)
-            for try await count in rows.decode(Int64.self) { #expect(count == 1) }
+            for try await count in rows.decode(Int64.self) { #expect(count == 2) }
         }
     }
 }

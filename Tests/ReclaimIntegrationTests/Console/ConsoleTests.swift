@@ -41,9 +41,10 @@ struct ConsoleTests {
             )
             let app = Application(router: buildRouter(dependencies), configuration: .init(address: .hostname("127.0.0.1", port: 0)))
             try await app.test(.live) { http in
-                func signIn(_ key: String, origin: String? = nil) async throws -> (HTTPResponse, String) {
+                func signIn(_ key: String, origin: String? = nil, extra: HTTPFields = [:]) async throws -> (HTTPResponse, String) {
                     var headers: HTTPFields = [.contentType: "application/x-www-form-urlencoded"]
                     if let origin { headers[.origin] = origin }
+                    headers.append(contentsOf: extra)
                     let body = "key=" + (key.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? key)
                     return try await http.execute(uri: "/console/session", method: .post, headers: headers, body: ByteBuffer(string: body)) {
                         ($0.head, String(buffer: $0.body))
@@ -76,6 +77,16 @@ struct ConsoleTests {
                 #expect(try await signIn("rk_admin_not-a-key").0.status == .unauthorized)
                 #expect(try await signIn(appKey).0.status == .forbidden, "app keys ship inside apps: they must not open the console")
                 #expect(try await signIn(admin, origin: "https://evil.example").0.status == .forbidden)
+                // Cross-site posts a browser marks otherwise (issue 26): an opaque origin, a foreign page without Origin,
+                // and Fetch Metadata saying cross-site. Same-site pages and non-browser clients are served.
+                let secFetchSite = HTTPField.Name("Sec-Fetch-Site")!
+                #expect(try await signIn(admin, origin: "null").0.status == .forbidden)
+                #expect(try await signIn(admin, extra: [.referer: "https://evil.example/page"]).0.status == .forbidden)
+                #expect(try await signIn(admin, extra: [secFetchSite: "cross-site"]).0.status == .forbidden)
+                #expect(try await signIn(admin, extra: [secFetchSite: "same-site"]).0.status == .forbidden)
+                let port = try #require(http.port)
+                #expect(try await signIn(admin, origin: "http://127.0.0.1:\(port)").0.status == .seeOther)
+                #expect(try await signIn(admin, extra: [.referer: "http://127.0.0.1:\(port)/console", secFetchSite: "same-origin"]).0.status == .seeOther)
 
                 // An admin key: every app, refusals included; each number as the views give it.
                 let (full, html) = try await page(cookie: try await session(admin))
@@ -143,6 +154,22 @@ struct ConsoleTests {
                     #expect(body.contains(#"action="/console/session""#), "\(cookie)")
                     #expect(Self.metrics(in: body).isEmpty)
                 }
+                // Sign-out ends the session on the server: a copy of the cookie no longer opens the page (issue 26), while
+                // a session signed in afterwards works. Signing out from another site is refused and ends nothing.
+                let kept = try await session(appConsole)
+                #expect(Self.metrics(in: try await page(cookie: kept).1)["campaign.winback-expired.offered"] == "7")
+                func signOut(_ cookie: String, origin: String?) async throws -> HTTPResponse.Status {
+                    var headers: HTTPFields = [.cookie: cookie]
+                    if let origin { headers[.origin] = origin }
+                    return try await http.execute(uri: "/console/logout", method: .post, headers: headers) { $0.status }
+                }
+                #expect(try await signOut(kept, origin: "null") == .forbidden)
+                #expect(Self.metrics(in: try await page(cookie: kept).1)["campaign.winback-expired.offered"] == "7")
+                #expect(try await signOut(kept, origin: nil) == .seeOther)
+                #expect(try await page(cookie: kept).1.contains("Your session ended"), "a copied cookie must not outlive sign-out")
+                try await Task.sleep(for: .seconds(1.1))  // sessions are stamped in whole seconds
+                #expect(Self.metrics(in: try await page(cookie: try await session(appConsole)).1)["campaign.winback-expired.offered"] == "7")
+
                 let otherId = try #require(try await keys.list(bundleId: "com.example.other", logger: logger).first { $0.scope == .console }?.id)
                 #expect(try await keys.revoke(id: otherId, logger: logger))
                 #expect(try await page(cookie: otherCookie).1.contains("Your session ended"))

@@ -15,13 +15,14 @@ final class ServerProcess: @unchecked Sendable {
     let log: URL
     private(set) var process: Process?
 
-    init(role: String, config: URL, databaseURL: String, log: URL) throws {
+    init(role: String, config: URL, databaseURL: String, log: URL, logLevel: String = "warning") throws {
         port = try Self.freePort()
         arguments = ["serve", "--role", role, "--host", "127.0.0.1", "--port", "\(port)"]
         var environment = ProcessInfo.processInfo.environment
         environment["RECLAIM_CONFIG"] = config.path
         environment["DATABASE_URL"] = databaseURL
-        environment["LOG_LEVEL"] = "warning"
+        environment["LOG_LEVEL"] = logLevel
+        environment["LOG_FORMAT"] = nil
         self.environment = environment
         self.log = log
         FileManager.default.createFile(atPath: log.path, contents: nil)
@@ -45,6 +46,8 @@ final class ServerProcess: @unchecked Sendable {
         kill(process.processIdentifier, SIGKILL)
         process.waitUntilExit()
     }
+
+    var isRunning: Bool { process?.isRunning == true }
 
     func stop() {
         guard let process, process.isRunning else { return }
