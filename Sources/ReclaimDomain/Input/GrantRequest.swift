@@ -104,7 +104,9 @@ extension GrantRequest {
         if let otid = body.originalTransactionId, otid.isEmpty || otid.count > 64 {
             throw InvalidInput("originalTransactionId must be 1 to 64 characters")
         }
-        if let environment = body.environment, environment != AppStoreEnvironment.production.rawValue && environment != AppStoreEnvironment.sandbox.rawValue {
+        if let environment = body.environment,
+            environment != AppStoreEnvironment.production.rawValue && environment != AppStoreEnvironment.sandbox.rawValue
+        {
             throw InvalidInput("environment must be Production or Sandbox")
         }
         var deliverableFor = Self.defaultDeliverableFor

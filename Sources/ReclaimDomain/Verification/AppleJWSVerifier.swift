@@ -194,11 +194,17 @@ public final class AppleJWSVerifier: Sendable {
             throw JWSVerificationError(.unsupportedAlgorithm, "the header has no alg; only ES256 is accepted")
         }
         guard alg == "ES256" else {
-            throw JWSVerificationError(.unsupportedAlgorithm, "alg \"\(LogText.bounded(alg, limit: LogText.echoLimit))\" is not accepted; only ES256 is")
+            throw JWSVerificationError(
+                .unsupportedAlgorithm,
+                "alg \"\(LogText.bounded(alg, limit: LogText.echoLimit))\" is not accepted; only ES256 is"
+            )
         }
         // RFC 7515 §4.1.11: a recipient must refuse critical parameters it does not understand, and it understands none.
         if let crit = raw.crit {
-            throw JWSVerificationError(.malformed, "the header marks \(LogText.bounded("\(crit)", limit: LogText.echoLimit)) critical; no critical parameter is supported")
+            throw JWSVerificationError(
+                .malformed,
+                "the header marks \(LogText.bounded("\(crit)", limit: LogText.echoLimit)) critical; no critical parameter is supported"
+            )
         }
         guard let x5c = raw.x5c else {
             throw JWSVerificationError(.invalidChain, "the header has no x5c certificate chain")

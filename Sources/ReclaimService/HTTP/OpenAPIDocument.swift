@@ -207,15 +207,21 @@ paths:
                 bundleId: { type: string }
                 appAccountToken: { type: string, format: uuid }
                 originalTransactionId: { type: string }
-                environment: { type: string }
+                environment: { type: string, enum: [Production, Sandbox], description: Only a subscription in this environment. }
                 productId: { type: string }
                 offerIdentifier: { type: string }
                 reason: { type: string }
                 campaign: { type: string }
-                deliverableFor: { type: string, example: 7d }
+                deliverableFor:
+                  type: string
+                  pattern: "^[0-9]+[smhdw]$"
+                  example: 7d
+                  description: How long the offer can be delivered, 1s to 90d (default 7d).
       responses:
         "200":
-          description: The first result of this Idempotency-Key.
+          description: >-
+            The first result of this Idempotency-Key, for the same request: every field, normalized (7d and 1w, or 7d and
+            no deliverableFor, are the same). Any other request with the key is 422 `idempotency-key-reused`.
           content:
             application/json:
               schema: { $ref: "#/components/schemas/Grant" }
@@ -232,6 +238,8 @@ paths:
       security:
         - consoleSession: []
         - {}
+      parameters:
+        - $ref: "#/components/parameters/ConsoleCookie"
       responses:
         "200":
           description: The page, or the sign-in form.
@@ -243,6 +251,11 @@ paths:
     post:
       summary: Sign in to /console with an admin key or a console key; sets the session cookie.
       operationId: consoleSignIn
+      parameters:
+        - $ref: "#/components/parameters/Origin"
+        - $ref: "#/components/parameters/Referer"
+        - $ref: "#/components/parameters/SecFetchSite"
+        - $ref: "#/components/parameters/ForwardedProto"
       requestBody:
         required: true
         content:
@@ -267,6 +280,12 @@ paths:
     post:
       summary: Sign out of /console (clears the session cookie).
       operationId: consoleSignOut
+      parameters:
+        - $ref: "#/components/parameters/ConsoleCookie"
+        - $ref: "#/components/parameters/Origin"
+        - $ref: "#/components/parameters/Referer"
+        - $ref: "#/components/parameters/SecFetchSite"
+        - $ref: "#/components/parameters/ForwardedProto"
       responses:
         "303":
           description: Signed out; the browser goes to /console.
@@ -275,6 +294,39 @@ paths:
         "403": { $ref: "#/components/responses/ConsoleForm" }
         default: { $ref: "#/components/responses/Problem" }
 components:
+  parameters:
+    ConsoleCookie:
+      name: reclaim_console
+      in: cookie
+      required: false
+      description: >-
+        The session cookie: `<key id>.<expiry, UNIX seconds>.<base64url HMAC-SHA256>`. Anything else, an expiry out of
+        range, a wrong MAC, a revoked key or a signed-out session gives the sign-in form.
+      schema: { type: string, maxLength: 200 }
+    Origin:
+      name: Origin
+      in: header
+      required: false
+      description: Sent by browsers; a post whose origin is not this server (or is `null`) is refused with 403.
+      schema: { type: string }
+    Referer:
+      name: Referer
+      in: header
+      required: false
+      description: Without `Origin`, a post from a page of another site is refused with 403.
+      schema: { type: string }
+    SecFetchSite:
+      name: Sec-Fetch-Site
+      in: header
+      required: false
+      description: Fetch Metadata; anything but `same-origin` or `none` is refused with 403.
+      schema: { type: string }
+    ForwardedProto:
+      name: X-Forwarded-Proto
+      in: header
+      required: false
+      description: "`https` from the proxy in front marks the session cookie Secure."
+      schema: { type: string }
   securitySchemes:
     appKey:
       type: http

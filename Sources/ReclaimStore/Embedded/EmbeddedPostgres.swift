@@ -122,7 +122,10 @@ public struct EmbeddedPostgres: Sendable {
         let cleanup = removeFolder ? "; rm -rf \(Self.shellQuoted(root.path))" : ""
         // It ignores the terminal's signals (Ctrl-C, a closed terminal reach the whole process group), so that it
         // outlives Reclaim long enough to stop the server.
-        try ChildProcess.launch(["/bin/sh", "-c", "trap '' INT HUP TERM; while kill -0 \(pid) 2>/dev/null; do sleep 1; done; \(stop) >/dev/null 2>&1\(cleanup)"])
+        // A process killed but not yet reaped by its parent (a zombie) still answers `kill -0`: on Linux its state
+        // in /proc says it has ended.
+        let alive = "kill -0 \(pid) 2>/dev/null && ! grep -q '^State:[[:space:]]*Z' /proc/\(pid)/status 2>/dev/null"
+        try ChildProcess.launch(["/bin/sh", "-c", "trap '' INT HUP TERM; while \(alive); do sleep 1; done; \(stop) >/dev/null 2>&1\(cleanup)"])
     }
 
     // MARK: - Helpers

@@ -23,7 +23,8 @@ public enum GrantStore {
             """,
             logger: logger
         )
-        for try await r in rows.decode((UUID, UUID?, String?, String, String, String, String, Date, UUID?, String?, String?, Date?, ByteBuffer?).self) {
+        for try await r in rows.decode((UUID, UUID?, String?, String, String, String, String, Date, UUID?, String?, String?, Date?, ByteBuffer?).self)
+        {
             return StoredGrant(
                 id: r.0,
                 request: GrantRequest(

@@ -86,7 +86,9 @@ struct ConsoleTests {
                 #expect(try await signIn(admin, extra: [secFetchSite: "same-site"]).0.status == .forbidden)
                 let port = try #require(http.port)
                 #expect(try await signIn(admin, origin: "http://127.0.0.1:\(port)").0.status == .seeOther)
-                #expect(try await signIn(admin, extra: [.referer: "http://127.0.0.1:\(port)/console", secFetchSite: "same-origin"]).0.status == .seeOther)
+                #expect(
+                    try await signIn(admin, extra: [.referer: "http://127.0.0.1:\(port)/console", secFetchSite: "same-origin"]).0.status == .seeOther
+                )
 
                 // An admin key: every app, refusals included; each number as the views give it.
                 let (full, html) = try await page(cookie: try await session(admin))

@@ -39,18 +39,18 @@ struct HostileInputTests {
             return Answer(status: (response as? HTTPURLResponse)?.statusCode, body: data)
         }
 
-        /// Sends a request and checks it was answered below 500 and the process lives on.
+        /// Sends a request and checks it was answered below 500 and the process lives on; stops the test when it died.
         @discardableResult
-        func survives(_ method: String, _ path: String, headers: [String: String] = [:], body: Data? = nil, _ what: String) async -> Answer {
+        func survives(_ method: String, _ path: String, headers: [String: String] = [:], body: Data? = nil, _ what: String) async throws -> Answer {
             let answer = await send(method, path, headers: headers, body: body)
             #expect(answer.status.map { $0 < 500 } == true, "\(what): \(answer.status.map(String.init) ?? "no answer") \(answer.text.prefix(300))")
-            await expectAlive(what)
+            try await requireAlive(what)
             return answer
         }
 
-        func expectAlive(_ what: String) async {
+        func requireAlive(_ what: String) async throws {
             let health = await send("GET", "/healthz")
-            #expect(health.status == 200 && server.isRunning, "the server died after: \(what)")
+            try #require(health.status == 200 && server.isRunning, "the server died after: \(what)")
         }
     }
 
@@ -83,12 +83,12 @@ struct HostileInputTests {
     func consoleCookie() async throws {
         try await withServer { client, _ in
             let issue = "00000000-0000-0000-0000-000000000000.9223372036854775807.AA"
-            let answer = await client.survives("GET", "/console", headers: ["Cookie": "reclaim_console=\(issue)"], "the cookie of issue 26")
+            let answer = try await client.survives("GET", "/console", headers: ["Cookie": "reclaim_console=\(issue)"], "the cookie of issue 26")
             #expect(answer.status == 200 && answer.text.contains(#"action="/console/session""#))
             for expiry in Self.extremes + ["9223372036854775000", "253402300800"] {
                 let cookie = "reclaim_console=\(UUID().uuidString.lowercased()).\(expiry).\(String(repeating: "A", count: 43))"
-                await client.survives("GET", "/console", headers: ["Cookie": cookie], "cookie expiry \(expiry.prefix(30))")
-                await client.survives("POST", "/console/logout", headers: ["Cookie": cookie], "sign-out with expiry \(expiry.prefix(30))")
+                try await client.survives("GET", "/console", headers: ["Cookie": cookie], "cookie expiry \(expiry.prefix(30))")
+                try await client.survives("POST", "/console/logout", headers: ["Cookie": cookie], "sign-out with expiry \(expiry.prefix(30))")
             }
         }
     }
@@ -101,7 +101,7 @@ struct HostileInputTests {
                 "reason": "r", "campaign": "c", "deliverableFor": "106751991167301d",
             ])
             let headers = ["Authorization": "Bearer \(keys.admin)", "Idempotency-Key": "overflow", "Content-Type": "application/json"]
-            let answer = await client.survives("POST", "/v1/grants", headers: headers, body: body, "deliverableFor 106751991167301d")
+            let answer = try await client.survives("POST", "/v1/grants", headers: headers, body: body, "deliverableFor 106751991167301d")
             #expect(answer.status == 400)
             #expect(answer.text.contains("deliverableFor must be a duration from 1s to 90d"))
         }
@@ -121,16 +121,22 @@ struct HostileInputTests {
                 let what = "number \(number.prefix(24))"
                 let quoted = "\"\(number)\""
                 // Query and path parameters, and the user token's expiry.
-                await client.survives("GET", "/v1/offers?appAccountToken=\(number)", headers: app, what)
-                await client.survives(
+                try await client.survives("GET", "/v1/offers?appAccountToken=\(number)", headers: app, what)
+                try await client.survives(
                     "GET",
                     "/v1/offers?appAccountToken=6f1d2c3b-0000-4000-8000-000000000051",
                     headers: app.merging(["X-Reclaim-User-Token": "\(number).AA"]) { $1 },
                     what
                 )
-                await client.survives("POST", "/v1/offers/\(number)/events", headers: app.merging(json) { $1 }, body: Data(#"{"event":"shown"}"#.utf8), what)
+                try await client.survives(
+                    "POST",
+                    "/v1/offers/\(number)/events",
+                    headers: app.merging(json) { $1 },
+                    body: Data(#"{"event":"shown"}"#.utf8),
+                    what
+                )
                 for event in [number, quoted] {
-                    await client.survives(
+                    try await client.survives(
                         "POST",
                         "/v1/offers/6f1d2c3b-0000-4000-8000-000000000051/events",
                         headers: app.merging(json) { $1 },
@@ -143,7 +149,7 @@ struct HostileInputTests {
                     for value in [number, quoted, "\"\(number)d\""] {
                         var fields = grant.map { "\"\($0.key)\":\"\($0.value)\"" }.filter { !$0.hasPrefix("\"\(field)\"") }
                         fields.append("\"\(field)\":\(value)")
-                        await client.survives(
+                        try await client.survives(
                             "POST",
                             "/v1/grants",
                             headers: admin.merging(["Idempotency-Key": "extreme-\(index)-\(field)"]) { $1 },
@@ -152,7 +158,7 @@ struct HostileInputTests {
                         )
                     }
                 }
-                await client.survives(
+                try await client.survives(
                     "POST",
                     "/v1/grants",
                     headers: admin.merging(["Idempotency-Key": String(number.prefix(200))]) { $1 },
@@ -164,12 +170,12 @@ struct HostileInputTests {
                 let payload = Data(#"{"signedDate":\#(number),"notificationUUID":\#(number)}"#.utf8).base64EncodedString()
                 for body in [number, #"{"signedPayload":\#(number)}"#, #"{"signedPayload":"\#(header).\#(payload).AA"}"#] {
                     for path in ["/v1/apple/notifications", "/v1/apple/retention-messaging"] {
-                        await client.survives("POST", path, headers: json, body: Data(body.utf8), "\(what) to \(path)")
+                        try await client.survives("POST", path, headers: json, body: Data(body.utf8), "\(what) to \(path)")
                     }
                 }
                 // The console: cookie, form, and the headers it reads.
-                await client.survives("GET", "/console", headers: ["Cookie": "reclaim_console=\(number)"], what)
-                await client.survives(
+                try await client.survives("GET", "/console", headers: ["Cookie": "reclaim_console=\(number)"], what)
+                try await client.survives(
                     "POST",
                     "/console/session",
                     headers: ["Content-Type": "application/x-www-form-urlencoded", "Origin": "http://\(number)", "X-Forwarded-Proto": number],
@@ -177,7 +183,7 @@ struct HostileInputTests {
                     what
                 )
                 for path in ["/metrics?limit=\(number)", "/readyz?x=\(number)", "/openapi.yaml?\(number)", "/healthz?\(number)"] {
-                    await client.survives("GET", path, headers: ["X-Request-Id": String(number.prefix(64))], what)
+                    try await client.survives("GET", path, headers: ["X-Request-Id": String(number.prefix(64))], what)
                 }
             }
             // Content-Length beyond Int64, and negative, over a raw socket: a refusal, never a trap.
@@ -185,10 +191,12 @@ struct HostileInputTests {
                 let port = client.port
                 _ = try await RawSocket.onThread {
                     let socket = try RawSocket(port: port)
-                    socket.send("POST /v1/apple/notifications HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: \(length)\r\n\r\n{}")
+                    socket.send(
+                        "POST /v1/apple/notifications HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: \(length)\r\n\r\n{}"
+                    )
                     return socket.receive()
                 }
-                await client.expectAlive("Content-Length \(length)")
+                try await client.requireAlive("Content-Length \(length)")
             }
         }
     }
@@ -200,11 +208,17 @@ struct HostileInputTests {
             for separator in ["\n", "\r", "\u{2028}", "\u{1B}[2K\r"] {
                 let header = try JSONSerialization.data(withJSONObject: ["alg": "ES256\(separator)\(forged)", "x5c": [String]()])
                 let body = #"{"signedPayload":"\#(Self.base64URL(header)).e30.AA"}"#
-                let answer = await client.survives("POST", "/v1/apple/notifications", headers: ["Content-Type": "application/json"], body: Data(body.utf8), "forged alg")
+                let answer = try await client.survives(
+                    "POST",
+                    "/v1/apple/notifications",
+                    headers: ["Content-Type": "application/json"],
+                    body: Data(body.utf8),
+                    "forged alg"
+                )
                 #expect(answer.status == 401)
             }
             let long = try JSONSerialization.data(withJSONObject: ["alg": String(repeating: "A", count: 180_000), "x5c": [String]()])
-            let answer = await client.survives(
+            let answer = try await client.survives(
                 "POST",
                 "/v1/apple/notifications",
                 headers: ["Content-Type": "application/json"],
