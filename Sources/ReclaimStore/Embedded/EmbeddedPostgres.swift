@@ -70,11 +70,12 @@ public struct EmbeddedPostgres: Sendable {
 
     /// Starts the server unless it already runs, and waits until it accepts connections.
     public func start(logger: Logger) throws {
+        // Before asking pg_ctl, which takes any live process under the lock file's id for the server.
+        removeStaleLockFile(logger: logger)
         if isRunning() {
             logger.info("PostgreSQL already running", metadata: ["path": "\(root.path)"])
             return
         }
-        removeStaleLockFile(logger: logger)
         var options = ["-k", root.path, "-p", String(try port), "-c", "listen_addresses=127.0.0.1"]
         for (key, value) in serverSettings.sorted(by: { $0.key < $1.key }) { options += ["-c", "\(key)=\(value)"] }
         // The server inherits pg_ctl's output; a pipe would never reach end-of-file while the server
@@ -98,8 +99,10 @@ public struct EmbeddedPostgres: Sendable {
     }
 
     /// A `postmaster.pid` left by a server that died with its machine or by `kill -9`, whose process id now
-    /// belongs to another program: the server would refuse to start. Removed when no postgres runs under that id.
+    /// belongs to another program: `pg_ctl status` would call that program the server, and the server would refuse
+    /// to start. Removed when no postgres runs under that id (Linux: read from /proc; elsewhere left alone).
     private func removeStaleLockFile(logger: Logger) {
+        #if os(Linux)
         let lockFile = dataDirectory.appendingPathComponent("postmaster.pid")
         guard let text = try? String(contentsOf: lockFile, encoding: .utf8),
             let pid = text.split(separator: "\n").first.flatMap({ Int32($0.trimmingCharacters(in: .whitespaces)) })
@@ -108,6 +111,7 @@ public struct EmbeddedPostgres: Sendable {
         guard command != "postgres" && command != "postmaster" else { return }
         logger.notice("removing a stale postmaster.pid", metadata: ["pid": "\(pid)", "path": "\(lockFile.path)"])
         try? FileManager.default.removeItem(at: lockFile)
+        #endif
     }
 
     /// Makes the server stop when the process with `pid` ends, even by `kill -9` or a crash: a tiny shell

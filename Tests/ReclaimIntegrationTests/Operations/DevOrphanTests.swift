@@ -1,4 +1,5 @@
 import Foundation
+import ReclaimStore
 import Testing
 
 #if canImport(FoundationNetworking)
@@ -47,7 +48,7 @@ struct DevOrphanTests {
         try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
         // The cluster runs as the postgres user when the tests run as root: it must reach the folder.
         chmod(root.path, 0o755)
-        FileManager.default.createFile(atPath: root.appendingPathComponent("dev.log").path, contents: nil)
+        _ = FileManager.default.createFile(atPath: root.appendingPathComponent("dev.log").path, contents: nil)
         defer { try? FileManager.default.removeItem(at: root) }
 
         let port = try ServerProcess.freePort()

@@ -191,7 +191,7 @@ struct HostileInputTests {
                 let port = client.port
                 _ = try await RawSocket.onThread {
                     let socket = try RawSocket(port: port)
-                    socket.send(
+                    _ = socket.send(
                         "POST /v1/apple/notifications HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: \(length)\r\n\r\n{}"
                     )
                     return socket.receive()
