@@ -48,9 +48,10 @@ public struct DevEnvironment: Sendable {
         } else {
             let postgres = EmbeddedPostgres(root: root.appendingPathComponent("pg"))
             try postgres.initializeIfNeeded(logger: logger)
-            try postgres.start(logger: logger)
-            // However Reclaim ends (Ctrl-C, a crash, kill -9), its private PostgreSQL ends with it.
+            // However Reclaim ends (Ctrl-C, a crash, kill -9), its private PostgreSQL ends with it. Claimed before
+            // the start: a server left by a Reclaim that just died is taken over, not stopped under us.
             try postgres.stopWhenProcessEnds(immediate: false)
+            try postgres.start(logger: logger)
             embedded = postgres
             url = try postgres.url(database: "reclaim")
             try await Self.createDatabaseIfMissing(url, logger: logger)

@@ -116,20 +116,44 @@ public struct EmbeddedPostgres: Sendable {
 
     /// Makes the server stop when the process with `pid` ends, even by `kill -9` or a crash: a tiny shell
     /// watchdog polls it once a second. Test clusters use this so no server outlives its tests, and
-    /// `reclaim dev` so its PostgreSQL never outlives Reclaim.
-    /// - Parameter immediate: PostgreSQL's crash-like stop (fast for throw-away test clusters); otherwise a fast
-    ///   stop, which checkpoints so the next start needs no recovery.
+    /// `reclaim dev` so its PostgreSQL never outlives Reclaim. Call it before ``start(logger:)``.
+    ///
+    /// The process becomes the cluster's owner (`owner.pid`), and a watchdog stops the server only while its
+    /// process is still the owner: a `reclaim dev` started right after another one died takes the running server
+    /// over, and the dead one's watchdog leaves it alone. Claim and stop take the same lock (`owner.lock`, with
+    /// flock(1) where it exists), so a claim either comes first or finds the server stopped.
+    /// - Parameter immediate: PostgreSQL's crash-like stop, for throw-away test clusters; otherwise a fast stop,
+    ///   which checkpoints so the next start needs no recovery.
     public func stopWhenProcessEnds(pid: Int32 = getpid(), removeFolder: Bool = false, immediate: Bool = true) throws {
+        try claimOwnership(pid: pid)
         let pgCtl = try Self.binDirectory().appendingPathComponent("pg_ctl").path
         let stop = Self.asServerUser([pgCtl, "-D", dataDirectory.path, "-m", immediate ? "immediate" : "fast", "stop"])
             .map(Self.shellQuoted).joined(separator: " ")
+        let ownerCheck = "[ \"$(cat \(Self.shellQuoted(ownerFile.path)) 2>/dev/null)\" = \(pid) ]"
+        let stopIfOwner = "\(ownerCheck) && \(stop) >/dev/null 2>&1"
+        let lock = Self.shellQuoted(ownerLockFile.path)
+        let locked = "if command -v flock >/dev/null 2>&1; then flock \(lock) sh -c \(Self.shellQuoted(stopIfOwner)); else \(stopIfOwner); fi"
         let cleanup = removeFolder ? "; rm -rf \(Self.shellQuoted(root.path))" : ""
         // It ignores the terminal's signals (Ctrl-C, a closed terminal reach the whole process group), so that it
         // outlives Reclaim long enough to stop the server.
         // A process killed but not yet reaped by its parent (a zombie) still answers `kill -0`: on Linux its state
         // in /proc says it has ended.
         let alive = "kill -0 \(pid) 2>/dev/null && ! grep -q '^State:[[:space:]]*Z' /proc/\(pid)/status 2>/dev/null"
-        try ChildProcess.launch(["/bin/sh", "-c", "trap '' INT HUP TERM; while \(alive); do sleep 1; done; \(stop) >/dev/null 2>&1\(cleanup)"])
+        try ChildProcess.launch(["/bin/sh", "-c", "trap '' INT HUP TERM; while \(alive); do sleep 1; done; \(locked)\(cleanup)"])
+    }
+
+    var ownerFile: URL { root.appendingPathComponent("owner.pid") }
+    var ownerLockFile: URL { root.appendingPathComponent("owner.lock") }
+
+    /// Records `pid` as the process whose end stops the server, under the lock the watchdogs stop it under.
+    private func claimOwnership(pid: Int32) throws {
+        try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
+        let fd = open(ownerLockFile.path, O_CREAT | O_RDWR, 0o644)
+        guard fd >= 0 else { throw Failure(description: "cannot open \(ownerLockFile.path): errno \(errno)") }
+        defer { close(fd) }
+        _ = flock(fd, LOCK_EX)
+        defer { _ = flock(fd, LOCK_UN) }
+        try String(pid).write(to: ownerFile, atomically: true, encoding: .utf8)
     }
 
     // MARK: - Helpers

@@ -64,12 +64,19 @@ struct DevOrphanTests {
         }
 
         let second = try Self.start(in: root, port: port)
-        defer { second.interrupt() }
         try await eventually("the next reclaim dev is ready", timeout: .seconds(120), every: .milliseconds(200)) { await Self.ready(port: port) }
+        // Started again at once after a kill -9: the new run takes the running server over, and the dead run's
+        // watchdog, which fires within a second, must leave it alone.
+        kill(second.processIdentifier, SIGKILL)
+        let third = try Self.start(in: root, port: port)
+        defer { third.interrupt() }
+        try await eventually("the run after that is ready", timeout: .seconds(120), every: .milliseconds(200)) { await Self.ready(port: port) }
+        try await Task.sleep(for: .seconds(3))
+        #expect(await Self.ready(port: port), "the dead run's watchdog stopped the server the new run uses")
         let log = try String(contentsOf: root.appendingPathComponent("dev.log"), encoding: .utf8)
         #expect(log.components(separatedBy: "creating PostgreSQL cluster").count == 2, "the cluster is created once and reused")
-        second.interrupt()
-        try await eventually("reclaim dev stops on Ctrl-C", timeout: .seconds(30), every: .milliseconds(100)) { !second.isRunning }
+        third.interrupt()
+        try await eventually("reclaim dev stops on Ctrl-C", timeout: .seconds(30), every: .milliseconds(100)) { !third.isRunning }
     }
 
     @Test("a postmaster.pid whose process id now belongs to another of the server user's programs does not stop the start")
