@@ -58,8 +58,8 @@ extension ReclaimConfig {
                 problem("priority", "must be from -1000000 to 1000000")
             }
             if !(0...100).contains(campaign.holdoutPercent) { problem("holdoutPercent", "must be 0…100, got \(campaign.holdoutPercent)") }
-            if let maximum = campaign.maxOffersPerSubscriber, maximum < 1 {
-                problem("maxOffersPerSubscriber", "must be at least 1 (leave it out for no limit)")
+            if let maximum = campaign.maxOffersPerSubscriber, maximum < 1 || maximum > 1_000_000 {
+                problem("maxOffersPerSubscriber", "must be at least 1 and at most 1000000 (leave it out for no limit)")
             }
             var window: [Date] = []
             for (key, text) in [("startsAt", campaign.startsAt), ("endsAt", campaign.endsAt)] {

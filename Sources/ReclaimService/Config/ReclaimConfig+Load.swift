@@ -123,7 +123,7 @@ extension ReclaimConfig {
         // worker.concurrency is bounded above, so `+ 3` cannot overflow.
         if server.databaseConnections > 1000 || server.databaseConnections < min(worker.concurrency, 500) + 3 {
             problems.append(
-                "server.databaseConnections must be at most 1000 and at least worker.concurrency + 3 (\(worker.concurrency + 3)): every worker lane, the LISTEN connection and ingest need one"
+                "server.databaseConnections must be at most 1000 and at least worker.concurrency + 3 (\(min(worker.concurrency, 500) + 3)): every worker lane, the LISTEN connection and ingest need one"
             )
         }
         if !problems.isEmpty {

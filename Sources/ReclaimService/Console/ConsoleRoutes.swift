@@ -131,7 +131,8 @@ struct ConsoleRoutes: Sendable {
             "default-src 'none'; style-src 'unsafe-inline'; img-src data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
         headers[HTTPField.Name("X-Content-Type-Options")!] = "nosniff"
         headers[HTTPField.Name("X-Frame-Options")!] = "DENY"
-        headers[HTTPField.Name("Referrer-Policy")!] = "no-referrer"
+        // Not no-referrer: under that policy a browser sends `Origin: null` even with a same-origin form post.
+        headers[HTTPField.Name("Referrer-Policy")!] = "same-origin"
         return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(string: text)))
     }
 
@@ -157,12 +158,16 @@ struct ConsoleRoutes: Sendable {
 
     /// 403 for a form posted from anywhere but this site's own pages.
     ///
-    /// A browser says where a POST comes from: `Sec-Fetch-Site` (Fetch Metadata), `Origin` (every POST; `null`
-    /// from a sandboxed frame, a `data:` page or a redirect chain, none of which is this page), and `Referer`.
-    /// A request that carries none of them is not from a browser (curl, a script), so no one's cookie rides on it.
+    /// A browser says where a POST comes from. `Sec-Fetch-Site` (Fetch Metadata, which no page can set) decides
+    /// where it is sent: only `same-origin` (or `none`, a user's own navigation) passes. Older browsers send only
+    /// `Origin` (`null` from a sandboxed frame, a `data:` page, a redirect chain or a no-referrer page: never this
+    /// form, whose pages use `Referrer-Policy: same-origin`) and `Referer`. A request with none of them is not from
+    /// a browser (curl, a script), so no one's cookie rides on it.
     static func crossOrigin(_ request: Request) -> Response? {
         let refused = login(message: "Cross-origin sign-ins are refused.", status: .forbidden)
-        if let site = request.headers[Self.secFetchSite]?.lowercased(), site != "same-origin" && site != "none" { return refused }
+        if let site = request.headers[Self.secFetchSite]?.lowercased() {
+            return site == "same-origin" || site == "none" ? nil : refused
+        }
         if let origin = request.headers[.origin] {
             return isSameOrigin(origin, request: request) ? nil : refused
         }
@@ -174,11 +179,26 @@ struct ConsoleRoutes: Sendable {
 
     static let secFetchSite = HTTPField.Name("Sec-Fetch-Site")!
 
-    /// Whether a URL (an `Origin` or a `Referer`) names this server's own authority; `null` never does.
+    /// Whether a URL (an `Origin` or a `Referer`) names this server's own authority; `null` never does. Hosts
+    /// compare without case, ports when both name one (an origin's left out is its scheme's default); a `Host`
+    /// without a port (as proxies and some clients send it) says nothing of the port, so the host decides.
     private static func isSameOrigin(_ text: String, request: Request) -> Bool {
-        guard let host = request.head.authority, text != "null", let url = URL(string: text), let urlHost = url.host else { return false }
-        let authority = url.port.map { "\(urlHost):\($0)" } ?? urlHost
-        return authority == host || urlHost == host
+        guard let authority = request.head.authority, text != "null", let url = URL(string: text), let urlHost = url.host?.lowercased(),
+            let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https"
+        else { return false }
+        let defaultPort = scheme == "https" ? 443 : 80
+        let urlPort = url.port ?? defaultPort
+        // `Host` is `name[:port]`; an IPv6 literal keeps its brackets, which URL.host drops.
+        var host = Substring(authority.lowercased())
+        var hostPort: Int?
+        if let colon = host.lastIndex(of: ":"), !host[colon...].contains("]") {
+            hostPort = Int(host[host.index(after: colon)...])
+            guard hostPort != nil else { return false }
+            host = host[..<colon]
+        }
+        if host.hasPrefix("["), host.hasSuffix("]") { host = host.dropFirst().dropLast() }
+        guard host == urlHost else { return false }
+        return hostPort.map { $0 == urlPort } ?? true
     }
 
     /// The first value of `name` in an `application/x-www-form-urlencoded` body ('+' is a space).

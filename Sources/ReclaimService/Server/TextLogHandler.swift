@@ -19,6 +19,9 @@ struct TextLogHandler: LogHandler {
     var metadata: Logger.Metadata = [:]
 
     init(output: StreamLogHandler) {
+        var output = output
+        self.metadataProvider = output.metadataProvider
+        output.metadataProvider = nil
         self.output = output
     }
 
@@ -27,10 +30,8 @@ struct TextLogHandler: LogHandler {
         set { output.logLevel = newValue }
     }
 
-    var metadataProvider: Logger.MetadataProvider? {
-        get { output.metadataProvider }
-        set { output.metadataProvider = newValue }
-    }
+    /// Merged here, not by the wrapped handler, so that what it provides is escaped too.
+    var metadataProvider: Logger.MetadataProvider?
 
     subscript(metadataKey key: String) -> Logger.Metadata.Value? {
         get { metadata[key] }
@@ -39,13 +40,19 @@ struct TextLogHandler: LogHandler {
 
     func log(event: LogEvent) {
         var event = event
-        if !metadata.isEmpty {
-            event.metadata = metadata.merged(provider: metadataProvider, line: event.metadata)
-        }
+        let merged = metadata.merged(provider: metadataProvider, line: event.metadata)
+        event.metadata = merged.isEmpty ? nil : Self.escaped(merged)
         let message = "\(event.message)"
         if message.unicodeScalars.contains(where: LogText.needsEscape) { event.message = "\(LogText.escaped(message))" }
-        event.metadata = event.metadata.map(Self.escaped)
+        if let error = event.error, "\(error)".unicodeScalars.contains(where: LogText.needsEscape) {
+            event.error = EscapedError(description: LogText.escaped("\(error)"))
+        }
         output.log(event: event)
+    }
+
+    /// An error whose description had to be escaped.
+    private struct EscapedError: Error, CustomStringConvertible {
+        let description: String
     }
 
     /// Metadata with every key and value escaped: it is formatted as `key=value` pairs on one line.

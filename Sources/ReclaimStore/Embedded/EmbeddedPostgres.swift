@@ -108,7 +108,11 @@ public struct EmbeddedPostgres: Sendable {
             let pid = text.split(separator: "\n").first.flatMap({ Int32($0.trimmingCharacters(in: .whitespaces)) })
         else { return }
         let command = (try? String(contentsOfFile: "/proc/\(pid)/comm", encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines)
-        guard command != "postgres" && command != "postmaster" else { return }
+        if command == "postgres" || command == "postmaster" {
+            // A postgres, but perhaps another cluster's: a postmaster's working directory is its data directory.
+            let cwd = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(pid)/cwd")
+            guard let cwd, URL(fileURLWithPath: cwd).standardizedFileURL.path != dataDirectory.standardizedFileURL.path else { return }
+        }
         logger.notice("removing a stale postmaster.pid", metadata: ["pid": "\(pid)", "path": "\(lockFile.path)"])
         try? FileManager.default.removeItem(at: lockFile)
         #endif

@@ -85,10 +85,16 @@ struct ConsoleTests {
                 #expect(try await signIn(admin, extra: [secFetchSite: "cross-site"]).0.status == .forbidden)
                 #expect(try await signIn(admin, extra: [secFetchSite: "same-site"]).0.status == .forbidden)
                 let port = try #require(http.port)
-                #expect(try await signIn(admin, origin: "http://127.0.0.1:\(port)").0.status == .seeOther)
+                // The test client names the server `localhost` in Host.
+                #expect(try await signIn(admin, origin: "http://localhost:\(port)").0.status == .seeOther)
                 #expect(
-                    try await signIn(admin, extra: [.referer: "http://127.0.0.1:\(port)/console", secFetchSite: "same-origin"]).0.status == .seeOther
+                    try await signIn(admin, extra: [.referer: "http://localhost:\(port)/console"]).0.status == .seeOther
                 )
+                // What a browser sends from a page with a no-referrer policy: Origin null, but Fetch Metadata same-origin.
+                #expect(try await signIn(admin, origin: "null", extra: [secFetchSite: "same-origin"]).0.status == .seeOther)
+                #expect(try await signIn(admin, origin: "https://evil.example", extra: [secFetchSite: "cross-site"]).0.status == .forbidden)
+                #expect(try await signIn(admin, origin: "http://127.0.0.1:\(port)").0.status == .forbidden, "another host is another origin")
+                #expect(try await signIn(admin, origin: "HTTP://LocalHost:\(port)").0.status == .seeOther, "scheme and host compare without case")
 
                 // An admin key: every app, refusals included; each number as the views give it.
                 let (full, html) = try await page(cookie: try await session(admin))

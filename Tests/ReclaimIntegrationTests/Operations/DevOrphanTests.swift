@@ -95,7 +95,9 @@ struct DevOrphanTests {
         squatter.arguments = ["-u", "postgres", "--", "/bin/sh", "-c", "echo $$ > \(pidFile.path); exec sleep 120"]
         try squatter.run()
         defer { squatter.terminate() }
-        try await eventually("the squatter runs", timeout: .seconds(10)) { FileManager.default.fileExists(atPath: pidFile.path) }
+        try await eventually("the squatter runs", timeout: .seconds(10)) {
+            Int32((try? String(contentsOf: pidFile, encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines) ?? "") != nil
+        }
         let squatterPID = try String(contentsOf: pidFile, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
         var lines = contents.components(separatedBy: "\n")
         lines[0] = squatterPID
@@ -103,7 +105,10 @@ struct DevOrphanTests {
         defer { if let pid = Int32(squatterPID) { kill(pid, SIGKILL) } }
 
         try cluster.start(logger: TestPostgres.logger)
-        #expect(cluster.isRunning())
+        // pg_ctl status would call the squatter the server: the lock file must now name a real postmaster.
+        let postmaster = try String(contentsOf: lockFile, encoding: .utf8).split(separator: "\n").first.map(String.init)
+        #expect(postmaster != nil && postmaster != squatterPID)
+        #expect((try? String(contentsOfFile: "/proc/\(postmaster ?? "0")/comm", encoding: .utf8))?.hasPrefix("postgres") == true)
         try cluster.stop()
     }
 }
