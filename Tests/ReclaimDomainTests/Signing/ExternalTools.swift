@@ -1,4 +1,5 @@
 import Foundation
+import ReclaimTestSupport
 
 /// Runs the independent implementations (openssl, python3 with `cryptography` and PyJWT) that check our signatures.
 ///
@@ -46,28 +47,11 @@ enum ExternalTools {
 
     /// Runs a tool in `directory`. Output goes to files rather than pipes so a chatty tool cannot block on a full pipe.
     static func run(_ tool: String, _ arguments: [String], in directory: URL) throws -> Output {
-        let process = Process()
-        process.executableURL = try locate(tool)
-        process.arguments = arguments
-        process.currentDirectoryURL = directory
-        let id = UUID().uuidString
-        let stdoutURL = directory.appendingPathComponent("stdout-\(id)")
-        let stderrURL = directory.appendingPathComponent("stderr-\(id)")
-        _ = FileManager.default.createFile(atPath: stdoutURL.path, contents: nil)
-        _ = FileManager.default.createFile(atPath: stderrURL.path, contents: nil)
-        let stdoutHandle = try FileHandle(forWritingTo: stdoutURL)
-        let stderrHandle = try FileHandle(forWritingTo: stderrURL)
-        process.standardOutput = stdoutHandle
-        process.standardError = stderrHandle
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
-        process.waitUntilExit()
-        try stdoutHandle.close()
-        try stderrHandle.close()
+        let run = try Subprocess.run(try locate(tool).path, arguments, directory: directory.path)
         return Output(
-            status: process.terminationStatus,
-            stdout: (try? String(contentsOf: stdoutURL, encoding: .utf8)) ?? "",
-            stderr: (try? String(contentsOf: stderrURL, encoding: .utf8)) ?? ""
+            status: run.status,
+            stdout: run.output,
+            stderr: run.errors
         )
     }
 

@@ -3,6 +3,7 @@ import Hummingbird
 import HummingbirdTesting
 import ReclaimService
 import ReclaimStore
+import ReclaimTestSupport
 import Testing
 
 @Suite("User tokens: an app that requires them gets offers only for the user its backend vouched for")
@@ -12,23 +13,19 @@ struct UserTokenTests {
 
     /// A token made the way an app backend would, by Python's hmac (not Reclaim's code).
     static func token(for appAccountToken: String, expiresIn seconds: Int) throws -> String {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = [
-            "python3", "-c",
-            """
-            import base64, hashlib, hmac, sys, time
-            expiry = int(time.time()) + int(sys.argv[3])
-            mac = hmac.new(sys.argv[1].encode(), f"{sys.argv[2]}.{expiry}".encode(), hashlib.sha256).digest()
-            print(f"{expiry}." + base64.urlsafe_b64encode(mac).decode().rstrip("="))
-            """,
-            secret, appAccountToken, String(seconds),
-        ]
-        let output = Pipe()
-        process.standardOutput = output
-        try process.run()
-        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
+        let text = try Subprocess.run(
+            "/usr/bin/env",
+            [
+                "python3", "-c",
+                """
+                import base64, hashlib, hmac, sys, time
+                expiry = int(time.time()) + int(sys.argv[3])
+                mac = hmac.new(sys.argv[1].encode(), f"{sys.argv[2]}.{expiry}".encode(), hashlib.sha256).digest()
+                print(f"{expiry}." + base64.urlsafe_b64encode(mac).decode().rstrip("="))
+                """,
+                secret, appAccountToken, String(seconds),
+            ]
+        ).output
         return text.trimmingCharacters(in: .whitespacesAndNewlines)
     }
 

@@ -1,5 +1,6 @@
 import Foundation
 import ReclaimStore
+import ReclaimTestSupport
 import Testing
 
 #if canImport(FoundationNetworking)
@@ -20,20 +21,16 @@ struct DevOrphanTests {
         return text.split(separator: "\n").first.flatMap { Int32($0) }
     }
 
-    static func start(in root: URL, port: Int) throws -> Process {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: try Binaries.path("reclaim"))
-        process.arguments = ["dev", "--port", "\(port)"]
-        process.currentDirectoryURL = root
+    static func start(in root: URL, port: Int) throws -> Subprocess {
         var environment = ProcessInfo.processInfo.environment
         environment["DATABASE_URL"] = nil
-        process.environment = environment
-        let log = try FileHandle(forWritingTo: root.appendingPathComponent("dev.log"))
-        log.seekToEndOfFile()
-        process.standardOutput = log
-        process.standardError = log
-        try process.run()
-        return process
+        return try Subprocess(
+            try Binaries.path("reclaim"),
+            ["dev", "--port", "\(port)"],
+            environment: environment,
+            directory: root.path,
+            output: root.appendingPathComponent("dev.log").path
+        )
     }
 
     static func ready(port: Int) async -> Bool {
@@ -58,7 +55,7 @@ struct DevOrphanTests {
         #expect(kill(postmaster, 0) == 0)
 
         // Not waited for: like a crash, the process is gone before anyone reaps it (a zombie, for a while).
-        kill(first.processIdentifier, SIGKILL)
+        kill(first.pid, SIGKILL)
         try await eventually("the orphaned PostgreSQL stops", timeout: .seconds(20), every: .milliseconds(200)) {
             kill(postmaster, 0) != 0
         }
@@ -67,15 +64,15 @@ struct DevOrphanTests {
         try await eventually("the next reclaim dev is ready", timeout: .seconds(120), every: .milliseconds(200)) { await Self.ready(port: port) }
         // Started again at once after a kill -9: the new run takes the running server over, and the dead run's
         // watchdog, which fires within a second, must leave it alone.
-        kill(second.processIdentifier, SIGKILL)
+        kill(second.pid, SIGKILL)
         let third = try Self.start(in: root, port: port)
-        defer { third.interrupt() }
+        defer { third.signal(SIGINT) }
         try await eventually("the run after that is ready", timeout: .seconds(120), every: .milliseconds(200)) { await Self.ready(port: port) }
         try await Task.sleep(for: .seconds(3))
         #expect(await Self.ready(port: port), "the dead run's watchdog stopped the server the new run uses")
         let log = try String(contentsOf: root.appendingPathComponent("dev.log"), encoding: .utf8)
         #expect(log.components(separatedBy: "creating PostgreSQL cluster").count == 2, "the cluster is created once and reused")
-        third.interrupt()
+        third.signal(SIGINT)
         try await eventually("reclaim dev stops on Ctrl-C", timeout: .seconds(30), every: .milliseconds(100)) { !third.isRunning }
     }
 
@@ -90,11 +87,8 @@ struct DevOrphanTests {
         try cluster.stop()
         // A machine crash leaves the file; after the reboot its process id is some other program of the same user.
         let pidFile = cluster.root.appendingPathComponent("squatter.pid")
-        let squatter = Process()
-        squatter.executableURL = URL(fileURLWithPath: "/usr/sbin/runuser")
-        squatter.arguments = ["-u", "postgres", "--", "/bin/sh", "-c", "echo $$ > \(pidFile.path); exec sleep 120"]
-        try squatter.run()
-        defer { squatter.terminate() }
+        let squatter = try Subprocess("/usr/sbin/runuser", ["-u", "postgres", "--", "/bin/sh", "-c", "echo $$ > \(pidFile.path); exec sleep 120"])
+        defer { squatter.signal(SIGTERM) }
         try await eventually("the squatter runs", timeout: .seconds(10)) {
             Int32((try? String(contentsOf: pidFile, encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines) ?? "") != nil
         }

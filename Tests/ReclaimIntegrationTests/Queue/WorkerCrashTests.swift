@@ -1,6 +1,7 @@
 import Foundation
 import PostgresNIO
 import ReclaimStore
+import ReclaimTestSupport
 import Testing
 
 #if canImport(Glibc)
@@ -18,25 +19,22 @@ struct WorkerCrashTests {
             try await enqueue(total, client: client)
             var generator = SystemRandomNumberGenerator()
             var killsWhileDraining = 0
-            func spawn() throws -> Process {
-                let process = Process()
-                process.executableURL = URL(fileURLWithPath: binary)
-                process.arguments = [
-                    "queue-worker", "--database-url", url.connectionString, "--concurrency", "2", "--batch", "10", "--delay-ms", "3",
-                    "--lease-seconds", "2",
-                ]
-                process.standardOutput = FileHandle.nullDevice
-                process.standardError = FileHandle.nullDevice
-                try process.run()
-                return process
+            func spawn() throws -> Subprocess {
+                try Subprocess(
+                    binary,
+                    [
+                        "queue-worker", "--database-url", url.connectionString, "--concurrency", "2", "--batch", "10", "--delay-ms", "3",
+                        "--lease-seconds", "2",
+                    ]
+                )
             }
             for _ in 0..<12 {
                 let workers = try (0..<3).map { _ in try spawn() }
                 // Each worker dies at its own random moment: mid-claim, mid-batch, mid-commit.
                 for worker in workers.shuffled(using: &generator) {
                     try await Task.sleep(for: .milliseconds(Int.random(in: 50...350, using: &generator)))
-                    kill(worker.processIdentifier, SIGKILL)
-                    worker.waitUntilExit()
+                    worker.signal(SIGKILL)
+                    worker.wait()
                 }
                 if try await jobCount(client, state: .completed) < total { killsWhileDraining += 1 }
             }
@@ -44,8 +42,8 @@ struct WorkerCrashTests {
             let finishers = try (0..<2).map { _ in try spawn() }
             defer {
                 for worker in finishers {
-                    worker.terminate()
-                    worker.waitUntilExit()
+                    worker.signal(SIGTERM)
+                    worker.wait()
                 }
             }
             try await eventually("every job completed", timeout: .seconds(120), every: .milliseconds(100)) {

@@ -1,4 +1,5 @@
 import Foundation
+import ReclaimTestSupport
 
 /// Verifies offer signatures with Python's `cryptography` (installed by scripts/install-deps), independently
 /// of swift-crypto: the StoreKit 1 signature over Apple's exact U+2063-joined payload, and the StoreKit 2 JWS
@@ -43,40 +44,28 @@ enum PythonCrossCheck {
             let keyId: String
             let offers: [Offer]
         }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", "-c", script]
-        let input = Pipe()
-        let output = Pipe()
-        process.standardInput = input
-        process.standardOutput = output
-        process.standardError = output
-        try process.run()
-        input.fileHandleForWriting.write(try JSONEncoder().encode(Input(publicKey: publicKeyPEM, keyId: keyId, offers: offers)))
-        try input.fileHandleForWriting.close()
-        let printed = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        guard process.terminationStatus == 0, printed.hasPrefix("verified ") else { throw Failure(description: "python3 refused: \(printed)") }
+        let run = try Subprocess.run(
+            "/usr/bin/env",
+            ["python3", "-c", script],
+            input: try JSONEncoder().encode(Input(publicKey: publicKeyPEM, keyId: keyId, offers: offers))
+        )
+        let printed = run.output
+        guard run.status == 0, printed.hasPrefix("verified ") else { throw Failure(description: "python3 refused: \(printed)\(run.errors)") }
         return Int(printed.dropFirst("verified ".count).trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0
     }
 
     /// The claims of a compact JWS as PyJWT decodes it (ES256, audience "promotional-offer", signature checked).
     static func claimsWithPyJWT(_ jws: String, publicKeyPEM: String) throws -> [String: Any] {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = [
-            "python3", "-c",
-            "import jwt, json, sys; print(json.dumps(jwt.decode(sys.argv[1], sys.argv[2], algorithms=['ES256'], audience='promotional-offer')))",
-            jws, publicKeyPEM,
-        ]
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = output
-        try process.run()
-        let printed = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0, let claims = try? JSONSerialization.jsonObject(with: printed) as? [String: Any] else {
-            throw Failure(description: "PyJWT refused: \(String(decoding: printed, as: UTF8.self))")
+        let run = try Subprocess.run(
+            "/usr/bin/env",
+            [
+                "python3", "-c",
+                "import jwt, json, sys; print(json.dumps(jwt.decode(sys.argv[1], sys.argv[2], algorithms=['ES256'], audience='promotional-offer')))",
+                jws, publicKeyPEM,
+            ]
+        )
+        guard run.status == 0, let claims = try? JSONSerialization.jsonObject(with: Data(run.output.utf8)) as? [String: Any] else {
+            throw Failure(description: "PyJWT refused: \(run.output)\(run.errors)")
         }
         return claims
     }

@@ -1,4 +1,5 @@
 import Foundation
+import ReclaimTestSupport
 
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -13,7 +14,7 @@ final class ServerProcess: @unchecked Sendable {
     let environment: [String: String]
     let port: Int
     let log: URL
-    private(set) var process: Process?
+    private(set) var process: Subprocess?
 
     init(role: String, config: URL, databaseURL: String, log: URL, logLevel: String = "warning") throws {
         port = try Self.freePort()
@@ -29,30 +30,21 @@ final class ServerProcess: @unchecked Sendable {
     }
 
     func start() throws {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: try Binaries.path("reclaim"))
-        process.arguments = arguments
-        process.environment = environment
-        let handle = try FileHandle(forWritingTo: log)
-        handle.seekToEndOfFile()
-        process.standardOutput = handle
-        process.standardError = handle
-        try process.run()
-        self.process = process
+        process = try Subprocess(try Binaries.path("reclaim"), arguments, environment: environment, output: log.path)
     }
 
     func killNine() {
         guard let process, process.isRunning else { return }
-        kill(process.processIdentifier, SIGKILL)
-        process.waitUntilExit()
+        process.signal(SIGKILL)
+        process.wait()
     }
 
     var isRunning: Bool { process?.isRunning == true }
 
     func stop() {
         guard let process, process.isRunning else { return }
-        process.terminate()
-        process.waitUntilExit()
+        process.signal(SIGTERM)
+        process.wait()
     }
 
     /// Until GET /healthz answers.
