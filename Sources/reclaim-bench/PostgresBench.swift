@@ -33,14 +33,14 @@ extension PostgresBench {
         _ body: (DatabaseURL) async throws -> Void
     ) async throws {
         let url = server.with(database: "\(prefix)_\(getpid())")
-        try await PostgresClient.withClient(server, maxConnections: 1, logger: logger) { client in
+        try await Database.withDatabase(server, maxConnections: 1, logger: logger) { client in
             try await client.query(PostgresQuery(unsafeSQL: "CREATE DATABASE \(url.database)"), logger: logger)
         }
-        try await PostgresClient.withClient(url, maxConnections: 2, logger: logger) { client in
+        try await Database.withDatabase(url, maxConnections: 2, logger: logger) { client in
             try await Migrator().migrate(client: client, logger: logger)
         }
         try await body(url)
-        try await PostgresClient.withClient(server, maxConnections: 1, logger: logger) { client in
+        try await Database.withDatabase(server, maxConnections: 1, logger: logger) { client in
             try await client.query(PostgresQuery(unsafeSQL: "DROP DATABASE \(url.database) WITH (FORCE)"), logger: logger)
         }
     }

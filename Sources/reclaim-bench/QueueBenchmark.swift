@@ -46,7 +46,7 @@ enum QueueBenchmark {
     static let noop = ClosureJobHandler { _, _, _ in }
 
     static func drainRate(url: DatabaseURL, jobs: Int, workers: Int, lanes: Int, batch: Int) async throws -> Double {
-        try await PostgresClient.withClient(url, maxConnections: 2, logger: logger) { client in
+        try await Database.withDatabase(url, maxConnections: 2, logger: logger) { client in
             try await client.query("TRUNCATE reclaim.jobs", logger: logger)
             var remaining = jobs
             while remaining > 0 {
@@ -58,7 +58,7 @@ enum QueueBenchmark {
             }
             try await client.query("VACUUM ANALYZE reclaim.jobs", logger: logger)
             let pools = (0..<workers).map { _ in
-                PostgresClient(configuration: url.clientConfiguration(maxConnections: lanes + 2), backgroundLogger: logger)
+                Database(url: url, maxConnections: lanes + 2, deadlines: .server, backgroundLogger: logger)
             }
             let pool = pools.map {
                 WorkerPool(
@@ -70,7 +70,7 @@ enum QueueBenchmark {
             }
             let started = ContinuousClock.now
             var elapsed = Duration.zero
-            try await runServices(pools + pool) {
+            try await runServices(pools.map(\.client) + pool) {
                 while true {
                     let rows = try await client.query("SELECT count(*)::bigint FROM reclaim.jobs WHERE state = 'completed'", logger: logger)
                     var done: Int64 = 0
@@ -91,8 +91,8 @@ enum QueueBenchmark {
             let now = ContinuousClock.now
             started.withLock { $0[job.id] = now }
         }
-        return try await PostgresClient.withClient(url, maxConnections: 2, logger: logger) { client in
-            let pools = (0..<workers).map { _ in PostgresClient(configuration: url.clientConfiguration(maxConnections: 4), backgroundLogger: logger) }
+        return try await Database.withDatabase(url, maxConnections: 2, logger: logger) { client in
+            let pools = (0..<workers).map { _ in Database(url: url, maxConnections: 4, deadlines: .server, backgroundLogger: logger) }
             let workers = pools.map {
                 WorkerPool(
                     queue: JobQueue(postgres: $0),
@@ -102,7 +102,7 @@ enum QueueBenchmark {
                 )
             }
             var latencies: [Double] = []
-            try await runServices(pools + workers) {
+            try await runServices(pools.map(\.client) + workers) {
                 try await Task.sleep(for: .milliseconds(500))
                 for _ in 0..<samples {
                     let id = try await client.transaction(logger: logger) { connection in
@@ -122,7 +122,7 @@ enum QueueBenchmark {
 
     static func worker(_ options: BenchOptions) async throws {
         let url = try DatabaseURL(try options.string("database-url"))
-        let postgres = PostgresClient(configuration: url.clientConfiguration(maxConnections: 6), backgroundLogger: logger)
+        let postgres = Database(url: url, maxConnections: 6, deadlines: .server, backgroundLogger: logger)
         let queue = JobQueue(postgres: postgres)
         let delay = Duration.milliseconds(options.int("delay-ms", default: 0))
         let effect = ClosureJobHandler { job, connection, logger in
@@ -143,7 +143,7 @@ enum QueueBenchmark {
         let maintenance = QueueMaintenance(queue: queue, interval: .milliseconds(500), completedRetention: .seconds(86_400), logger: logger)
         let group = ServiceGroup(
             configuration: .init(
-                services: [.init(service: postgres), .init(service: pool), .init(service: maintenance)],
+                services: [.init(service: postgres.client), .init(service: pool), .init(service: maintenance)],
                 gracefulShutdownSignals: [.sigterm, .sigint],
                 logger: logger
             )

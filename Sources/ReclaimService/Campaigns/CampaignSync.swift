@@ -8,7 +8,7 @@ import ServiceLifecycle
 /// not, then waits for shutdown (a service that returned early would stop the group).
 struct CampaignSync: Service {
     let campaigns: [Campaign]
-    let postgres: PostgresClient
+    let postgres: Database
     let logger: Logger
 
     func run() async throws {

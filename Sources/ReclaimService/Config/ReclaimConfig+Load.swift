@@ -18,7 +18,7 @@ extension ReclaimConfig {
         var config = ReclaimConfig()
         if let root {
             guard root.mapping != nil else {
-                throw ConfigError("\(source): the top level must be a mapping with apps, campaigns, server, worker, offers, reconciliation")
+                throw ConfigError("\(source): the top level must be a mapping with apps, campaigns, server, worker, offers, reconciliation, database")
             }
             var problems: [String] = []
             config.apps = Self.decodeList(App.self, root["apps"], at: "apps", problems: &problems)
@@ -28,6 +28,7 @@ extension ReclaimConfig {
             config.offers = Self.decode(Offers.self, root["offers"], at: "offers", problems: &problems) ?? Offers()
             config.reconciliation =
                 Self.decode(Reconciliation.self, root["reconciliation"], at: "reconciliation", problems: &problems) ?? Reconciliation()
+            config.database = Self.decode(DatabaseTimeouts.self, root["database"], at: "database", problems: &problems) ?? DatabaseTimeouts()
             if !problems.isEmpty {
                 throw ConfigError("\(source):\n" + problems.map { "  - \($0)" }.joined(separator: "\n"))
             }
@@ -125,6 +126,12 @@ extension ReclaimConfig {
             problems.append(
                 "server.databaseConnections must be at most 1000 and at least worker.concurrency + 3 (\(min(worker.concurrency, 500) + 3)): every worker lane, the LISTEN connection and ingest need one"
             )
+        }
+        for (key, value, range) in [
+            ("acquireTimeout", database.acquireTimeout, 1...300), ("queryTimeout", database.queryTimeout, 1...3600),
+            ("transactionTimeout", database.transactionTimeout, 1...3600),
+        ] as [(String, ConfigDuration, ClosedRange<Int64>)] where !range.contains(value.seconds) {
+            problems.append("database.\(key) must be from \(range.lowerBound)s to \(range.upperBound)s")
         }
         if !problems.isEmpty {
             throw ConfigError("\(source):\n" + problems.map { "  - \($0)" }.joined(separator: "\n"))

@@ -1,5 +1,6 @@
 import Foundation
 import ReclaimDomain
+import ReclaimStore
 import Yams
 
 /// Reclaim's configuration: the YAML file named by `RECLAIM_CONFIG`.
@@ -13,6 +14,7 @@ public struct ReclaimConfig: Decodable, Sendable {
     public var worker: Worker
     public var offers: Offers
     public var reconciliation: Reconciliation
+    public var database: DatabaseTimeouts
 
     /// One App Store app that Reclaim serves.
     public struct App: Decodable, Sendable {
@@ -280,7 +282,34 @@ public struct ReclaimConfig: Decodable, Sendable {
         }
     }
 
-    enum CodingKeys: String, CodingKey { case apps, campaigns, server, worker, offers, reconciliation }
+    /// Deadlines for every PostgreSQL operation of `reclaim serve` (``Database/Deadlines``): a connection that died
+    /// with its server fails the operation at its deadline instead of holding it forever.
+    public struct DatabaseTimeouts: Decodable, Sendable {
+        /// Waiting for a connection from the pool, a connection attempt included.
+        public var acquireTimeout: ConfigDuration = ConfigDuration(seconds: 5)
+        /// One statement outside a transaction, every row read.
+        public var queryTimeout: ConfigDuration = ConfigDuration(seconds: 15)
+        /// One transaction, BEGIN to COMMIT (a worker's batch, a grant, an offer delivery). PostgreSQL itself ends a
+        /// session idle in a transaction 5 s longer than this, so a vanished client's locks are released.
+        public var transactionTimeout: ConfigDuration = ConfigDuration(seconds: 30)
+
+        public init() {}
+
+        public init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            acquireTimeout = try container.decodeDurationIfPresent(forKey: .acquireTimeout) ?? acquireTimeout
+            queryTimeout = try container.decodeDurationIfPresent(forKey: .queryTimeout) ?? queryTimeout
+            transactionTimeout = try container.decodeDurationIfPresent(forKey: .transactionTimeout) ?? transactionTimeout
+        }
+
+        enum CodingKeys: String, CodingKey { case acquireTimeout, queryTimeout, transactionTimeout }
+
+        public var deadlines: Database.Deadlines {
+            Database.Deadlines(acquire: acquireTimeout.duration, query: queryTimeout.duration, transaction: transactionTimeout.duration)
+        }
+    }
+
+    enum CodingKeys: String, CodingKey { case apps, campaigns, server, worker, offers, reconciliation, database }
 
     public init(
         apps: [App] = [],
@@ -288,7 +317,8 @@ public struct ReclaimConfig: Decodable, Sendable {
         server: Server = Server(),
         worker: Worker = Worker(),
         offers: Offers = Offers(),
-        reconciliation: Reconciliation = Reconciliation()
+        reconciliation: Reconciliation = Reconciliation(),
+        database: DatabaseTimeouts = DatabaseTimeouts()
     ) {
         self.apps = apps
         self.campaigns = campaigns
@@ -296,6 +326,7 @@ public struct ReclaimConfig: Decodable, Sendable {
         self.worker = worker
         self.offers = offers
         self.reconciliation = reconciliation
+        self.database = database
     }
 
     public init(from decoder: any Decoder) throws {
@@ -306,5 +337,6 @@ public struct ReclaimConfig: Decodable, Sendable {
         worker = try container.decodeIfPresent(Worker.self, forKey: .worker) ?? Worker()
         offers = try container.decodeIfPresent(Offers.self, forKey: .offers) ?? Offers()
         reconciliation = try container.decodeIfPresent(Reconciliation.self, forKey: .reconciliation) ?? Reconciliation()
+        database = try container.decodeIfPresent(DatabaseTimeouts.self, forKey: .database) ?? DatabaseTimeouts()
     }
 }

@@ -15,7 +15,7 @@ import ReclaimStore
 /// that says so in `X-Forwarded-Proto`). The page only reads; the two forms (sign in, sign out) refuse
 /// cross-origin posts.
 struct ConsoleRoutes: Sendable {
-    let postgres: PostgresClient
+    let postgres: Database
     let keys: APIKeyStore
     let authentication: KeyAuthentication
     var refreshSeconds = 30

@@ -189,12 +189,12 @@ public struct DevEnvironment: Sendable {
     /// keys are shown once).
     private func devKey(scope: APIKeyStore.Scope, bundleId: String?, file: URL, url: DatabaseURL, logger: Logger) async throws -> String {
         if let key = try? String(contentsOf: file, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines), !key.isEmpty {
-            let known = try await PostgresClient.withClient(url, maxConnections: 1, logger: logger) { client in
+            let known = try await Database.withDatabase(url, maxConnections: 1, logger: logger) { client in
                 try await APIKeyStore(postgres: client).authenticate(key, logger: logger)?.scope == scope
             }
             if known { return key }
         }
-        let key = try await PostgresClient.withClient(url, maxConnections: 1, logger: logger) { client in
+        let key = try await Database.withDatabase(url, maxConnections: 1, logger: logger) { client in
             try await APIKeyStore(postgres: client).create(scope: scope, bundleId: bundleId, name: "reclaim dev", logger: logger)
         }
         try Self.writeSecret(Data(key.utf8), to: file)
@@ -214,7 +214,7 @@ public struct DevEnvironment: Sendable {
 
     /// Creates the database named in `url` on its server, if it does not exist yet.
     static func createDatabaseIfMissing(_ url: DatabaseURL, logger: Logger) async throws {
-        try await PostgresClient.withClient(url.with(database: "postgres"), maxConnections: 1, logger: logger) { client in
+        try await Database.withDatabase(url.with(database: "postgres"), maxConnections: 1, logger: logger) { client in
             let rows = try await client.query("SELECT 1 FROM pg_database WHERE datname = \(url.database)", logger: logger)
             for try await _ in rows { return }
             try await client.query(

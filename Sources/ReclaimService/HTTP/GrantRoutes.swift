@@ -14,7 +14,7 @@ import ReclaimStore
 /// offer (Apple allows one at a time); campaigns never supersede it. The same Idempotency-Key again returns the
 /// first result (200); with a different body it is 422 `idempotency-key-reused`.
 struct GrantRoutes {
-    let postgres: PostgresClient
+    let postgres: Database
     let config: ReclaimConfig
     let signers: [String: OfferSigner]
     let authentication: KeyAuthentication

@@ -3,14 +3,29 @@ import Logging
 import PostgresNIO
 import ReclaimStore
 
-/// `GET /healthz` (the process is up) and `GET /readyz` (the database answers and has the schema
-/// version this binary expects). Load balancers route traffic only to ready instances.
+/// `GET /healthz` (the process is alive: no worker lane or ingest transaction has been stuck past its bound, see
+/// ``Liveness``; orchestrators restart the process when it fails) and `GET /readyz` (the database answers and has
+/// the schema version this binary expects; load balancers route traffic only to ready instances).
+///
+/// `/healthz` does not ask the database: a database that is down makes every instance unready, not dead, and
+/// restarting them all would not bring it back.
 struct HealthRoutes {
-    let postgres: PostgresClient
+    let postgres: Database
+    let liveness: Liveness
 
     func register(on router: Router<ReclaimRequestContext>) {
-        router.get("/healthz") { _, _ in
-            ["status": "ok"]
+        router.get("/healthz") { _, _ -> JSONBody<[String: String]> in
+            let stalls = liveness.stalls()
+            guard stalls.isEmpty else {
+                let what = stalls.prefix(3).map { "\($0.what) without progress for \($0.seconds) s" }.joined(separator: "; ")
+                throw Problem(
+                    .serviceUnavailable,
+                    "stalled",
+                    title: "Stalled",
+                    detail: "\(what) (bound \(liveness.bound.components.seconds) s): restart this process"
+                )
+            }
+            return JSONBody(["status": "ok"])
         }
         router.get("/readyz") { _, context -> JSONBody<[String: String]> in
             let version: Int?

@@ -8,7 +8,7 @@ import ReclaimStore
 /// with an offer, for the funnel (`reclaim.offer_events`). Idempotent: the same event again answers
 /// `{"status":"duplicate"}`. Another app's offer is 404, like an unknown one, so ids reveal nothing.
 struct OfferEventRoutes {
-    let postgres: PostgresClient
+    let postgres: Database
     let authentication: KeyAuthentication
 
     /// An event body is a few dozen bytes.
@@ -26,7 +26,7 @@ struct OfferEventRoutes {
             guard let event = OfferRequestInput.event(body: Data(body.readableBytesView)) else {
                 throw Problem.badRequest("invalid-event", "the body must be {\"event\": \"shown\"}, \"dismissed\" or \"purchase_started\"")
             }
-            let outcome = try await postgres.withConnection {
+            let outcome = try await postgres.withConnection(logger: context.logger) {
                 try await OfferStore.recordEvent(event, offerId: offerId, bundleId: bundleId, connection: $0, logger: context.logger)
             }
             switch outcome {

@@ -17,11 +17,16 @@ servers:
 paths:
   /healthz:
     get:
-      summary: The process is up.
+      summary: The process is alive.
+      description: >-
+        Liveness, for Kubernetes' liveness probe: 503 `stalled` when a worker lane or an ingest transaction has
+        made no progress for longer than its bound (database.acquireTimeout + the longer of queryTimeout and
+        transactionTimeout + 30 s), so that the orchestrator restarts a wedged process. It does not ask the
+        database: an outage makes the process unready (/readyz), not dead.
       operationId: healthz
       responses:
         "200":
-          description: Up.
+          description: Alive.
           content:
             application/json:
               schema:

@@ -22,7 +22,7 @@ import ReclaimStore
 struct RetentionMessagingRoutes {
     let verifier: AppleJWSVerifier
     let config: ReclaimConfig
-    let postgres: PostgresClient
+    let postgres: Database
     let signers: [String: OfferSigner]
     let maxBodyBytes: Int
     var now: @Sendable () -> Date = Date.init
@@ -71,7 +71,9 @@ struct RetentionMessagingRoutes {
             environment: environment,
             originalTransactionId: realtime.originalTransactionId
         )
-        let offer = try await postgres.withConnection { try await OfferStore.liveOffer(of: subscriber, connection: $0, logger: logger) }
+        let offer = try await postgres.withConnection(logger: logger) {
+            try await OfferStore.liveOffer(of: subscriber, connection: $0, logger: logger)
+        }
         if let offer, let signer = signers[app.bundleId],
             let messageIdentifier = config.campaigns.first(where: { $0.id == offer.campaignId })?.messageIdentifier
         {

@@ -36,7 +36,7 @@ public final class CommitBatcher<Item: Sendable, Output: Sendable>: Sendable {
         var transactions = 0
     }
 
-    private let postgres: PostgresClient
+    private let postgres: Database
     /// Callers that may wait for a transaction at once; one more is refused with ``CommitQueueFull``.
     private let maxWaiting: Int
     private let maxBatch: Int
@@ -44,19 +44,22 @@ public final class CommitBatcher<Item: Sendable, Output: Sendable>: Sendable {
     private let flush: Flush
     private let logger: Logger
     private let state = Mutex(State())
+    /// Each transaction is a step here: one that never ends makes `/healthz` fail.
+    private let liveness: Liveness
 
-    /// Longest a commit may take before its callers are told it failed. Safe either way: an
-    /// answer of failure for a commit that did land only causes a retry, which finds the row stored.
+    /// Longest a transaction may take, once it has its connection, before its callers are told it failed. Safe
+    /// either way: an answer of failure for a commit that did land only causes a retry, which finds the row stored.
     private let timeout: Duration
     /// `timeout` as PostgreSQL's `statement_timeout` for the transaction's write.
     private let statementTimeout: String
 
     public init(
-        postgres: PostgresClient,
+        postgres: Database,
         maxWaiting: Int = 4096,
         maxBatch: Int = 256,
         maxTransactions: Int = 4,
         timeout: Duration = .seconds(5),
+        liveness: Liveness = Liveness(bound: .seconds(60)),
         logger: Logger,
         flush: @escaping Flush
     ) {
@@ -69,6 +72,7 @@ public final class CommitBatcher<Item: Sendable, Output: Sendable>: Sendable {
         self.maxTransactions = maxTransactions
         self.flush = flush
         self.logger = logger
+        self.liveness = liveness
     }
 
     /// Callers waiting for a transaction to take them (for metrics and tests).
@@ -121,23 +125,24 @@ public final class CommitBatcher<Item: Sendable, Output: Sendable>: Sendable {
     /// One transaction: BEGIN, wait for the turn, write the batch, pass the turn on, COMMIT, answer.
     private func runTransaction() async {
         let turn = Turn<Waiter>()
+        let step = liveness.begin("ingest transaction")
+        defer { liveness.end(step) }
         do {
-            let (postgres, flush, logger, statementTimeout) = (self.postgres, self.flush, self.logger, self.statementTimeout)
-            let outputs = try await withTimeout(timeout) {
-                try await postgres.transaction(logger: logger) { connection in
-                    // PostgresNIO's queries do not stop when cancelled, so the timeout alone would
-                    // wait out a write that hangs (on a lock, say) while it holds the turn and with
-                    // it every caller. PostgreSQL ends such a write itself. Set before the turn, so
-                    // it costs no time on the path every batch waits for.
-                    try await connection.query("SELECT set_config('statement_timeout', \(statementTimeout), true)", logger: logger)
-                    let batch = await self.waitForTurn()
-                    turn.took(batch)
-                    let outputs = try await flush(batch.map(\.item), connection, logger)
-                    // Checked before COMMIT: every caller must get an answer for what was committed.
-                    guard outputs.count == batch.count else { throw CommitBatcherMismatch() }
-                    if turn.pass() { self.passTurn() }
-                    return outputs
-                }
+            let (flush, logger, statementTimeout) = (self.flush, self.logger, self.statementTimeout)
+            // The deadline closes the connection of a transaction that outlives it (a server that vanished without
+            // closing it never answers), so the turn passes on and its callers hear 503 instead of waiting forever.
+            let outputs = try await postgres.transaction(logger: logger, deadline: timeout) { connection in
+                // A write that hangs on a lock (taken by a migration, say) would hold the turn, and with it every
+                // caller, until the deadline closes the connection; PostgreSQL ends it first and the connection is
+                // kept. Set before the turn, so it costs no time on the path every batch waits for.
+                try await connection.query("SELECT set_config('statement_timeout', \(statementTimeout), true)", logger: logger)
+                let batch = await self.waitForTurn()
+                turn.took(batch)
+                let outputs = try await flush(batch.map(\.item), connection, logger)
+                // Checked before COMMIT: every caller must get an answer for what was committed.
+                guard outputs.count == batch.count else { throw CommitBatcherMismatch() }
+                if turn.pass() { self.passTurn() }
+                return outputs
             }
             for (waiter, output) in zip(turn.batch, outputs) { waiter.continuation.resume(returning: output) }
         } catch {

@@ -42,6 +42,7 @@ public struct NotificationIngest: Sendable {
         self.batcher = CommitBatcher(
             postgres: dependencies.postgres,
             maxWaiting: dependencies.config.server.maxPendingNotifications,
+            liveness: dependencies.liveness,
             logger: dependencies.logger
         ) { [maxAttempts = dependencies.config.worker.maxAttempts] records, connection, logger in
             let inserted = try await NotificationStore.insert(records, maxAttempts: maxAttempts, connection: connection, logger: logger)

@@ -11,7 +11,7 @@ import ReclaimStore
 /// anew with a new nonce. The new signature is stored and the delivery recorded in the same transaction, which
 /// commits before the answer is sent.
 struct OfferDelivery: Sendable {
-    let postgres: PostgresClient
+    let postgres: Database
     let signers: [String: OfferSigner]
     /// Stored signatures older than this are not handed out (the app may keep an offer for a while before use).
     var freshFor: TimeInterval = 3600
@@ -20,7 +20,7 @@ struct OfferDelivery: Sendable {
 
     func deliver(bundleId: String, appAccountToken: UUID, logger: Logger) async throws -> [StoredOffer] {
         // Most subscribers have no offer: one indexed read, no transaction, no lock.
-        let any = try await postgres.withConnection {
+        let any = try await postgres.withConnection(logger: logger) {
             try await OfferStore.hasDeliverable(bundleId: bundleId, appAccountToken: appAccountToken, connection: $0, logger: logger)
         }
         guard any else { return [] }

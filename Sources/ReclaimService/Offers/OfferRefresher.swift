@@ -11,7 +11,7 @@ import ServiceLifecycle
 /// the work. Each tick reads the partial indexes in order and stops at the first offer not due: its cost grows
 /// with the offers due, not with the offers stored.
 public struct OfferRefresher: Service {
-    public let postgres: PostgresClient
+    public let postgres: Database
     public let signers: [String: OfferSigner]
     public let interval: Duration
     public let resignAfter: TimeInterval
@@ -21,7 +21,7 @@ public struct OfferRefresher: Service {
     let metrics = CampaignMetrics()
 
     public init(
-        postgres: PostgresClient,
+        postgres: Database,
         signers: [String: OfferSigner],
         interval: Duration,
         resignAfter: TimeInterval,
@@ -54,7 +54,9 @@ public struct OfferRefresher: Service {
     public func tick() async throws -> (expired: Int, resigned: Int) {
         var expired = 0
         while true {
-            let count = try await postgres.withConnection { try await OfferStore.expire(limit: batchSize, connection: $0, logger: logger) }
+            let count = try await postgres.withConnection(logger: logger) {
+                try await OfferStore.expire(limit: batchSize, connection: $0, logger: logger)
+            }
             expired += count
             if count < batchSize { break }
         }

@@ -59,8 +59,9 @@ public enum Backfill {
                         continue  // Not in this environment (4040010): try the next one.
                     }
                 }
+                let answer = found
                 try await dependencies.postgres.transaction(logger: logger) { connection in
-                    for (snapshot, signedTransaction) in found?.snapshots ?? [] {
+                    for (snapshot, signedTransaction) in answer?.snapshots ?? [] {
                         if snapshot.notificationType != Self.stateOnly {
                             let stored = try await BackfillStore.storeImpliedNotification(
                                 uuid: snapshot.notificationUUID,
@@ -84,9 +85,9 @@ public enum Backfill {
                     try await BackfillStore.record(
                         bundleId: bundleId,
                         transactionId: id,
-                        environment: found?.environment,
-                        subscriptions: found?.snapshots.count ?? 0,
-                        result: found == nil ? "not found" : "seeded",
+                        environment: answer?.environment,
+                        subscriptions: answer?.snapshots.count ?? 0,
+                        result: answer == nil ? "not found" : "seeded",
                         connection: connection,
                         logger: logger
                     )

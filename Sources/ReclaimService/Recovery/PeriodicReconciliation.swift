@@ -40,7 +40,9 @@ struct PeriodicReconciliation: Service {
 
     func runIfDue(_ targets: [(ReclaimConfig.App, String)], http: HTTPClient) async throws {
         let logger = dependencies.logger
-        try await dependencies.postgres.withConnection { connection in
+        // The session holds the advisory lock for the whole run (App Store Server API calls included), so its
+        // deadline is the run's: a run longer than the interval between runs is stuck.
+        try await dependencies.postgres.withConnection(deadline: interval, logger: logger) { connection in
             let locked = try await connection.query("SELECT pg_try_advisory_lock(\(Self.advisoryLockKey))", logger: logger)
             var holds = false
             for try await value in locked.decode(Bool.self) { holds = value }

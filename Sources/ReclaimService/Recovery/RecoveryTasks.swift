@@ -16,7 +16,7 @@ public enum RecoveryTasks {
         logger: Logger,
         _ body: @Sendable (Dependencies, HTTPClient) async throws -> T
     ) async throws -> T {
-        try await PostgresClient.withClient(url, maxConnections: 8, logger: logger) { postgres in
+        try await Database.withDatabase(url, maxConnections: 8, logger: logger) { postgres in
             let dependencies = try Dependencies(config: config, postgres: postgres, metricsRegistry: PrometheusCollectorRegistry(), logger: logger)
             let http = HTTPClient(eventLoopGroupProvider: .singleton)
             do {

@@ -19,14 +19,14 @@ public enum AdminTasks {
         if let config, !config.apps.contains(where: { $0.bundleId == bundleId }) {
             throw ConfigError("app \(bundleId) is not configured under apps; keys are only made for configured apps")
         }
-        return try await PostgresClient.withClient(url, maxConnections: 1, logger: logger) { client in
+        return try await Database.withDatabase(url, maxConnections: 1, logger: logger) { client in
             try await APIKeyStore(postgres: client).create(scope: .app, bundleId: bundleId, name: name, logger: logger)
         }
     }
 
     /// App and console keys (of one app, or all) as printable lines: id, app, prefix, name, created, revoked. Never the key.
     public static func listAppKeys(bundleId: String?, url: DatabaseURL, logger: Logger) async throws -> [String] {
-        try await PostgresClient.withClient(url, maxConnections: 1, logger: logger) { client in
+        try await Database.withDatabase(url, maxConnections: 1, logger: logger) { client in
             try await APIKeyStore(postgres: client).list(bundleId: bundleId, logger: logger).filter { $0.scope != .admin }.map { key in
                 let revoked = key.revokedAt.map { "revoked \($0.formatted(.iso8601))" } ?? "active"
                 return
@@ -37,7 +37,7 @@ public enum AdminTasks {
 
     /// Revokes a key by id; false when there is no such active key.
     public static func revokeKey(id: UUID, url: DatabaseURL, logger: Logger) async throws -> Bool {
-        try await PostgresClient.withClient(url, maxConnections: 1, logger: logger) { client in
+        try await Database.withDatabase(url, maxConnections: 1, logger: logger) { client in
             try await APIKeyStore(postgres: client).revoke(id: id, logger: logger)
         }
     }
@@ -55,20 +55,20 @@ public enum AdminTasks {
         if let bundleId, let config, !config.apps.contains(where: { $0.bundleId == bundleId }) {
             throw ConfigError("app \(bundleId) is not configured under apps; keys are only made for configured apps")
         }
-        return try await PostgresClient.withClient(url, maxConnections: 1, logger: logger) { client in
+        return try await Database.withDatabase(url, maxConnections: 1, logger: logger) { client in
             try await APIKeyStore(postgres: client).create(scope: .console, bundleId: bundleId, name: name, logger: logger)
         }
     }
 
     public static func createAdminKey(url: DatabaseURL, logger: Logger) async throws -> String {
-        try await PostgresClient.withClient(url, maxConnections: 1, logger: logger) { client in
+        try await Database.withDatabase(url, maxConnections: 1, logger: logger) { client in
             try await APIKeyStore(postgres: client).create(scope: .admin, bundleId: nil, logger: logger)
         }
     }
 
     /// Dead jobs as printable lines.
     public static func deadJobs(url: DatabaseURL, logger: Logger) async throws -> [String] {
-        try await PostgresClient.withClient(url, maxConnections: 1, logger: logger) { client in
+        try await Database.withDatabase(url, maxConnections: 1, logger: logger) { client in
             try await JobQueue(postgres: client).deadJobs(limit: 1000, logger: logger).map { job in
                 let error = (job.lastError ?? "").replacingOccurrences(of: "\n", with: " ")
                 return "\(job.id)\t\(job.kind)\tattempts=\(job.attempts)\tfailed=\(ISO8601DateFormatter().string(from: job.failedAt))\t\(error)"
@@ -78,7 +78,7 @@ public enum AdminTasks {
 
     /// Requeues one dead job or all of them; returns how many.
     public static func retryDeadJobs(id: Int64?, url: DatabaseURL, logger: Logger) async throws -> Int {
-        try await PostgresClient.withClient(url, maxConnections: 1, logger: logger) { client in
+        try await Database.withDatabase(url, maxConnections: 1, logger: logger) { client in
             try await JobQueue(postgres: client).retryDead(id: id, logger: logger)
         }
     }
@@ -88,7 +88,7 @@ extension AdminTasks {
     /// `reclaim prune`: the counts per table, deleted or (dry run) to be deleted.
     public static func prune(_ policy: Pruning.Policy, batchSize: Int, dryRun: Bool, url: DatabaseURL, logger: Logger) async throws -> Pruning.Counts
     {
-        try await PostgresClient.withClient(url, maxConnections: 1, logger: logger) { client in
+        try await Database.withDatabase(url, maxConnections: 1, logger: logger) { client in
             try await Pruning.run(policy, batchSize: batchSize, dryRun: dryRun, postgres: client, logger: logger)
         }
     }

@@ -12,7 +12,7 @@ public func buildRouter(_ dependencies: Dependencies, role: ServerRole = .all) -
     router.add(middleware: RequestIdMiddleware())
     router.add(middleware: ProblemMiddleware())
     router.add(middleware: LogRequestsMiddleware(.debug))
-    HealthRoutes(postgres: dependencies.postgres).register(on: router)
+    HealthRoutes(postgres: dependencies.postgres, liveness: dependencies.liveness).register(on: router)
     MetricsRoute(registry: dependencies.metricsRegistry).register(on: router)
     OpenAPIRoute().register(on: router)
     if role.servesAPI {
@@ -62,7 +62,7 @@ public func buildApplication(
             // letting a flood of idle connections exhaust file descriptors and memory.
             availableConnectionsDelegate: MaximumAvailableConnections(server.maxConnections, logger: dependencies.logger)
         ),
-        services: [dependencies.postgres] + extraServices,
+        services: [dependencies.postgres.client] + extraServices,
         logger: dependencies.logger
     )
 }

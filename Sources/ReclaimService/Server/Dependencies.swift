@@ -3,11 +3,12 @@ import Logging
 import PostgresNIO
 import Prometheus
 import ReclaimDomain
+import ReclaimStore
 
 /// Everything the routes and services need, built once in `ReclaimServer` (or a test) and passed in.
 public struct Dependencies: Sendable {
     public var config: ReclaimConfig
-    public var postgres: PostgresClient
+    public var postgres: Database
     public var metricsRegistry: PrometheusCollectorRegistry
     public var logger: Logger
     /// Verifies Apple's signed payloads; shared so its cache of verified chains is too.
@@ -18,11 +19,13 @@ public struct Dependencies: Sendable {
     public var campaignEngine: CampaignEngine
     /// User-token verifiers of the apps that require user tokens, by bundle id.
     public var userTokens: [String: UserTokenVerifier]
+    /// Progress of the worker lanes and ingest transactions, for `/healthz`.
+    public var liveness: Liveness
 
     /// - Parameter verifier: defaults to one trusting Apple's root and the config's extra roots.
     public init(
         config: ReclaimConfig,
-        postgres: PostgresClient,
+        postgres: Database,
         metricsRegistry: PrometheusCollectorRegistry,
         logger: Logger,
         verifier: AppleJWSVerifier? = nil,
@@ -36,5 +39,9 @@ public struct Dependencies: Sendable {
         self.signers = try config.offerSigners()
         self.userTokens = try config.userTokenVerifiers()
         self.campaignEngine = CampaignEngine(campaigns: try config.domainCampaigns(), signers: signers, now: now)
+        // Longer than any one database operation may take (waiting for the connection, then the longer of the
+        // two deadlines), with a margin: a loop past it is wedged, not slow.
+        let deadlines = config.database.deadlines
+        self.liveness = Liveness(bound: deadlines.acquire + max(deadlines.query, deadlines.transaction) + .seconds(30))
     }
 }

@@ -28,20 +28,33 @@ public struct ReclaimServer: Sendable {
     }
 
     public func run(metricsRegistry: PrometheusCollectorRegistry, logger: Logger, onReady: @escaping @Sendable () -> Void = {}) async throws {
-        let postgres = PostgresClient(
-            configuration: databaseURL.clientConfiguration(maxConnections: config.server.databaseConnections),
+        let postgres = Database(
+            url: databaseURL,
+            maxConnections: config.server.databaseConnections,
+            deadlines: config.database.deadlines,
             backgroundLogger: logger
         )
         let dependencies = try Dependencies(config: config, postgres: postgres, metricsRegistry: metricsRegistry, logger: logger)
         if migrateOnStart {
-            try await PostgresClient.withClient(databaseURL, maxConnections: 2, logger: logger) { client in
+            try await Database.withDatabase(databaseURL, maxConnections: 2, logger: logger) { client in
                 try await Migrator().migrate(client: client, logger: logger)
             }
         }
-        var services: [any Service] = [CampaignSync(campaigns: dependencies.campaignEngine.campaigns, postgres: postgres, logger: logger)]
+        var services: [any Service] = [
+            CampaignSync(campaigns: dependencies.campaignEngine.campaigns, postgres: postgres, logger: logger),
+            SystemdWatchdog(liveness: dependencies.liveness, logger: logger),
+        ]
         if role.runsWorkers {
             let queue = JobQueue(postgres: postgres)
-            services.append(WorkerPool(queue: queue, handlers: jobHandlers(dependencies), options: .init(config.worker), logger: logger))
+            services.append(
+                WorkerPool(
+                    queue: queue,
+                    handlers: jobHandlers(dependencies),
+                    options: .init(config.worker),
+                    liveness: dependencies.liveness,
+                    logger: logger
+                )
+            )
             services.append(QueueMaintenance(queue: queue, completedRetention: config.worker.completedRetention.duration, logger: logger))
             services.append(
                 OfferRefresher(
@@ -61,13 +74,16 @@ public struct ReclaimServer: Sendable {
             )
         }
         let application = buildApplication(dependencies, role: role, host: host, port: port, extraServices: services)
-        let group = ServiceGroup(
-            configuration: .init(
-                services: [.init(service: application)],
-                gracefulShutdownSignals: [.sigterm, .sigint],
-                logger: logger
-            )
+        // After SIGTERM, in-flight work gets worker.shutdownTimeout (the worker pool cancels its lanes then); the
+        // group cancels what still runs two seconds later, and the backstop ends the process two seconds after that.
+        let shutdownTimeout = config.worker.shutdownTimeout.duration
+        var configuration = ServiceGroupConfiguration(
+            services: [.init(service: application), .init(service: ShutdownBackstop(limit: shutdownTimeout + .seconds(4), logger: logger))],
+            gracefulShutdownSignals: [.sigterm, .sigint],
+            logger: logger
         )
+        configuration.maximumGracefulShutdownDuration = shutdownTimeout + .seconds(2)
+        let group = ServiceGroup(configuration: configuration)
         if let warning = databaseURL.sslModeWarning { logger.warning("\(warning)") }
         logger.info("reclaim serving", metadata: ["role": "\(role.rawValue)", "address": "\(host):\(port)", "database": "\(databaseURL)"])
         onReady()

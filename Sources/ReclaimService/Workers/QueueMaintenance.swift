@@ -24,6 +24,7 @@ public struct QueueMaintenance: Service {
             uniqueKeysWithValues: JobState.allCases.map { ($0, Gauge(label: "reclaim_jobs", dimensions: [("state", $0.rawValue)])) }
         )
         let oldestAge = Gauge(label: "reclaim_jobs_oldest_due_age_seconds")
+        let oldestRunning = Gauge(label: "reclaim_jobs_oldest_running_age_seconds")
         let rescued = Counter(label: "reclaim_jobs_rescued_total")
         var round = 0
         while !Task.isCancelledOrShuttingDown {
@@ -40,6 +41,7 @@ public struct QueueMaintenance: Service {
                 let stats = try await queue.stats(logger: logger)
                 for state in JobState.allCases { depth[state]?.record(stats.counts[state] ?? 0) }
                 oldestAge.record(stats.oldestDueAgeSeconds)
+                oldestRunning.record(stats.oldestRunningAgeSeconds)
             } catch {
                 if !Task.isCancelledOrShuttingDown { logger.warning("queue maintenance failed", metadata: ["error": "\(String(reflecting: error))"]) }
             }

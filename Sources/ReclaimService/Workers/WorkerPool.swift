@@ -58,14 +58,19 @@ public struct WorkerPool: Service {
     public let workerId: String
     let logger: Logger
     let metrics: WorkerMetrics
+    /// Jobs whose handlers run now: the only ones the heartbeat keeps leased.
+    let inFlight = InFlightJobs()
+    /// Where each lane reports progress; `/healthz` fails when one stops moving.
+    let liveness: Liveness
 
-    public init(queue: JobQueue, handlers: [String: any JobHandler], options: Options, logger: Logger) {
+    public init(queue: JobQueue, handlers: [String: any JobHandler], options: Options, liveness: Liveness? = nil, logger: Logger) {
         self.queue = queue
         self.handlers = handlers
         self.options = options
         self.workerId = "\(ProcessInfo.processInfo.hostName):\(getpid()):\(UUID().uuidString.prefix(8))"
         self.logger = logger
         self.metrics = WorkerMetrics()
+        self.liveness = liveness ?? Liveness(bound: .seconds(300))
     }
 
     private enum LaneResult { case laneFinished, shutdownTimedOut, timerCancelled }
@@ -125,29 +130,41 @@ public struct WorkerPool: Service {
         }
     }
 
-    /// One lane: claim a batch, run it, repeat; sleep until woken when the queue is empty.
+    /// One lane: claim a batch, run it, repeat; sleep until woken when the queue is empty. While it works, the
+    /// lane reports progress after every database operation (``Liveness``).
     private func lane(signal: WakeUpSignal, stopping: Stopping) async {
         while !stopping.isStopping && !Task.isCancelled {
             let generation = signal.generation
+            let step = liveness.begin("worker lane")
             let jobs: [Job]
             do {
                 jobs = try await queue.claim(limit: options.batchSize, worker: workerId, lease: options.lease, logger: logger)
             } catch {
+                liveness.end(step)
                 if !Task.isCancelled { logger.warning("claiming jobs failed", metadata: ["error": "\(String(reflecting: error))"]) }
                 await signal.wait(after: generation &+ 1, timeout: options.pollInterval)
                 continue
             }
             if jobs.isEmpty {
+                liveness.end(step)
                 await signal.wait(after: generation, timeout: options.pollInterval)
                 continue
             }
-            await runBatch(jobs)
+            liveness.progress(step)
+            let ids = jobs.map(\.id)
+            inFlight.insert(ids)
+            await runBatch(jobs, step: step)
+            // Finished, failed or abandoned (its failure could not be recorded): either way no handler runs it now,
+            // so the heartbeat lets its lease run out and the rescuer returns it if it is still `running`.
+            inFlight.remove(ids)
+            liveness.end(step)
         }
     }
 
     /// Runs a batch in one transaction; on any failure, runs its jobs one transaction each.
-    func runBatch(_ jobs: [Job]) async {
+    func runBatch(_ jobs: [Job], step: Int? = nil) async {
         let started = ContinuousClock.now
+        defer { if let step { liveness.progress(step) } }
         do {
             try await queue.postgres.transaction(logger: logger) { connection in
                 let owned = try await JobQueue.markCompleted(jobs, worker: workerId, connection: connection, logger: logger)
@@ -165,16 +182,23 @@ public struct WorkerPool: Service {
             metrics.completed(jobs, duration: ContinuousClock.now - started)
         } catch {
             if Task.isCancelled { return }
-            for job in jobs { await runAlone(job) }
+            if let step { liveness.progress(step) }
+            for job in jobs {
+                await runAlone(job)
+                if let step { liveness.progress(step) }
+            }
         }
     }
 
     /// Runs one job in its own transaction and records its failure.
     private func runAlone(_ job: Job) async {
         let started = ContinuousClock.now
-        var jobLogger = logger
-        jobLogger[metadataKey: "job"] = "\(job.id)"
-        jobLogger[metadataKey: "kind"] = "\(job.kind)"
+        let jobLogger = {
+            var logger = logger
+            logger[metadataKey: "job"] = "\(job.id)"
+            logger[metadataKey: "kind"] = "\(job.kind)"
+            return logger
+        }()
         do {
             try await queue.postgres.transaction(logger: jobLogger) { connection in
                 let owned = try await JobQueue.markCompleted([job], worker: workerId, connection: connection, logger: jobLogger)
@@ -186,7 +210,18 @@ public struct WorkerPool: Service {
             if Task.isCancelled { return }
             let delay = options.backoff.delay(afterAttempt: job.attempt, unit: Double.random(in: 0..<1))
             let message = String(describing: error)
-            let state = try? await queue.markFailed(job, worker: workerId, error: message, retryDelay: delay, logger: jobLogger)
+            let state: JobState?
+            do {
+                state = try await queue.markFailed(job, worker: workerId, error: message, retryDelay: delay, logger: jobLogger)
+            } catch {
+                // The database is away (restarting, failing over): the job stays `running` until its lease runs out,
+                // which the heartbeat no longer extends once this lane moves on; then the rescuer returns it.
+                jobLogger.warning(
+                    "job failed and its failure could not be recorded; it runs again once its lease expires",
+                    metadata: ["error": "\(message)", "recordError": "\(String(reflecting: error))"]
+                )
+                return
+            }
             metrics.failed(job, dead: state == .dead)
             if state == .dead {
                 jobLogger.error("job dead after \(job.attempt) attempts", metadata: ["error": "\(message)"])
@@ -205,7 +240,7 @@ public struct WorkerPool: Service {
     private func listen(signal: WakeUpSignal) async {
         while !Task.isCancelled {
             do {
-                try await queue.postgres.withConnection { connection in
+                try await queue.postgres.withConnection(deadline: nil, logger: logger) { connection in
                     try await connection.listen(on: JobQueue.channel) { notifications in
                         signal.wakeAll()  // jobs may have arrived while we were not listening
                         for try await _ in notifications { signal.wakeAll() }
@@ -219,13 +254,16 @@ public struct WorkerPool: Service {
         }
     }
 
-    /// Extends this pool's leases every third of a lease, so long jobs are not rescued.
+    /// Extends the leases of the jobs this pool's lanes are running every third of a lease, so long jobs are not
+    /// rescued; never those of a job whose handler has stopped (``InFlightJobs``).
     private func heartbeat() async {
         while !Task.isCancelled {
             try? await Task.sleep(for: options.lease / 3)
             if Task.isCancelled { return }
+            let ids = inFlight.current
+            if ids.isEmpty { continue }
             do {
-                try await queue.heartbeat(worker: workerId, lease: options.lease, logger: logger)
+                try await queue.heartbeat(jobs: ids, worker: workerId, lease: options.lease, logger: logger)
             } catch {
                 if !Task.isCancelled { logger.warning("heartbeat failed", metadata: ["error": "\(String(reflecting: error))"]) }
             }

@@ -7,7 +7,7 @@ import ReclaimDomain
 public enum CampaignStore {
     /// Upserts every campaign and disables rows whose campaign left the config, in one transaction, so
     /// dashboards never see half a config.
-    public static func sync(_ campaigns: [Campaign], postgres: PostgresClient, logger: Logger) async throws {
+    public static func sync(_ campaigns: [Campaign], postgres: Database, logger: Logger) async throws {
         let encoder = JSONEncoder()
         encoder.outputFormatting = .sortedKeys
         try await postgres.transaction(logger: logger) { connection in

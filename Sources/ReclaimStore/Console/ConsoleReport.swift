@@ -139,8 +139,8 @@ public struct ConsoleReport: Sendable {
     }
 
     /// Reads every section on one connection, in one read-only transaction: the numbers are of one moment.
-    public static func load(bundleId: String?, postgres: PostgresClient, logger: Logger) async throws -> ConsoleReport {
-        try await postgres.withConnection { connection in
+    public static func load(bundleId: String?, postgres: Database, logger: Logger) async throws -> ConsoleReport {
+        try await postgres.withConnection(deadline: postgres.deadlines.transaction, logger: logger) { connection in
             try await connection.query("BEGIN TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY", logger: logger)
             do {
                 let report = try await read(bundleId: bundleId, connection: connection, logger: logger)

@@ -90,8 +90,8 @@ public struct DatabaseURL: Sendable, CustomStringConvertible {
         return copy
     }
 
-    /// Configuration for `PostgresClient`.
-    public func clientConfiguration(maxConnections: Int = 20) -> PostgresClient.Configuration {
+    /// Configuration for `PostgresClient`, with the server-side timeouts that go with `deadlines`.
+    public func clientConfiguration(maxConnections: Int = 20, deadlines: Database.Deadlines = .commandLine) -> PostgresClient.Configuration {
         var configuration: PostgresClient.Configuration
         if let socketDirectory {
             configuration = .init(
@@ -113,8 +113,30 @@ public struct DatabaseURL: Sendable, CustomStringConvertible {
         configuration.options.maximumConnections = maxConnections
         configuration.options.minimumConnections = 0
         // Fail fast while the database is down, so callers can answer 503 rather than hang.
-        configuration.options.connectTimeout = .seconds(3)
+        configuration.options.connectTimeout = min(.seconds(3), deadlines.acquire)
+        // PostgresNIO's keep-alive query has no timeout: on a connection cut by the network it would wait forever
+        // and hold a pool slot for good. Without it, an idle connection closes after the pool's idle timeout (60 s),
+        // and a dead one handed out before that costs one operation its deadline (``Database``), then is replaced.
+        configuration.options.keepAliveBehavior = nil
+        // The server's side of the deadlines, sent as startup parameters (no round trip per transaction; PgBouncer
+        // must list them in `ignore_startup_parameters`, see docs/operations.md):
+        // - a session that sits idle in a transaction past the transaction deadline lost its client (closed by a
+        //   deadline, or cut off by the network): PostgreSQL ends it, releasing its row locks, which would
+        //   otherwise keep its jobs from being rescued;
+        // - no statement outlives the longest deadline: its caller gave up on it;
+        // - a statement whose client closed the connection is ended within a second (PostgreSQL 14 and later),
+        //   instead of running to its end for nobody.
+        let longest = max(deadlines.query, deadlines.transaction)
+        configuration.options.additionalStartupParameters = [
+            ("idle_in_transaction_session_timeout", Self.milliseconds(deadlines.transaction + .seconds(5))),
+            ("statement_timeout", Self.milliseconds(longest + .seconds(5))),
+            ("client_connection_check_interval", "1000"),
+        ]
         return configuration
+    }
+
+    private static func milliseconds(_ duration: Duration) -> String {
+        String(duration.components.seconds * 1000 + duration.components.attoseconds / 1_000_000_000_000_000)
     }
 
     /// Where the URL points, for messages: host and port (or socket folder), database and user; never the password.

@@ -23,9 +23,9 @@ public struct APIKeyStore: Sendable {
         public let bundleId: String?
     }
 
-    public let postgres: PostgresClient
+    public let postgres: Database
 
-    public init(postgres: PostgresClient) {
+    public init(postgres: Database) {
         self.postgres = postgres
     }
 

@@ -34,7 +34,7 @@ public enum Pruning {
     }
 
     /// Jobs first: a notification is pruned only once no job refers to it.
-    public static func run(_ policy: Policy, batchSize: Int, dryRun: Bool, postgres: PostgresClient, logger: Logger) async throws -> Counts {
+    public static func run(_ policy: Policy, batchSize: Int, dryRun: Bool, postgres: Database, logger: Logger) async throws -> Counts {
         precondition(batchSize > 0)
         var counts = Counts()
         if let age = policy.completedJobs {
@@ -87,7 +87,7 @@ public enum Pruning {
         candidates: String,
         batchSize: Int,
         dryRun: Bool,
-        postgres: PostgresClient,
+        postgres: Database,
         logger: Logger
     ) async throws -> Int {
         if dryRun {

@@ -24,11 +24,11 @@ public struct RejectedInputStore: Sendable {
         }
     }
 
-    public let postgres: PostgresClient
+    public let postgres: Database
     /// Rows kept; older ones are deleted as new ones arrive.
     public let keep: Int
 
-    public init(postgres: PostgresClient, keep: Int) {
+    public init(postgres: Database, keep: Int) {
         self.postgres = postgres
         self.keep = keep
     }

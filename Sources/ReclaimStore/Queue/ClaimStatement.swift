@@ -6,7 +6,7 @@ struct ClaimStatement: PostgresPreparedStatement {
     static let sql = """
         UPDATE reclaim.jobs AS j
         SET state = 'running', attempts = j.attempts + 1, locked_by = $2,
-            lease_expires_at = now() + make_interval(secs => $3), updated_at = now()
+            lease_expires_at = now() + make_interval(secs => $3), updated_at = now(), claimed_at = now()
         FROM (
             SELECT id FROM reclaim.jobs
             WHERE state IN ('available', 'retryable') AND run_at <= now()

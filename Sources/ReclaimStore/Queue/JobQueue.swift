@@ -18,9 +18,9 @@ public struct JobQueue: Sendable {
     /// The NOTIFY channel that wakes idle workers.
     public static let channel = "reclaim_jobs"
 
-    public let postgres: PostgresClient
+    public let postgres: Database
 
-    public init(postgres: PostgresClient) {
+    public init(postgres: Database) {
         self.postgres = postgres
     }
 
@@ -105,14 +105,15 @@ public struct JobQueue: Sendable {
         return nil
     }
 
-    /// Extends the leases of this worker's running jobs. Rows locked by an open completion
+    /// Extends the leases of `jobs` while this worker still holds them. Rows locked by an open completion
     /// transaction are skipped: they are already safe from the rescuer.
     @discardableResult
-    public func heartbeat(worker: String, lease: Duration, logger: Logger) async throws -> Int {
+    public func heartbeat(jobs: [Int64], worker: String, lease: Duration, logger: Logger) async throws -> Int {
         try await countRows(
             """
             UPDATE reclaim.jobs SET lease_expires_at = now() + make_interval(secs => \(lease.seconds)), updated_at = now()
-            WHERE id IN (SELECT id FROM reclaim.jobs WHERE state = 'running' AND locked_by = \(worker) FOR UPDATE SKIP LOCKED)
+            WHERE id IN (SELECT id FROM reclaim.jobs WHERE id = ANY(\(jobs)) AND state = 'running' AND locked_by = \(worker)
+                         FOR UPDATE SKIP LOCKED)
             RETURNING id
             """,
             logger: logger
@@ -167,6 +168,8 @@ public struct JobQueue: Sendable {
         public var counts: [JobState: Int] = [:]
         /// Seconds since the oldest available or retryable job became due; 0 when none waits.
         public var oldestDueAgeSeconds: Double = 0
+        /// Seconds since the oldest running job was claimed; 0 when none runs. Far above `worker.lease`: stuck.
+        public var oldestRunningAgeSeconds: Double = 0
     }
 
     public func stats(logger: Logger) async throws -> Stats {
@@ -174,15 +177,17 @@ public struct JobQueue: Sendable {
         let rows = try await postgres.query(
             """
             SELECT state, count(*)::bigint,
-                   coalesce(extract(epoch FROM now() - min(run_at) FILTER (WHERE run_at <= now())), 0)::float8
+                   coalesce(extract(epoch FROM now() - min(run_at) FILTER (WHERE run_at <= now())), 0)::float8,
+                   coalesce(extract(epoch FROM now() - min(claimed_at)), 0)::float8
             FROM reclaim.jobs GROUP BY state
             """,
             logger: logger
         )
-        for try await (state, count, age) in rows.decode((String, Int64, Double).self) {
+        for try await (state, count, age, claimedAge) in rows.decode((String, Int64, Double, Double).self) {
             guard let state = JobState(rawValue: state) else { continue }
             stats.counts[state] = Int(count)
             if state == .available || state == .retryable { stats.oldestDueAgeSeconds = max(stats.oldestDueAgeSeconds, age) }
+            if state == .running { stats.oldestRunningAgeSeconds = claimedAge }
         }
         return stats
     }

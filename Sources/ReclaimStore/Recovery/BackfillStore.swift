@@ -4,9 +4,9 @@ import PostgresNIO
 
 /// `reclaim.backfill_transactions`: which transaction ids a backfill has handled, so a second run skips them.
 public struct BackfillStore: Sendable {
-    public let postgres: PostgresClient
+    public let postgres: Database
 
-    public init(postgres: PostgresClient) {
+    public init(postgres: Database) {
         self.postgres = postgres
     }
 

@@ -19,9 +19,9 @@ public struct ReconciliationRunStore: Sendable {
         }
     }
 
-    public let postgres: PostgresClient
+    public let postgres: Database
 
-    public init(postgres: PostgresClient) {
+    public init(postgres: Database) {
         self.postgres = postgres
     }
 

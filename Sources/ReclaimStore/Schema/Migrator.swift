@@ -55,7 +55,7 @@ public struct Migrator: Sendable {
     /// Brings the database to this version: the whole schema when it has none, the upgrade
     /// scripts in order when it is older, nothing when it is current. All or nothing.
     @discardableResult
-    public func migrate(client: PostgresClient, logger: Logger) async throws -> Outcome {
+    public func migrate(client: Database, logger: Logger) async throws -> Outcome {
         let (version, script, upgrades) = (self.version, self.script, self.upgrades)
         return try await client.transaction(logger: logger) { connection in
             try await connection.query("SELECT pg_advisory_xact_lock(\(Self.advisoryLockKey))", logger: logger)
@@ -113,8 +113,8 @@ public struct Migrator: Sendable {
     }
 
     /// The newest applied version, or `nil` for a database that was never migrated.
-    public static func currentVersion(client: PostgresClient, logger: Logger) async throws -> Int? {
-        try await client.withConnection { try await currentVersion(connection: $0, logger: logger) }
+    public static func currentVersion(client: Database, logger: Logger) async throws -> Int? {
+        try await client.withConnection(logger: logger) { try await currentVersion(connection: $0, logger: logger) }
     }
 
     static func currentVersion(connection: PostgresConnection, logger: Logger) async throws -> Int? {

@@ -21,7 +21,14 @@ struct CampaignTestSetup {
 
     /// - Parameter ca: a test CA the corpus's app also trusts (for realtime requests the test signs itself).
     /// - Parameter userTokenSecret: when given, the app requires user tokens signed with it.
-    init(holdoutPercent: Int = 0, extraApps: String = "", ca: TestCertificateAuthority? = nil, userTokenSecret: String? = nil) throws {
+    /// - Parameter settings: top-level YAML appended to the config (`worker:`, `database:` …).
+    init(
+        holdoutPercent: Int = 0,
+        extraApps: String = "",
+        ca: TestCertificateAuthority? = nil,
+        userTokenSecret: String? = nil,
+        settings: String = ""
+    ) throws {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("reclaim-campaigns-\(UUID().uuidString.prefix(8))")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         key = SigningKey.generate(keyId: "TESTKEY001")
@@ -68,6 +75,7 @@ struct CampaignTestSetup {
                 cooldown: 0s
                 holdoutPercent: \(holdoutPercent)
                 priority: 5
+            \(settings)
             """
         config = try ReclaimConfig.parse(yaml: yaml)
         configFile = directory.appendingPathComponent("config.yaml")
@@ -94,7 +102,7 @@ struct OfferRow: Sendable {
     let storeKit2JWS: String
     let endReason: String?
 
-    static func all(_ client: PostgresClient) async throws -> [OfferRow] {
+    static func all(_ client: Database) async throws -> [OfferRow] {
         let rows = try await client.query(
             """
             SELECT id, campaign_id, state, product_id, offer_identifier, key_id, nonce, signed_at, application_username,
@@ -127,7 +135,7 @@ struct OfferRow: Sendable {
 }
 
 /// Decision outcomes per campaign, e.g. ["winback-expired/offered": 7].
-func decisionCounts(_ client: PostgresClient) async throws -> [String: Int] {
+func decisionCounts(_ client: Database) async throws -> [String: Int] {
     let rows = try await client.query(
         "SELECT campaign_id || '/' || outcome, count(*)::bigint FROM reclaim.campaign_decisions GROUP BY 1",
         logger: TestPostgres.logger
@@ -141,7 +149,7 @@ func decisionCounts(_ client: PostgresClient) async throws -> [String: Int] {
 /// (subscriber 2000000970472825, appAccountToken …0051, ends with a live win-back offer); runs `body` with it.
 func withProcessedCorpus(
     _ setup: CampaignTestSetup,
-    _ body: @Sendable (PostgresClient, Dependencies) async throws -> Void
+    _ body: @Sendable (Database, Dependencies) async throws -> Void
 ) async throws {
     let corpus = try CorpusCampaignTests.corpusInSignedDateOrder()
     try await withTestDatabase { client, _ in

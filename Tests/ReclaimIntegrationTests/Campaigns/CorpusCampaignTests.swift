@@ -53,7 +53,7 @@ struct CorpusCampaignTests {
             #expect(live.applicationUsername == "00000000-0000-0000-0000-000000000051")
 
             let state = try #require(
-                try await client.withConnection {
+                try await client.withConnection(logger: logger) {
                     try await SubscriptionStore.find(
                         bundleId: "GeniusParentingAI",
                         environment: "Sandbox",

@@ -1,13 +1,14 @@
 import Foundation
 import PostgresNIO
 import ReclaimService
+import ReclaimStore
 import Testing
 
 @Suite("The dashboard views on the real corpus processed through the campaigns")
 struct DashboardViewTests {
     let logger = TestPostgres.logger
 
-    func scalar(_ client: PostgresClient, _ sql: String) async throws -> Int64 {
+    func scalar(_ client: Database, _ sql: String) async throws -> Int64 {
         Int64(try await firstInt(client, sql) ?? 0)
     }
 

@@ -25,7 +25,7 @@ struct CommitBatcherTests {
 
     /// A batcher whose flush inserts the items into `items` and answers each with ten times itself;
     /// a batch holding a negative item fails after its insert (so the insert must roll back).
-    func makeBatcher(_ client: PostgresClient, observed: Observed) -> CommitBatcher<Int, Int> {
+    func makeBatcher(_ client: Database, observed: Observed) -> CommitBatcher<Int, Int> {
         CommitBatcher(postgres: client, logger: logger) { items, connection, logger in
             observed.begin()
             defer { observed.end() }
@@ -48,7 +48,7 @@ struct CommitBatcherTests {
         }
     }
 
-    func stored(_ client: PostgresClient) async throws -> Set<Int> {
+    func stored(_ client: Database) async throws -> Set<Int> {
         var stored = Set<Int>()
         for try await n in try await client.query("SELECT n FROM items", logger: logger).decode(Int.self) { stored.insert(n) }
         return stored
@@ -57,7 +57,7 @@ struct CommitBatcherTests {
     @Test("Concurrent callers share transactions, one batch writes at a time, and each gets its own answer after COMMIT")
     func concurrentCallers() async throws {
         let url = try await TestPostgres.shared.newDatabase(migrated: false)
-        try await PostgresClient.withClient(url, maxConnections: 8, logger: logger) { client in
+        try await Database.withDatabase(url, maxConnections: 8, logger: logger) { client in
             try await client.query("CREATE TABLE items (n int PRIMARY KEY)", logger: logger)
             let observed = Observed()
             let batcher = makeBatcher(client, observed: observed)
@@ -83,7 +83,7 @@ struct CommitBatcherTests {
     @Test("A write that hangs (here on a table lock) is cut off at the timeout, and later callers are served")
     func hungWrite() async throws {
         let url = try await TestPostgres.shared.newDatabase(migrated: false)
-        try await PostgresClient.withClient(url, maxConnections: 8, logger: logger) { client in
+        try await Database.withDatabase(url, maxConnections: 8, logger: logger) { client in
             try await client.query("CREATE TABLE items (n int PRIMARY KEY)", logger: logger)
             // 2 s: short enough to tell from the lock's 8 s, long enough for the next caller's
             // whole transaction on a machine busy with the rest of the suite.
@@ -91,7 +91,7 @@ struct CommitBatcherTests {
                 try await connection.query("INSERT INTO items SELECT unnest(\(items))", logger: logger)
                 return items.map { $0 * 10 }
             }
-            try await client.withConnection { locker in
+            try await client.withConnection(logger: logger) { locker in
                 try await locker.query("BEGIN", logger: logger)
                 try await locker.query("LOCK TABLE items IN ACCESS EXCLUSIVE MODE", logger: logger)
                 // The lock goes after 8 s; a write that outlives its timeout answers only then.
@@ -113,7 +113,7 @@ struct CommitBatcherTests {
     @Test("A batch that fails answers its callers with the error, commits nothing, and the next batches go on")
     func failedBatch() async throws {
         let url = try await TestPostgres.shared.newDatabase(migrated: false)
-        try await PostgresClient.withClient(url, maxConnections: 8, logger: logger) { client in
+        try await Database.withDatabase(url, maxConnections: 8, logger: logger) { client in
             try await client.query("CREATE TABLE items (n int PRIMARY KEY)", logger: logger)
             let batcher = makeBatcher(client, observed: Observed())
             let answers = Answers()
@@ -143,7 +143,7 @@ struct CommitBatcherTests {
     @Test("the wait queue is bounded: past maxWaiting a caller is refused at once with CommitQueueFull, and the others commit")
     func boundedQueue() async throws {
         let url = try await TestPostgres.shared.newDatabase(migrated: false)
-        try await PostgresClient.withClient(url, maxConnections: 8, logger: logger) { client in
+        try await Database.withDatabase(url, maxConnections: 8, logger: logger) { client in
             try await client.query("CREATE TABLE items (n int PRIMARY KEY)", logger: logger)
             let writing = Gate()
             let release = Gate()

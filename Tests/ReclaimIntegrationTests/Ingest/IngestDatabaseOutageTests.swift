@@ -18,13 +18,13 @@ struct IngestDatabaseOutageTests {
     func outage() async throws {
         let cluster = try TestPostgres.makeCluster(name: "outage", durable: true)
         let url = try cluster.url(database: "postgres")
-        try await PostgresClient.withClient(url, maxConnections: 1, logger: logger) { try await Migrator().migrate(client: $0, logger: logger) }
+        try await Database.withDatabase(url, maxConnections: 1, logger: logger) { try await Migrator().migrate(client: $0, logger: logger) }
         let ca = try TestCertificateAuthority()
         let maker = TestNotifications(ca: ca)
         let config = try ReclaimConfig.parse(yaml: "apps:\n  - bundleId: com.example.app\n    appAppleId: 1234567890\n    environments: [Sandbox]\n")
         let bodies = try (0..<30).map { _ in try maker.body() }
         let acknowledged = Mutex(Set<Int>())
-        try await PostgresClient.withClient(url, maxConnections: 8, logger: logger) { client in
+        try await Database.withDatabase(url, maxConnections: 8, logger: logger) { client in
             let verifier = AppleJWSVerifier(trustedRoots: [ca.root])
             let app = Application(router: buildRouter(try .test(postgres: client, config: config, verifier: verifier)))
             try await app.test(.router) { http in

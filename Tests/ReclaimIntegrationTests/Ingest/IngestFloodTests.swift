@@ -5,6 +5,7 @@ import NIOCore
 import PostgresNIO
 import ReclaimDomain
 import ReclaimService
+import ReclaimStore
 import ReclaimTestSupport
 import SwiftASN1
 import Testing

@@ -34,7 +34,7 @@ struct NotificationIngestTests {
         ) { ($0.status, String(buffer: $0.body)) }
     }
 
-    func count(_ client: PostgresClient, _ table: String) async throws -> Int {
+    func count(_ client: Database, _ table: String) async throws -> Int {
         let rows = try await client.query(PostgresQuery(unsafeSQL: "SELECT count(*)::bigint FROM \(table)"), logger: logger)
         for try await count in rows.decode(Int64.self) { return Int(count) }
         return 0

@@ -1,6 +1,7 @@
 import Foundation
 import PostgresNIO
 import ReclaimService
+import ReclaimStore
 import Testing
 import Yams
 

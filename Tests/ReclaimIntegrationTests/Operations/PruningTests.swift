@@ -81,7 +81,7 @@ struct PruningTests {
     }
 
     /// Every row as text, to compare a view before and after.
-    static func rows(_ client: PostgresClient, _ sql: String) async throws -> [String] {
+    static func rows(_ client: Database, _ sql: String) async throws -> [String] {
         var rows: [String] = []
         let query = PostgresQuery(unsafeSQL: "SELECT row_to_json(v)::text FROM (\(sql)) v")
         for try await row in try await client.query(query, logger: TestPostgres.logger).decode(String.self) { rows.append(row) }

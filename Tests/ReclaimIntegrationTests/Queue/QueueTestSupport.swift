@@ -6,7 +6,7 @@ import ServiceLifecycle
 
 /// The effect a test handler writes: one row per run, in the job's transaction. Exactly-once
 /// means as many rows as jobs and no job id twice.
-func createEffectsTable(_ client: PostgresClient) async throws {
+func createEffectsTable(_ client: Database) async throws {
     try await client.query(
         "CREATE TABLE public.effects (job_id bigint NOT NULL, at timestamptz NOT NULL DEFAULT clock_timestamp())",
         logger: TestPostgres.logger
@@ -18,7 +18,7 @@ struct EffectCounts: Equatable {
     let distinctJobs: Int
 }
 
-func effectCounts(_ client: PostgresClient) async throws -> EffectCounts {
+func effectCounts(_ client: Database) async throws -> EffectCounts {
     let rows = try await client.query("SELECT count(*)::bigint, count(DISTINCT job_id)::bigint FROM public.effects", logger: TestPostgres.logger)
     for try await (all, distinct) in rows.decode((Int64, Int64).self) { return EffectCounts(rows: Int(all), distinctJobs: Int(distinct)) }
     return EffectCounts(rows: 0, distinctJobs: 0)
@@ -28,7 +28,7 @@ let effectHandler = ClosureJobHandler { job, connection, logger in
     try await connection.query("INSERT INTO public.effects (job_id) VALUES (\(job.id))", logger: logger)
 }
 
-func enqueue(_ count: Int, kind: String = "effect", client: PostgresClient) async throws {
+func enqueue(_ count: Int, kind: String = "effect", client: Database) async throws {
     var remaining = count
     while remaining > 0 {
         let chunk = min(remaining, 5000)
@@ -44,7 +44,7 @@ func enqueue(_ count: Int, kind: String = "effect", client: PostgresClient) asyn
     }
 }
 
-func jobCount(_ client: PostgresClient, state: JobState) async throws -> Int {
+func jobCount(_ client: Database, state: JobState) async throws -> Int {
     try await JobQueue(postgres: client).stats(logger: TestPostgres.logger).counts[state] ?? 0
 }
 

@@ -15,7 +15,7 @@ struct WorkerPoolTests {
         try await withTestDatabase(maxConnections: 4) { client, url in
             try await createEffectsTable(client)
             try await enqueue(20_000, client: client)
-            let pools = (0..<4).map { _ in PostgresClient(configuration: url.clientConfiguration(maxConnections: 6), backgroundLogger: logger) }
+            let pools = (0..<4).map { _ in Database(url: url, maxConnections: 6, deadlines: .server, backgroundLogger: logger) }
             let workers = pools.map {
                 WorkerPool(
                     queue: JobQueue(postgres: $0),
@@ -24,7 +24,7 @@ struct WorkerPoolTests {
                     logger: logger
                 )
             }
-            try await withServices(pools + workers) {
+            try await withServices(pools.map(\.client) + workers) {
                 try await eventually("all jobs completed", timeout: .seconds(240), every: .milliseconds(200)) {
                     try await jobCount(client, state: .completed) == 20_000
                 }

@@ -20,7 +20,7 @@ struct EdgeTests {
             """
     )
 
-    func withServer(_ body: @escaping @Sendable (Int, PostgresClient) async throws -> Void) async throws {
+    func withServer(_ body: @escaping @Sendable (Int, Database) async throws -> Void) async throws {
         try await withTestDatabase { client, _ in
             let dependencies = try Dependencies.test(postgres: client, config: Self.config)
             let app = Application(

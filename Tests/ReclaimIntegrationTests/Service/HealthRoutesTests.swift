@@ -51,6 +51,35 @@ struct HealthRoutesTests {
         }
     }
 
+    @Test("healthz answers 503 stalled while a worker lane or ingest transaction makes no progress past its bound, then 200 again")
+    func liveness() async throws {
+        try await withTestDatabase { client, _ in
+            var dependencies = try Dependencies.test(postgres: client)
+            dependencies.liveness = Liveness(bound: .milliseconds(200))
+            let liveness = dependencies.liveness
+            let app = Application(router: buildRouter(dependencies))
+            try await app.test(.router) { http in
+                let step = liveness.begin("worker lane")
+                try await http.execute(uri: "/healthz", method: .get) { #expect($0.status == .ok) }
+                try await Task.sleep(for: .milliseconds(400))
+                try await http.execute(uri: "/healthz", method: .get) { response in
+                    #expect(response.status == .serviceUnavailable)
+                    #expect(response.headers[.contentType] == "application/problem+json")
+                    #expect(String(buffer: response.body).contains("urn:reclaim:problem:stalled"))
+                    #expect(String(buffer: response.body).contains("worker lane without progress"))
+                }
+                // Progress, or the end of the step, makes the process healthy again.
+                liveness.progress(step)
+                try await http.execute(uri: "/healthz", method: .get) { #expect($0.status == .ok) }
+                liveness.end(step)
+                try await Task.sleep(for: .milliseconds(400))
+                try await http.execute(uri: "/healthz", method: .get) { #expect($0.status == .ok) }
+                // The readiness probe is about the database, not about stalls.
+                try await http.execute(uri: "/readyz", method: .get) { #expect($0.status == .ok) }
+            }
+        }
+    }
+
     @Test("metrics serves the Prometheus text of the registry")
     func metrics() async throws {
         try await withTestDatabase { client, _ in

@@ -27,7 +27,7 @@ struct MigratorTests {
             let outcomes = try await withThrowingTaskGroup(of: Migrator.Outcome.self) { group in
                 for _ in 0..<4 {
                     group.addTask {
-                        try await PostgresClient.withClient(url, maxConnections: 1, logger: logger) { client in
+                        try await Database.withDatabase(url, maxConnections: 1, logger: logger) { client in
                             try await Migrator().migrate(client: client, logger: logger)
                         }
                     }
@@ -40,7 +40,7 @@ struct MigratorTests {
     }
 
     /// Columns (type, nullability, TOAST compression), indexes and comments of the reclaim schema.
-    static func catalog(_ client: PostgresClient) async throws -> String {
+    static func catalog(_ client: Database) async throws -> String {
         let rows = try await client.query(
             """
             SELECT string_agg(line, E'\n' ORDER BY line) FROM (
@@ -59,7 +59,7 @@ struct MigratorTests {
     }
 
     /// Whether the server was built with `method` for TOAST compression (Debian's is built with lz4).
-    func client(_ client: PostgresClient, supports method: String) async throws -> Bool {
+    func client(_ client: Database, supports method: String) async throws -> Bool {
         let rows = try await client.query(
             "SELECT \(method) = ANY (enumvals) FROM pg_settings WHERE name = 'default_toast_compression'",
             logger: logger

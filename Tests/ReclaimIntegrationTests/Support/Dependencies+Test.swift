@@ -3,10 +3,11 @@ import PostgresNIO
 import Prometheus
 import ReclaimDomain
 import ReclaimService
+import ReclaimStore
 
 extension Dependencies {
     /// Dependencies for route tests: the given database, an empty config, a private metrics registry.
-    static func test(postgres: PostgresClient, config: ReclaimConfig = ReclaimConfig(), verifier: AppleJWSVerifier? = nil) throws -> Dependencies {
+    static func test(postgres: Database, config: ReclaimConfig = ReclaimConfig(), verifier: AppleJWSVerifier? = nil) throws -> Dependencies {
         try Dependencies(
             config: config,
             postgres: postgres,

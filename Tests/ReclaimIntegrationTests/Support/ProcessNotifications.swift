@@ -9,7 +9,7 @@ import Testing
 
 /// Posts each body in order to ingest (in process), then lets one worker lane process every job: the
 /// notifications are processed in the order given.
-func processNotifications(_ bodies: [Data], client: PostgresClient, dependencies: Dependencies) async throws {
+func processNotifications(_ bodies: [Data], client: Database, dependencies: Dependencies) async throws {
     let app = Application(router: buildRouter(dependencies))
     try await app.test(.router) { http in
         for body in bodies {

@@ -16,7 +16,7 @@ final class ServerProcess: @unchecked Sendable {
     let log: URL
     private(set) var process: Subprocess?
 
-    init(role: String, config: URL, databaseURL: String, log: URL, logLevel: String = "warning") throws {
+    init(role: String, config: URL, databaseURL: String, log: URL, logLevel: String = "warning", extraEnvironment: [String: String] = [:]) throws {
         port = try Self.freePort()
         arguments = ["serve", "--role", role, "--host", "127.0.0.1", "--port", "\(port)"]
         var environment = ProcessInfo.processInfo.environment
@@ -24,6 +24,7 @@ final class ServerProcess: @unchecked Sendable {
         environment["DATABASE_URL"] = databaseURL
         environment["LOG_LEVEL"] = logLevel
         environment["LOG_FORMAT"] = nil
+        environment.merge(extraEnvironment) { $1 }
         self.environment = environment
         self.log = log
         FileManager.default.createFile(atPath: log.path, contents: nil)

@@ -1,10 +1,11 @@
 import Foundation
 import PostgresNIO
+import ReclaimStore
 import ReclaimTestSupport
 import Synchronization
 
 /// The first column of the first row as an Int: nil when there is no row or it is NULL.
-func firstInt(_ client: PostgresClient, _ sql: String) async throws -> Int? {
+func firstInt(_ client: Database, _ sql: String) async throws -> Int? {
     for try await value in try await client.query(PostgresQuery(unsafeSQL: sql), logger: TestPostgres.logger).decode(Int?.self) { return value }
     return nil
 }

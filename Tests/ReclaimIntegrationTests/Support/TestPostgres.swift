@@ -37,10 +37,10 @@ actor TestPostgres {
     private func sharedCluster() async throws -> EmbeddedPostgres {
         if let cluster { return cluster }
         let cluster = try Self.makeCluster(name: "test")
-        try await PostgresClient.withClient(try cluster.url(database: "postgres"), maxConnections: 1, logger: Self.logger) { client in
+        try await Database.withDatabase(try cluster.url(database: "postgres"), maxConnections: 1, logger: Self.logger) { client in
             try await client.query("CREATE DATABASE reclaim_template", logger: Self.logger)
         }
-        try await PostgresClient.withClient(try cluster.url(database: "reclaim_template"), maxConnections: 1, logger: Self.logger) { client in
+        try await Database.withDatabase(try cluster.url(database: "reclaim_template"), maxConnections: 1, logger: Self.logger) { client in
             try await Migrator().migrate(client: client, logger: Self.logger)
         }
         self.cluster = cluster
@@ -53,7 +53,7 @@ actor TestPostgres {
         counter += 1
         let name = "t\(counter)"
         let template = migrated ? "reclaim_template" : "template0"
-        try await PostgresClient.withClient(try cluster.url(database: "postgres"), maxConnections: 1, logger: Self.logger) { client in
+        try await Database.withDatabase(try cluster.url(database: "postgres"), maxConnections: 1, logger: Self.logger) { client in
             try await client.query(PostgresQuery(unsafeSQL: "CREATE DATABASE \(name) TEMPLATE \(template)"), logger: Self.logger)
         }
         return try cluster.url(database: name)
@@ -64,10 +64,10 @@ actor TestPostgres {
 func withTestDatabase<T: Sendable>(
     migrated: Bool = true,
     maxConnections: Int = 20,
-    _ body: @Sendable (PostgresClient, DatabaseURL) async throws -> T
+    _ body: @Sendable (Database, DatabaseURL) async throws -> T
 ) async throws -> T {
     let url = try await TestPostgres.shared.newDatabase(migrated: migrated)
-    return try await PostgresClient.withClient(url, maxConnections: maxConnections, logger: TestPostgres.logger) { client in
+    return try await Database.withDatabase(url, maxConnections: maxConnections, logger: TestPostgres.logger) { client in
         try await body(client, url)
     }
 }

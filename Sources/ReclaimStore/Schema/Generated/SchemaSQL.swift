@@ -11,7 +11,7 @@ public enum SchemaSQL {
 -- at once, leaves one consistent schema. The binary embeds a copy (scripts/embed-schema);
 -- a test fails when the copy and this file differ.
 --
--- reclaim-schema-version: 9
+-- reclaim-schema-version: 10
 --
 -- A database at an older version is upgraded by the scripts in migrations/ (NNN-name.sql takes
 -- version NNN-1 to NNN); applying this file to an empty database gives the same result.
@@ -84,7 +84,8 @@ CREATE TABLE reclaim.jobs (
     last_error        text,
     created_at        timestamptz NOT NULL DEFAULT now(),
     updated_at        timestamptz NOT NULL DEFAULT now(),
-    completed_at      timestamptz
+    completed_at      timestamptz,
+    claimed_at        timestamptz
 );
 -- Claiming reads this partial index in order and stops after the batch: O(log n) at any table size.
 CREATE INDEX jobs_claim_idx ON reclaim.jobs (priority DESC, run_at, id) WHERE state IN ('available', 'retryable');
@@ -108,6 +109,7 @@ COMMENT ON COLUMN reclaim.jobs.last_error IS 'The error of the latest failed att
 COMMENT ON COLUMN reclaim.jobs.created_at IS 'When the job was enqueued.';
 COMMENT ON COLUMN reclaim.jobs.updated_at IS 'Last state change.';
 COMMENT ON COLUMN reclaim.jobs.completed_at IS 'When the job completed (with its effects, in the same transaction).';
+COMMENT ON COLUMN reclaim.jobs.claimed_at IS 'When the current or last attempt was claimed by a worker. A job running much longer than worker.lease is stuck (reclaim_jobs_oldest_running_age_seconds). NULL: never claimed, or claimed before schema 10.';
 
 -- ---------------------------------------------------------------------------------------------
 -- Subscriptions: the latest known state of each subscription, kept by the workers.
@@ -672,5 +674,6 @@ COMMENT ON COLUMN reclaim.rejected_inputs_daily.rejections IS 'Refusals.';
         7: SchemaUpgrade007.text,
         8: SchemaUpgrade008.text,
         9: SchemaUpgrade009.text,
+        10: SchemaUpgrade010.text,
     ]
 }

@@ -1,0 +1,231 @@
+import Logging
+import Metrics
+import PostgresNIO
+
+/// Reclaim's PostgreSQL: a `PostgresClient` whose every operation has a deadline.
+///
+/// PostgresNIO's queries ignore task cancellation, and a connection whose server vanished without closing it (a
+/// failover behind a proxy, a network partition) never answers: a query on it, and everyone queued behind it,
+/// would wait forever. So every operation here runs against a deadline (``Deadlines``). When it passes, the
+/// operation's connection is closed, which fails the waiting query at once, the pool replaces the connection, and
+/// the caller gets ``DatabaseTimeout``; a transaction cut that way was never committed, or its outcome is unknown,
+/// exactly as when the server dies: callers already treat both as "retry".
+///
+/// The server side is bounded too: each session's `idle_in_transaction_session_timeout` ends a transaction whose
+/// client is gone (so its row locks do not outlive it), see ``DatabaseURL/clientConfiguration(maxConnections:deadlines:)``.
+public struct Database: Sendable {
+    /// How long each kind of operation may take. Every operation first waits for a connection (`acquire`,
+    /// counting a connection attempt), then runs within its own deadline counted from the moment it has one.
+    public struct Deadlines: Sendable, Equatable {
+        /// Waiting for a connection from the pool, including opening one.
+        public var acquire: Duration
+        /// One statement outside a transaction, every row read.
+        public var query: Duration
+        /// A transaction, from BEGIN to COMMIT.
+        public var transaction: Duration
+
+        public init(acquire: Duration, query: Duration, transaction: Duration) {
+            self.acquire = acquire
+            self.query = query
+            self.transaction = transaction
+        }
+
+        /// `reclaim serve`'s defaults (`database:` in the config).
+        public static let server = Deadlines(acquire: .seconds(5), query: .seconds(15), transaction: .seconds(30))
+        /// Command-line tools: a migration or a prune may rightly run for long, and a person watches it.
+        public static let commandLine = Deadlines(acquire: .seconds(10), query: .seconds(3600), transaction: .seconds(3600))
+    }
+
+    public let client: PostgresClient
+    public let deadlines: Deadlines
+
+    public init(client: PostgresClient, deadlines: Deadlines) {
+        self.client = client
+        self.deadlines = deadlines
+    }
+
+    /// A client for `url` whose sessions carry the server-side timeouts that go with `deadlines`; run
+    /// ``client`` as a service (or use ``withDatabase(_:maxConnections:deadlines:logger:_:)``).
+    public init(url: DatabaseURL, maxConnections: Int, deadlines: Deadlines, backgroundLogger: Logger) {
+        let configuration = url.clientConfiguration(maxConnections: maxConnections, deadlines: deadlines)
+        self.init(client: PostgresClient(configuration: configuration, backgroundLogger: backgroundLogger), deadlines: deadlines)
+    }
+
+    // MARK: Operations
+
+    /// Runs one statement and reads all its rows within the query deadline.
+    @discardableResult
+    public func query(_ query: PostgresQuery, logger: Logger, file: String = #fileID, line: Int = #line) async throws -> FetchedRows {
+        try await withConnection(.query, deadline: deadlines.query, logger: logger) { connection in
+            let rows = try await connection.query(query, logger: logger, file: file, line: line)
+            var fetched: [PostgresRow] = []
+            for try await row in rows { fetched.append(row) }
+            return FetchedRows(fetched)
+        }
+    }
+
+    /// Runs a prepared statement and decodes all its rows within the query deadline.
+    public func execute<Statement: PostgresPreparedStatement>(_ statement: Statement, logger: Logger) async throws -> [Statement.Row]
+    where Statement.Row: Sendable {
+        try await withConnection(.query, deadline: deadlines.query, logger: logger) { connection in
+            var rows: [Statement.Row] = []
+            for try await row in try await connection.execute(statement, logger: logger) { rows.append(row) }
+            return rows
+        }
+    }
+
+    /// Runs `body` with a connection of its own for at most the query deadline.
+    public func withConnection<Result: Sendable>(
+        logger: Logger,
+        _ body: @escaping @Sendable (PostgresConnection) async throws -> Result
+    ) async throws -> Result {
+        try await withConnection(.query, deadline: deadlines.query, logger: logger, body)
+    }
+
+    /// Runs `body` with a connection of its own for at most `deadline`; nil for a session that lasts as long as
+    /// its caller wants (a `LISTEN`): only waiting for the connection is bounded then.
+    public func withConnection<Result: Sendable>(
+        deadline: Duration?,
+        logger: Logger,
+        _ body: @escaping @Sendable (PostgresConnection) async throws -> Result
+    ) async throws -> Result {
+        try await withConnection(.query, deadline: deadline, logger: logger, body)
+    }
+
+    /// Runs `body` in a transaction (BEGIN … COMMIT, ROLLBACK when it throws) within the transaction deadline, or
+    /// `deadline` when given. An error thrown by `body` reaches the caller as itself rather than wrapped in
+    /// `PostgresTransactionError` (when BEGIN and ROLLBACK went fine), so callers can tell their own errors from
+    /// the database's.
+    public func transaction<Result: Sendable>(
+        logger: Logger,
+        deadline: Duration? = nil,
+        _ body: @escaping @Sendable (PostgresConnection) async throws -> Result
+    ) async throws -> Result {
+        try await withConnection(.transaction, deadline: deadline ?? deadlines.transaction, logger: logger) { connection in
+            try await Self.inTransaction(connection, logger: logger, body)
+        }
+    }
+
+    private static func inTransaction<Result: Sendable>(
+        _ connection: PostgresConnection,
+        logger: Logger,
+        _ body: @Sendable (PostgresConnection) async throws -> Result
+    ) async throws -> Result {
+        try await connection.query("BEGIN;", logger: logger)
+        let result: Result
+        do {
+            result = try await body(connection)
+        } catch {
+            do {
+                try await connection.query("ROLLBACK;", logger: logger)
+            } catch let rollback {
+                // The connection is unusable; the pool drops it, and PostgreSQL rolls back on its own.
+                logger.debug("ROLLBACK failed", metadata: ["error": "\(String(reflecting: rollback))"])
+            }
+            throw error
+        }
+        try await connection.query("COMMIT;", logger: logger)
+        return result
+    }
+
+    // MARK: Deadlines
+
+    /// The kind of operation, for ``DatabaseTimeout`` and the metric.
+    public enum Operation: String, Sendable {
+        case acquire, query, transaction
+    }
+
+    /// Leases a connection within the acquire deadline and runs `body` on it within `deadline`; on either
+    /// deadline, or when the caller is cancelled, the connection (if any) is closed and the caller answered at once.
+    ///
+    /// The body runs in a task of its own and the caller does not wait for it past the deadline: PostgresNIO 1.33
+    /// never answers a query sent on a connection that has already closed (vapor/postgres-nio#487, reverted in
+    /// #501), so a body that sends one after a server restart would hold its caller forever, and closing the
+    /// connection again would not help. Such a body is left behind, holding nothing: the pool drops a closed
+    /// connection even while it is leased, and a closed connection commits nothing.
+    private func withConnection<Result: Sendable>(
+        _ operation: Operation,
+        deadline: Duration?,
+        logger: Logger,
+        _ body: @escaping @Sendable (PostgresConnection) async throws -> Result
+    ) async throws -> Result {
+        let watch = DeadlineWatch()
+        let (client, acquireDeadline) = (self.client, deadlines.acquire)
+        let answer = FirstAnswer<Result>()
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { continuation in
+                answer.wait(continuation)
+                if answer.isAnswered { return }  // cancelled before it began
+                let work = Task {
+                    do {
+                        let result = try await client.withConnection { connection in
+                            guard watch.attach(connection) else { throw watch.timeout ?? CancellationError() }
+                            defer { watch.detach() }
+                            return try await body(connection)
+                        }
+                        answer.give(.success(result))
+                    } catch {
+                        // The deadline closed the connection under the body: report the deadline, not the closed socket.
+                        answer.give(.failure(watch.timeout ?? (watch.isAbandoned ? CancellationError() : error)))
+                    }
+                }
+                let timer = Task {
+                    let started = ContinuousClock.now
+                    try await Task.sleep(until: started + acquireDeadline, clock: .continuous)
+                    guard let attachedAt = watch.attachedAt else {
+                        let timeout = DatabaseTimeout(operation: .acquire, after: acquireDeadline)
+                        watch.expire(timeout)
+                        work.cancel()  // a lease request ends when cancelled
+                        answer.give(.failure(timeout))
+                        return
+                    }
+                    guard let deadline else { return }
+                    try await Task.sleep(until: attachedAt + deadline, clock: .continuous)
+                    let timeout = DatabaseTimeout(operation: operation, after: deadline)
+                    watch.expire(timeout)
+                    work.cancel()
+                    answer.give(.failure(timeout))
+                }
+                answer.onAnswer {
+                    timer.cancel()
+                    if watch.isAbandoned { work.cancel() }
+                }
+            }
+        } onCancel: {
+            // A query ignores cancellation: close its connection (PostgreSQL rolls back what it had begun) and
+            // answer the caller now.
+            watch.abandon()
+            answer.give(.failure(CancellationError()))
+        }
+    }
+}
+
+/// A database operation passed its deadline (``Database/Deadlines``); its connection was closed. A transaction
+/// that ended this way may or may not have committed, as when the server dies mid-COMMIT.
+public struct DatabaseTimeout: Error, CustomStringConvertible, Sendable {
+    public let operation: Database.Operation
+    public let after: Duration
+
+    public var description: String {
+        switch operation {
+        case .acquire: "no PostgreSQL connection within \(after)"
+        case .query: "a PostgreSQL query took longer than \(after); its connection was closed"
+        case .transaction: "a PostgreSQL transaction took longer than \(after); its connection was closed"
+        }
+    }
+}
+
+/// All rows of a statement, read before its deadline; an `AsyncSequence` so PostgresNIO's `decode` applies.
+public struct FetchedRows: AsyncSequence, Sendable {
+    public typealias Element = PostgresRow
+    public let rows: [PostgresRow]
+
+    init(_ rows: [PostgresRow]) { self.rows = rows }
+
+    public struct AsyncIterator: AsyncIteratorProtocol {
+        var base: IndexingIterator<[PostgresRow]>
+        public mutating func next() async throws -> PostgresRow? { base.next() }
+    }
+
+    public func makeAsyncIterator() -> AsyncIterator { AsyncIterator(base: rows.makeIterator()) }
+}

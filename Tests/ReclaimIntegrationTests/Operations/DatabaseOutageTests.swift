@@ -1,0 +1,99 @@
+import Foundation
+import PostgresNIO
+import ReclaimStore
+import Testing
+
+/// Issue 28: a PostgreSQL restart, a failover or a connection cut by the network is routine in production; a live
+/// `reclaim serve` must come through each without a human, losing nothing and issuing nothing twice.
+@Suite("Survive a PostgreSQL restart or a cut connection", .serialized)
+struct DatabaseOutageTests {
+    let logger = TestPostgres.logger
+
+    @Test("PostgreSQL stopped and started twice (fast, then immediate) under concurrent posting")
+    func restartsUnderLoad() async throws {
+        let cluster = try TestPostgres.makeCluster(name: "restarts", durable: true)
+        defer { try? cluster.stop(immediate: true) }
+        let url = try cluster.url(database: "postgres")
+        try await Database.withDatabase(url, maxConnections: 1, logger: logger) { try await Migrator().migrate(client: $0, logger: logger) }
+        let run = try DatabaseOutageRun(serverURL: url.connectionString, name: "restarts")
+        defer { run.setup.remove() }
+        try run.server.start()
+        defer { run.server.killNine() }
+        try await run.server.waitUntilUp()
+
+        let pgLogger = logger
+        try await run.postAll {
+            try cluster.stop(immediate: false)
+            try await Task.sleep(for: .milliseconds(1500))
+            try cluster.start(logger: pgLogger)
+            try await Task.sleep(for: .milliseconds(1500))
+            try cluster.stop(immediate: true)
+            try await Task.sleep(for: .milliseconds(1500))
+            try cluster.start(logger: pgLogger)
+        }
+        try await Database.withDatabase(url, maxConnections: 2, logger: logger) { client in
+            try await run.checkRecovered(client)
+        }
+    }
+
+    @Test("every connection open at one moment cut by the network (PostgreSQL neither restarts nor answers)")
+    func connectionsCutUnderLoad() async throws {
+        let cluster = try TestPostgres.makeCluster(name: "cut", durable: true)
+        defer { try? cluster.stop(immediate: true) }
+        let url = try cluster.url(database: "postgres")
+        try await Database.withDatabase(url, maxConnections: 1, logger: logger) { try await Migrator().migrate(client: $0, logger: logger) }
+        let proxy = try TCPProxy(upstreamPort: try cluster.port)
+        defer { proxy.stop() }
+        let proxied = DatabaseURL(username: url.username, host: "127.0.0.1", port: proxy.port, database: "postgres")
+        let run = try DatabaseOutageRun(serverURL: proxied.connectionString + "?sslmode=disable", name: "cut")
+        defer { run.setup.remove() }
+        try run.server.start()
+        defer { run.server.killNine() }
+        try await run.server.waitUntilUp()
+
+        let cut = Count()
+        try await run.postAll { cut.set(proxy.cut()) }
+        #expect(cut.value > 0, "the proxy had no open connection to cut")
+        try await Database.withDatabase(url, maxConnections: 2, logger: logger) { client in
+            try await run.checkRecovered(client)
+        }
+    }
+
+    @Test("SIGTERM right after every connection is cut, with requests and jobs in flight, stops the process in time")
+    func sigtermAfterCut() async throws {
+        let cluster = try TestPostgres.makeCluster(name: "cut-stop", durable: true)
+        defer { try? cluster.stop(immediate: true) }
+        let url = try cluster.url(database: "postgres")
+        try await Database.withDatabase(url, maxConnections: 1, logger: logger) { try await Migrator().migrate(client: $0, logger: logger) }
+        let proxy = try TCPProxy(upstreamPort: try cluster.port)
+        defer { proxy.stop() }
+        let proxied = DatabaseURL(username: url.username, host: "127.0.0.1", port: proxy.port, database: "postgres")
+        let run = try DatabaseOutageRun(serverURL: proxied.connectionString + "?sslmode=disable", name: "cut-stop")
+        defer { run.setup.remove() }
+        try run.server.start()
+        defer { run.server.killNine() }
+        try await run.server.waitUntilUp()
+
+        // Posts that keep ingest and the workers busy, and are still in flight when the connections are cut.
+        let port = run.server.port
+        let bodies = run.bodies
+        let posting = Task {
+            await withTaskGroup(of: Void.self) { group in
+                for lane in 0..<8 {
+                    group.addTask {
+                        for index in stride(from: lane, to: bodies.count, by: 8) {
+                            if Task.isCancelled { return }
+                            _ = await postNotification(bodies[index], port: port, timeout: 30)
+                        }
+                    }
+                }
+            }
+        }
+        defer { posting.cancel() }
+        try await Task.sleep(for: .seconds(1))
+        #expect(proxy.cut() > 0)
+        try await Task.sleep(for: .milliseconds(500))
+        // Before the fix the process waited forever for queries on the cut connections.
+        try run.stopWithinShutdownTimeout()
+    }
+}

@@ -1,0 +1,95 @@
+import Foundation
+import Logging
+import PostgresNIO
+import ReclaimStore
+import Testing
+
+/// Issue 28: every PostgreSQL operation has a deadline, and a caller is answered at its deadline or cancellation
+/// whatever its connection does.
+@Suite("Database deadlines")
+struct DatabaseDeadlineTests {
+    let logger = TestPostgres.logger
+    static let short = Database.Deadlines(acquire: .seconds(1), query: .seconds(1), transaction: .seconds(2))
+
+    /// A database with `deadlines` on a fresh migrated test database.
+    func withDatabase(_ deadlines: Database.Deadlines, maxConnections: Int = 4, _ body: @Sendable (Database) async throws -> Void) async throws {
+        let url = try await TestPostgres.shared.newDatabase()
+        try await Database.withDatabase(url, maxConnections: maxConnections, deadlines: deadlines, logger: logger, body)
+    }
+
+    func seconds(_ duration: Duration) -> Double { Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18 }
+
+    @Test("a statement past the query deadline fails with DatabaseTimeout at the deadline, and the pool serves the next")
+    func queryDeadline() async throws {
+        try await withDatabase(Self.short) { database in
+            let started = ContinuousClock.now
+            await #expect(throws: DatabaseTimeout.self) { try await database.query("SELECT pg_sleep(30)", logger: logger) }
+            let waited = ContinuousClock.now - started
+            #expect(waited >= .milliseconds(900) && waited < .seconds(5), "answered after \(waited)")
+            let rows = try await database.query("SELECT 1::int", logger: logger)
+            for try await one in rows.decode(Int.self) { #expect(one == 1) }
+        }
+    }
+
+    @Test("a transaction past its deadline fails with DatabaseTimeout, its connection is closed and its writes are gone")
+    func transactionDeadline() async throws {
+        try await withDatabase(Self.short) { database in
+            try await database.query("CREATE TABLE public.marks (n int)", logger: logger)
+            let started = ContinuousClock.now
+            let error = await #expect(throws: DatabaseTimeout.self) {
+                try await database.transaction(logger: logger) { connection in
+                    try await connection.query("INSERT INTO public.marks VALUES (1)", logger: logger)
+                    try await connection.query("SELECT pg_sleep(30)", logger: logger)
+                }
+            }
+            #expect(error?.operation == .transaction)
+            #expect(ContinuousClock.now - started < .seconds(6))
+            #expect(try await firstInt(database, "SELECT count(*) FROM public.marks") == 0)
+        }
+    }
+
+    @Test("waiting for a connection is bounded by the acquire deadline")
+    func acquireDeadline() async throws {
+        try await withDatabase(Self.short, maxConnections: 1) { database in
+            try await database.withConnection(deadline: .seconds(10), logger: logger) { _ in
+                // The pool's only connection is taken: the next operation cannot get one.
+                let error = await #expect(throws: DatabaseTimeout.self) { try await database.query("SELECT 1", logger: logger) }
+                #expect(error?.operation == .acquire)
+            }
+        }
+    }
+
+    @Test("a query sent on a connection the server has closed is answered at the deadline (PostgresNIO never answers it)")
+    func queryOnClosedConnection() async throws {
+        try await withDatabase(Self.short) { database in
+            let started = ContinuousClock.now
+            await #expect(throws: DatabaseTimeout.self) {
+                try await database.transaction(logger: logger) { connection in
+                    // The server ends this session; the next query goes out on a closed connection.
+                    _ = try? await connection.query("SELECT pg_terminate_backend(pg_backend_pid())", logger: logger)
+                    try await Task.sleep(for: .milliseconds(200))
+                    try await connection.query("SELECT 1", logger: logger)
+                }
+            }
+            #expect(ContinuousClock.now - started < .seconds(6))
+            let one = try await firstInt(database, "SELECT 1")
+            #expect(one == 1)
+        }
+    }
+
+    @Test("cancelling the caller answers it at once and closes the connection under its query")
+    func cancellation() async throws {
+        try await withDatabase(.server) { database in
+            let task = Task { try await database.query("SELECT pg_sleep(30)", logger: logger) }
+            try await Task.sleep(for: .milliseconds(500))
+            let started = ContinuousClock.now
+            task.cancel()
+            await #expect(throws: CancellationError.self) { try await task.value }
+            #expect(ContinuousClock.now - started < .seconds(2))
+            // The server ended the statement: no session is still sleeping.
+            try await eventually("the cancelled statement ended", timeout: .seconds(10), every: .milliseconds(100)) {
+                try await firstInt(database, "SELECT count(*) FROM pg_stat_activity WHERE query = 'SELECT pg_sleep(30)'") == 0
+            }
+        }
+    }
+}
