@@ -1,6 +1,7 @@
 import Foundation
 import ReclaimDomain
 import ReclaimService
+import ReclaimStore
 import Testing
 
 @Suite("Configuration file")
@@ -165,6 +166,23 @@ struct ConfigProblemReportTests {
             #expect(text.contains(expected), "\(text)")
         }
         #expect(throws: Never.self) { try ReclaimConfig.parse(yaml: "server: {databaseConnections: 11}\nworker: {concurrency: 8}") }
+    }
+
+    @Test("database deadlines: defaults, values given, and values that cannot work refused with their bounds")
+    func databaseDeadlines() throws {
+        let defaults = try ReclaimConfig.parse(yaml: "apps: []")
+        #expect(defaults.database.deadlines == .server)
+        #expect(defaults.database.deadlines == Database.Deadlines(acquire: .seconds(5), query: .seconds(15), transaction: .seconds(30)))
+        let given = try ReclaimConfig.parse(yaml: "database: {acquireTimeout: 2s, queryTimeout: 1m, transactionTimeout: 2m}")
+        #expect(given.database.deadlines == Database.Deadlines(acquire: .seconds(2), query: .seconds(60), transaction: .seconds(120)))
+        let text = problems("database: {acquireTimeout: 0s, queryTimeout: 2h, transactionTimeout: 0s}")
+        for expected in [
+            "database.acquireTimeout must be from 1s to 300s", "database.queryTimeout must be from 1s to 3600s",
+            "database.transactionTimeout must be from 1s to 3600s",
+        ] {
+            #expect(text.contains(expected), "\(text)")
+        }
+        #expect(problems("database: {queryTimeout: soon}").contains("database.queryTimeout: 'soon' is not a duration"))
     }
 
     @Test("a YAML syntax error names its line and column")
