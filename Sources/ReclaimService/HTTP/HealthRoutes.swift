@@ -30,7 +30,7 @@ struct HealthRoutes {
         router.get("/readyz") { _, context -> JSONBody<[String: String]> in
             let version: Int?
             do {
-                version = try await withTimeout(.seconds(2)) {
+                version = try await within(.seconds(2)) {
                     try await Migrator.currentVersion(client: postgres, logger: context.logger)
                 }
             } catch {
