@@ -18,7 +18,7 @@ public final class CommitBatcher<Item: Sendable, Output: Sendable>: Sendable {
     fileprivate typealias Waiter = (item: Item, continuation: CheckedContinuation<Output, any Error>)
 
     private enum NextTurn {
-        case handOver(CheckedContinuation<[Waiter], Never>, [Waiter])
+        case handOver(CheckedContinuation<[Waiter]?, Never>, [Waiter])
         case start
         case none
     }
@@ -30,8 +30,8 @@ public final class CommitBatcher<Item: Sendable, Output: Sendable>: Sendable {
         /// A transaction was started and has not taken its batch yet (at most one: it takes
         /// everything waiting, so a second would find nothing).
         var nextStarted = false
-        /// That transaction, once it has run BEGIN and waits for the turn.
-        var nextInLine: CheckedContinuation<[Waiter], Never>?
+        /// That transaction, once it has run BEGIN and waits for the turn (nil handed to it: given up).
+        var nextInLine: (turn: ObjectIdentifier, continuation: CheckedContinuation<[Waiter]?, Never>)?
         /// Transactions between their start and their callers' answers.
         var transactions = 0
     }
@@ -136,8 +136,13 @@ public final class CommitBatcher<Item: Sendable, Output: Sendable>: Sendable {
                 // caller, until the deadline closes the connection; PostgreSQL ends it first and the connection is
                 // kept. Set before the turn, so it costs no time on the path every batch waits for.
                 try await connection.query("SELECT set_config('statement_timeout', \(statementTimeout), true)", logger: logger)
-                let batch = await self.waitForTurn()
-                turn.took(batch)
+                // Nil: this transaction was given up at its deadline while it waited, and is out of the line.
+                guard let batch = await self.waitForTurn(turn) else { throw CancellationError() }
+                guard turn.take(batch) else {
+                    // Given up just as the turn came: the batch is not this transaction's to write.
+                    self.requeue(batch)
+                    throw CancellationError()
+                }
                 let outputs = try await flush(batch.map(\.item), connection, logger)
                 // Checked before COMMIT: every caller must get an answer for what was committed.
                 guard outputs.count == batch.count else { throw CommitBatcherMismatch() }
@@ -146,9 +151,16 @@ public final class CommitBatcher<Item: Sendable, Output: Sendable>: Sendable {
             }
             for (waiter, output) in zip(turn.batch, outputs) { waiter.continuation.resume(returning: output) }
         } catch {
-            if turn.pass() { passTurn() }
-            let failed = turn.hadTurn ? turn.batch : giveUpStart()
-            for waiter in failed { waiter.continuation.resume(throwing: error) }
+            // The database answered this transaction's failure, or its deadline passed while its body still runs (a
+            // query on a dead connection is never answered): either way the body is given up, atomically with it
+            // taking the turn, so that it neither keeps the turn nor writes a batch that is answered here.
+            if let held = turn.abandon() {
+                if held.holdsTurn { passTurn() }
+                for waiter in held.batch { waiter.continuation.resume(throwing: error) }
+            } else {
+                leaveLine(turn)
+                for waiter in giveUpStart() { waiter.continuation.resume(throwing: error) }
+            }
         }
         let start = state.withLock { state in
             state.transactions -= 1
@@ -167,16 +179,34 @@ public final class CommitBatcher<Item: Sendable, Output: Sendable>: Sendable {
         }
     }
 
-    /// Waits until no other transaction is writing, then takes the batch.
-    private func waitForTurn() async -> [Waiter] {
+    /// Waits until no other transaction is writing, then takes the batch; nil when `turn`'s transaction was given
+    /// up before or while it waited.
+    private func waitForTurn(_ turn: Turn<Waiter>) async -> [Waiter]? {
         await withCheckedContinuation { continuation in
-            let batch = state.withLock { state -> [Waiter]? in
-                guard state.writing else { return takeBatch(&state) }
-                state.nextInLine = continuation
-                return nil
+            let (now, batch) = state.withLock { state -> (Bool, [Waiter]?) in
+                if turn.isAbandoned { return (true, nil) }
+                guard state.writing else { return (true, takeBatch(&state)) }
+                state.nextInLine = (ObjectIdentifier(turn), continuation)
+                return (false, nil)
             }
-            if let batch { continuation.resume(returning: batch) }
+            if now { continuation.resume(returning: batch) }
         }
+    }
+
+    /// A transaction given up while in line for the turn leaves the line (its body learns it from nil).
+    private func leaveLine(_ turn: Turn<Waiter>) {
+        let inLine = state.withLock { state -> CheckedContinuation<[Waiter]?, Never>? in
+            guard let inLine = state.nextInLine, inLine.turn == ObjectIdentifier(turn) else { return nil }
+            state.nextInLine = nil
+            return inLine.continuation
+        }
+        inLine?.resume(returning: nil)
+    }
+
+    /// A batch handed to a transaction that was given up goes back to the front of the line, and the turn on.
+    private func requeue(_ batch: [Waiter]) {
+        state.withLock { $0.waiting.insert(contentsOf: batch, at: 0) }
+        passTurn()
     }
 
     /// Gives the turn to the transaction in line, with everything that waited meanwhile as its
@@ -185,7 +215,7 @@ public final class CommitBatcher<Item: Sendable, Output: Sendable>: Sendable {
         let next = state.withLock { state -> NextTurn in
             if let inLine = state.nextInLine {
                 state.nextInLine = nil
-                return .handOver(inLine, takeBatch(&state))
+                return .handOver(inLine.continuation, takeBatch(&state))
             }
             state.writing = false
             return startNextIfNeeded(&state) ? .start : .none
@@ -198,24 +228,44 @@ public final class CommitBatcher<Item: Sendable, Output: Sendable>: Sendable {
     }
 }
 
-/// One transaction's batch and whether it still holds the turn; shared between the transaction's
-/// body and its error path, whichever gets there first passes the turn on.
+/// One transaction's batch and where it stands with the turn; shared between the transaction's body and its error
+/// path (which may run while the body is still running, when the deadline passed), so that exactly one of them
+/// passes the turn on and answers the batch.
 private final class Turn<Waiter: Sendable>: Sendable {
-    private let state = Mutex<(batch: [Waiter], hadTurn: Bool, passed: Bool)>(([], false, false))
+    private enum Phase { case waiting, took, passed, abandoned }
+    private let state = Mutex<(phase: Phase, batch: [Waiter])>((.waiting, []))
 
-    func took(_ batch: [Waiter]) {
-        state.withLock { $0 = (batch, true, false) }
+    /// The body takes the turn with `batch`; false when the transaction was already given up.
+    func take(_ batch: [Waiter]) -> Bool {
+        state.withLock { state in
+            guard state.phase == .waiting else { return false }
+            state = (.took, batch)
+            return true
+        }
     }
 
     var batch: [Waiter] { state.withLock { $0.batch } }
-    var hadTurn: Bool { state.withLock { $0.hadTurn } }
+    var isAbandoned: Bool { state.withLock { $0.phase == .abandoned } }
 
-    /// True once, for the first caller, if the turn was taken.
+    /// The body wrote its batch and passes the turn on; false when the error path took over.
     func pass() -> Bool {
         state.withLock { state in
-            guard state.hadTurn, !state.passed else { return false }
-            state.passed = true
+            guard state.phase == .took else { return false }
+            state.phase = .passed
             return true
+        }
+    }
+
+    /// The error path gives the transaction up: what it held (its batch, and whether it still holds the turn), or
+    /// nil when it had taken no batch.
+    func abandon() -> (batch: [Waiter], holdsTurn: Bool)? {
+        state.withLock { state in
+            defer { state.phase = .abandoned }
+            switch state.phase {
+            case .waiting, .abandoned: return nil
+            case .took: return (state.batch, true)
+            case .passed: return (state.batch, false)
+            }
         }
     }
 }

@@ -158,7 +158,7 @@ public struct Database: Sendable {
                 if answer.isAnswered { return }  // cancelled before it began
                 let work = Task {
                     do {
-                        let result = try await client.withConnection { connection in
+                        let result = try await Self.lease(client) { connection in
                             guard watch.attach(connection) else { throw watch.timeout ?? CancellationError() }
                             defer { watch.detach() }
                             return try await body(connection)
@@ -198,6 +198,45 @@ public struct Database: Sendable {
             answer.give(.failure(CancellationError()))
         }
     }
+}
+
+extension Database {
+    /// Leases a connection that is open and runs `body` on it.
+    ///
+    /// A connection that closes while leased (the server restarted, or a deadline closed it) may go back to the pool
+    /// before the pool has learnt of the close, and the pool would hand it to the next caller, whose first query
+    /// would then never be answered. So: a leased connection found closed is given back only once its close has
+    /// completed (the pool drops it then) and another is leased in its place; and a body that failed on a closed
+    /// connection gives it back only once the close has completed.
+    fileprivate static func lease<Result: Sendable>(
+        _ client: PostgresClient,
+        _ body: @Sendable (PostgresConnection) async throws -> Result
+    ) async throws -> Result {
+        for _ in 0..<3 {
+            do {
+                return try await client.withConnection { connection in
+                    guard !connection.isClosed else {
+                        try? await connection.closeFuture.get()
+                        throw ClosedLease()
+                    }
+                    do {
+                        return try await body(connection)
+                    } catch {
+                        if connection.isClosed { try? await connection.closeFuture.get() }
+                        throw error
+                    }
+                }
+            } catch is ClosedLease {
+                continue
+            }
+        }
+        throw ClosedLease()
+    }
+}
+
+/// The pool handed out connections that had closed, three times running.
+struct ClosedLease: Error, CustomStringConvertible {
+    var description: String { "the PostgreSQL connections handed out had closed (the server restarted?)" }
 }
 
 /// A database operation passed its deadline (``Database/Deadlines``); its connection was closed. A transaction

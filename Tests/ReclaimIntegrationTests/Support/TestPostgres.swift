@@ -15,7 +15,7 @@ actor TestPostgres {
         return logger
     }()
 
-    private var cluster: EmbeddedPostgres?
+    private var cluster: Task<EmbeddedPostgres, any Error>?
     private var counter = 0
 
     /// A throw-away cluster of its own, for tests that stop and start the server.
@@ -34,8 +34,16 @@ actor TestPostgres {
         return cluster
     }
 
+    /// The shared cluster, made once: the first caller starts making it, later ones wait for the same task (the
+    /// actor is reentrant across the awaits below, and used to make one cluster per test that arrived meanwhile).
     private func sharedCluster() async throws -> EmbeddedPostgres {
-        if let cluster { return cluster }
+        if let cluster { return try await cluster.value }
+        let making = Task { try await Self.makeSharedCluster() }
+        cluster = making
+        return try await making.value
+    }
+
+    private static func makeSharedCluster() async throws -> EmbeddedPostgres {
         let cluster = try Self.makeCluster(name: "test")
         try await Database.withDatabase(try cluster.url(database: "postgres"), maxConnections: 1, logger: Self.logger) { client in
             try await client.query("CREATE DATABASE reclaim_template", logger: Self.logger)
@@ -43,7 +51,6 @@ actor TestPostgres {
         try await Database.withDatabase(try cluster.url(database: "reclaim_template"), maxConnections: 1, logger: Self.logger) { client in
             try await Migrator().migrate(client: client, logger: Self.logger)
         }
-        self.cluster = cluster
         return cluster
     }
 
