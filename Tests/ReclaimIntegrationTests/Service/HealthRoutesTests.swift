@@ -55,13 +55,14 @@ struct HealthRoutesTests {
     func liveness() async throws {
         try await withTestDatabase { client, _ in
             var dependencies = try Dependencies.test(postgres: client)
-            dependencies.liveness = Liveness(bound: .milliseconds(200))
+            // A bound long enough that a busy machine answers the requests between two steps within it.
+            dependencies.liveness = Liveness(bound: .seconds(3))
             let liveness = dependencies.liveness
             let app = Application(router: buildRouter(dependencies))
             try await app.test(.router) { http in
                 let step = liveness.begin("worker lane")
                 try await http.execute(uri: "/healthz", method: .get) { #expect($0.status == .ok) }
-                try await Task.sleep(for: .milliseconds(400))
+                try await Task.sleep(for: .milliseconds(3500))
                 try await http.execute(uri: "/healthz", method: .get) { response in
                     #expect(response.status == .serviceUnavailable)
                     #expect(response.headers[.contentType] == "application/problem+json")
@@ -72,7 +73,7 @@ struct HealthRoutesTests {
                 liveness.progress(step)
                 try await http.execute(uri: "/healthz", method: .get) { #expect($0.status == .ok) }
                 liveness.end(step)
-                try await Task.sleep(for: .milliseconds(400))
+                try await Task.sleep(for: .milliseconds(3500))
                 try await http.execute(uri: "/healthz", method: .get) { #expect($0.status == .ok) }
                 // The readiness probe is about the database, not about stalls.
                 try await http.execute(uri: "/readyz", method: .get) { #expect($0.status == .ok) }

@@ -10,7 +10,8 @@ struct WithinTests {
             // What a PostgresNIO query on a closed connection does: never resumes, whatever cancellation says.
             try await within(.milliseconds(200)) { await withCheckedContinuation { (_: CheckedContinuation<Void, Never>) in } }
         }
-        #expect(ContinuousClock.now - started < .seconds(2))
+        // At the timeout, give or take a busy machine; before, a task group waited for the body: never.
+        #expect(ContinuousClock.now - started < .seconds(30))
     }
 
     @Test("a body that ends in time answers with its result or its error")
