@@ -50,6 +50,12 @@ enum ChildProcess {
         posix_spawn_file_actions_addopen(&fileActions, 0, "/dev/null", O_RDONLY, 0)
         posix_spawn_file_actions_addopen(&fileActions, 1, outputPath, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
         posix_spawn_file_actions_adddup2(&fileActions, 1, 2)
+        // Nothing else of this process reaches the child, nor PostgreSQL after it: it inherited every descriptor
+        // open at that moment (sockets, database connections, files), and a server started by a busy process
+        // refused to start ("insufficient file descriptors available to start server process").
+        #if os(Linux)
+        _ = posix_spawn_file_actions_addclosefrom_np(&fileActions, 3)
+        #endif
 
         let cArguments = arguments.map { strdup($0) } + [nil]
         defer { for argument in cArguments { free(argument) } }
@@ -61,3 +67,10 @@ enum ChildProcess {
         return pid
     }
 }
+
+#if os(Linux)
+/// glibc 2.34+ (`spawn.h`, behind _GNU_SOURCE, so not imported by the Glibc module): close every descriptor from
+/// `from` on in the child.
+@_silgen_name("posix_spawn_file_actions_addclosefrom_np")
+private func posix_spawn_file_actions_addclosefrom_np(_ actions: UnsafeMutablePointer<posix_spawn_file_actions_t>, _ from: Int32) -> Int32
+#endif
