@@ -118,7 +118,7 @@ struct DatabaseOutageRun {
     /// SIGTERM, then the process must have exited within `worker.shutdownTimeout` plus five seconds.
     func stopWithinShutdownTimeout() throws {
         guard let process = server.process, process.isRunning else {
-            Issue.record("reclaim serve is not running; log: \(tail())")
+            Issue.record("reclaim serve is not running; log: \(server.logTail())")
             return
         }
         process.signal(SIGTERM)
@@ -127,13 +127,10 @@ struct DatabaseOutageRun {
         if process.isRunning {
             process.signal(SIGKILL)
             process.wait()
-            Issue.record("reclaim serve still ran \(Self.shutdownTimeout + .seconds(5)) after SIGTERM; log: \(tail())")
+            Issue.record("reclaim serve still ran \(Self.shutdownTimeout + .seconds(5)) after SIGTERM; log: \(server.logTail())")
         }
     }
 
-    func tail() -> String {
-        String(((try? String(contentsOf: server.log, encoding: .utf8)) ?? "").suffix(3000))
-    }
 }
 
 /// A counter shared by concurrent tasks.

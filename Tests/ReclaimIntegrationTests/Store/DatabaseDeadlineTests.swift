@@ -51,6 +51,11 @@ struct DatabaseDeadlineTests {
     @Test("waiting for a connection is bounded by the acquire deadline")
     func acquireDeadline() async throws {
         try await withDatabase(Self.short, maxConnections: 1) { database in
+            // The pool's one connection opened first (on a busy machine opening one can take longer than the
+            // 1 s acquire deadline), so that the operation below gets it at once.
+            try await eventually("the pool has its connection", timeout: .seconds(60), every: .milliseconds(100)) {
+                (try? await firstInt(database, "SELECT 1")) == 1
+            }
             try await database.withConnection(deadline: .seconds(10), logger: logger) { _ in
                 // The pool's only connection is taken: the next operation cannot get one.
                 let error = await #expect(throws: DatabaseTimeout.self) { try await database.query("SELECT 1", logger: logger) }

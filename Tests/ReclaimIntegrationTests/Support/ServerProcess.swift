@@ -42,6 +42,11 @@ final class ServerProcess: @unchecked Sendable {
 
     var isRunning: Bool { process?.isRunning == true }
 
+    /// The end of the process's output, for failure messages.
+    func logTail(_ characters: Int = 3000) -> String {
+        String(((try? String(contentsOf: log, encoding: .utf8)) ?? "").suffix(characters))
+    }
+
     func stop() {
         guard let process, process.isRunning else { return }
         process.signal(SIGTERM)
