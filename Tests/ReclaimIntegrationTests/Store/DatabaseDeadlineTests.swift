@@ -25,7 +25,7 @@ struct DatabaseDeadlineTests {
             let started = ContinuousClock.now
             await #expect(throws: DatabaseTimeout.self) { try await database.query("SELECT pg_sleep(30)", logger: logger) }
             let waited = ContinuousClock.now - started
-            #expect(waited >= .milliseconds(900) && waited < .seconds(5), "answered after \(waited)")
+            #expect(waited >= .milliseconds(900) && waited < .seconds(20), "answered after \(waited)")
             let rows = try await database.query("SELECT 1::int", logger: logger)
             for try await one in rows.decode(Int.self) { #expect(one == 1) }
         }
@@ -43,7 +43,7 @@ struct DatabaseDeadlineTests {
                 }
             }
             #expect(error?.operation == .transaction)
-            #expect(ContinuousClock.now - started < .seconds(6))
+            #expect(ContinuousClock.now - started < .seconds(20))
             #expect(try await firstInt(database, "SELECT count(*) FROM public.marks") == 0)
         }
     }
@@ -76,7 +76,7 @@ struct DatabaseDeadlineTests {
                     try await connection.query("SELECT 1", logger: logger)
                 }
             }
-            #expect(ContinuousClock.now - started < .seconds(6))
+            #expect(ContinuousClock.now - started < .seconds(20))
             let one = try await firstInt(database, "SELECT 1")
             #expect(one == 1)
         }
@@ -90,7 +90,7 @@ struct DatabaseDeadlineTests {
             let started = ContinuousClock.now
             task.cancel()
             await #expect(throws: CancellationError.self) { try await task.value }
-            #expect(ContinuousClock.now - started < .seconds(2))
+            #expect(ContinuousClock.now - started < .seconds(10))
             // The server ended the statement: no session of this database (tests run at once on one cluster) still sleeps.
             try await eventually("the cancelled statement ended", timeout: .seconds(10), every: .milliseconds(100)) {
                 try await firstInt(
