@@ -62,8 +62,6 @@ let package = Package(
             dependencies: [
                 "ReclaimDomain",
                 "ReclaimStore",
-                // `reclaim dev --demo` signs demo notifications with the same throw-away CA the tests use.
-                "ReclaimTestSupport",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),
                 .product(name: "Hummingbird", package: "hummingbird"),
@@ -84,9 +82,31 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // `reclaim dev` and what only it, the tests and the benchmarks use: the embedded PostgreSQL (initdb, pg_ctl
+        // as child processes), the throw-away CA that signs demo notifications, posting them over HTTP. Only the
+        // `reclaim` executable links it; the service and the store know nothing of it.
+        .target(
+            name: "ReclaimDev",
+            dependencies: [
+                "ReclaimDomain",
+                "ReclaimService",
+                "ReclaimStore",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
+                .product(name: "X509", package: "swift-certificates"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         .executableTarget(
             name: "reclaim",
             dependencies: [
+                "ReclaimDev",
                 "ReclaimDomain",
                 "ReclaimService",
                 "ReclaimStore",
@@ -99,7 +119,7 @@ let package = Package(
             name: "reclaim-bench",
             dependencies: [
                 .product(name: "Crypto", package: "swift-crypto"),
-                "ReclaimTestSupport",
+                "ReclaimDev",
                 .product(name: "SwiftASN1", package: "swift-asn1"),
                 .product(name: "X509", package: "swift-certificates"),
                 "ReclaimDomain",
@@ -126,10 +146,12 @@ let package = Package(
             path: "Fuzz/Runner",
             swiftSettings: swiftSettings
         ),
-        // Test helpers shared by both test targets: a throw-away CA shaped like Apple's, the real notifications.
+        // Test helpers shared by both test targets: the real notifications, subprocesses; re-exports ReclaimDev
+        // (the throw-away CA shaped like Apple's, the embedded PostgreSQL).
         .target(
             name: "ReclaimTestSupport",
             dependencies: [
+                "ReclaimDev",
                 "ReclaimDomain",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),
@@ -148,6 +170,7 @@ let package = Package(
         .testTarget(
             name: "ReclaimIntegrationTests",
             dependencies: [
+                "ReclaimDev",
                 "ReclaimDomain",
                 "ReclaimStore",
                 "ReclaimService",

@@ -1,5 +1,5 @@
 import Foundation
-import ReclaimTestSupport
+import ReclaimDev
 import SwiftASN1
 import X509
 

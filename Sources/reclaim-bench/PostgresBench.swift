@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import PostgresNIO
+import ReclaimDev
 import ReclaimStore
 
 /// A private PostgreSQL for benchmarks, with production durability (fsync and synchronous_commit on).

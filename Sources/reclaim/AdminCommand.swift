@@ -32,15 +32,15 @@ struct AdminCommand: AsyncParsableCommand {
         @Option(help: "The only app whose numbers the key shows; omit for every app.") var bundleId: String?
         @Option(help: "A name to tell keys apart in `reclaim apps list`.") var name: String?
         @OptionGroup var database: DatabaseOptions
-        @Option(help: "Configuration file; when given (or RECLAIM_CONFIG is set) the app must be configured there.")
-        var config: String?
+        /// When given (or RECLAIM_CONFIG is set), the app must be configured there.
+        @OptionGroup var config: ConfigOptions
 
         func run() async throws {
             let logger = Bootstrap.logging()
             let key = try await AdminTasks.createConsoleKey(
                 bundleId: bundleId,
                 name: name,
-                config: try (config ?? ProcessInfo.processInfo.environment["RECLAIM_CONFIG"]).map { try ReclaimConfig.load(path: $0) },
+                config: try config.loadIfNamed(),
                 url: try database.resolved(),
                 logger: logger
             )

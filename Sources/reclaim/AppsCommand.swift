@@ -17,13 +17,12 @@ struct AppsCommand: AsyncParsableCommand {
         @Option(help: "The app's bundle id.") var bundleId: String
         @Option(help: "A name to tell the key apart in `reclaim apps list`, e.g. ios-production.") var name: String?
         @OptionGroup var database: DatabaseOptions
-        @Option(help: "Configuration file; when given (or RECLAIM_CONFIG is set) the app must be configured there.")
-        var config: String?
+        /// When given (or RECLAIM_CONFIG is set), the app must be configured there.
+        @OptionGroup var config: ConfigOptions
 
         func run() async throws {
             let logger = Bootstrap.logging()
-            let path = config ?? ProcessInfo.processInfo.environment["RECLAIM_CONFIG"]
-            let loaded = try path.map { try ReclaimConfig.load(path: $0) }
+            let loaded = try config.loadIfNamed()
             let key = try await AdminTasks.createAppKey(bundleId: bundleId, name: name, config: loaded, url: try database.resolved(), logger: logger)
             print("App key for \(bundleId) (store it now; it is not shown again):")
             print(key)

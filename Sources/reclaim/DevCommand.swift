@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import ReclaimDev
 import ReclaimService
 import ReclaimStore
 

@@ -33,9 +33,6 @@ public struct JWSVerificationError: Error, CustomStringConvertible, Equatable, S
 
     public var description: String { "\(code.rawValue): \(reason)" }
 
-    /// True for failures of structure (HTTP 400); false for failures of trust (HTTP 401).
-    public var isMalformed: Bool { code == .malformed }
-
     /// The same failure, its reason prefixed with where it happened (e.g. the nested `signedTransactionInfo`).
     func prefixed(_ context: String) -> JWSVerificationError {
         JWSVerificationError(code, "\(context): \(reason)")

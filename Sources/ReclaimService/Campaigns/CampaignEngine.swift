@@ -14,25 +14,20 @@ import ReclaimStore
 /// Redemptions and withdrawals, which are rare, add their own.
 public struct CampaignEngine: Sendable {
     public let campaigns: [Campaign]
-    /// By bundle id.
-    public let signers: [String: OfferSigner]
+    public let issuer: OfferIssuer
     let now: @Sendable () -> Date
     let metrics = CampaignMetrics()
 
-    public init(campaigns: [Campaign], signers: [String: OfferSigner], now: @escaping @Sendable () -> Date = Date.init) {
+    public init(campaigns: [Campaign], issuer: OfferIssuer, now: @escaping @Sendable () -> Date = Date.init) {
         self.campaigns = campaigns
-        self.signers = signers
+        self.issuer = issuer
         self.now = now
     }
 
     /// The decisions this notification made (for logs and tests).
     @discardableResult
     public func process(_ snapshot: SubscriptionSnapshot, connection: PostgresConnection, logger: Logger) async throws -> [CampaignDecision] {
-        let subscriber = OfferStore.Subscriber(
-            bundleId: snapshot.bundleId,
-            environment: snapshot.environment,
-            originalTransactionId: snapshot.originalTransactionId
-        )
+        let subscriber = snapshot.subscriber
         let (state, history) = try await SubscriberStore.lockWithHistory(subscriber, connection: connection, logger: logger)
         let step = CampaignStep.run(snapshot, state: state, history: history, campaigns: campaigns, now: now())
         let event = SubscriptionEvent(snapshot)
@@ -48,8 +43,7 @@ public struct CampaignEngine: Sendable {
             metrics.redeemed(campaign: redemption.offerId == nil ? nil : history.liveOffer?.campaignId)
         }
         if let withdrawal = step.lifecycle.withdrawal {
-            try await OfferStore.withdraw(withdrawal.offerId, reason: withdrawal.reason, connection: connection, logger: logger)
-            metrics.withdrawn()
+            try await issuer.withdraw(withdrawal.offerId, reason: withdrawal.reason, connection: connection, logger: logger)
         }
 
         var records: [SubscriberStore.DecisionRecord] = []
@@ -66,15 +60,27 @@ public struct CampaignEngine: Sendable {
             }
             if let superseded = decision.supersedes {
                 // Before the new offer is written: the database allows one live offer per subscriber.
-                try await OfferStore.withdraw(
+                try await issuer.withdraw(
                     superseded,
                     reason: "superseded by campaign \(decision.campaign.id)",
                     connection: connection,
                     logger: logger
                 )
-                metrics.withdrawn()
             }
-            records.append(.init(id: id, decision: decision, offer: try offer(for: decision, decisionId: id, state: step.state, event: event)))
+            let campaign = decision.campaign
+            let offer = try issuer.issue(
+                .init(
+                    subscriber: step.state,
+                    campaignId: campaign.id,
+                    productId: campaign.productId,
+                    offerIdentifier: campaign.offerIdentifier,
+                    priority: campaign.priority,
+                    deliverableUntil: decision.deliverableUntil,
+                    decisionId: id
+                ),
+                purpose: "issue"
+            )
+            records.append(.init(id: id, decision: decision, offer: offer))
         }
         try await SubscriberStore.persist(
             state: step.state,
@@ -86,36 +92,5 @@ public struct CampaignEngine: Sendable {
             logger: logger
         )
         return step.decisions
-    }
-
-    /// The signed offer an offered decision issues.
-    private func offer(for decision: CampaignDecision, decisionId: UUID, state: SubscriptionState, event: SubscriptionEvent) throws -> NewOffer {
-        let campaign = decision.campaign
-        guard let signer = signers[campaign.bundleId] else { throw NoSigningKey(bundleId: campaign.bundleId) }
-        let signed = try signer.signOffer(
-            product: campaign.productId,
-            offer: campaign.offerIdentifier,
-            appAccountToken: state.appAccountToken,
-            transactionId: state.originalTransactionId,
-            nonce: UUID(),
-            now: now()
-        )
-        metrics.signed(purpose: "issue")
-        metrics.issued(campaign: campaign.id)
-        return NewOffer(
-            decisionId: decisionId,
-            bundleId: state.bundleId,
-            environment: state.environment,
-            originalTransactionId: state.originalTransactionId,
-            appAccountToken: state.appAccountToken,
-            campaignId: campaign.id,
-            sourceNotificationUUID: event.notificationUUID,
-            triggeredAt: event.signedDate,
-            priority: campaign.priority,
-            productId: campaign.productId,
-            offerIdentifier: campaign.offerIdentifier,
-            signed: signed,
-            deliverableUntil: decision.deliverableUntil
-        )
     }
 }

@@ -13,12 +13,7 @@ struct AppleNotificationRoutes {
 
     /// The two answers, `{"status":"stored"}` and `{"status":"duplicate"}`, encoded once: a
     /// JSONEncoder per request was a visible share of the ingest profile.
-    static func answer(_ outcome: NotificationIngest.Outcome) -> ByteBuffer {
-        switch outcome {
-        case .stored: storedAnswer
-        case .duplicate: duplicateAnswer
-        }
-    }
+    static func answer(stored: Bool) -> ByteBuffer { stored ? storedAnswer : duplicateAnswer }
     private static let storedAnswer = ByteBuffer(string: #"{"status":"stored"}"#)
     private static let duplicateAnswer = ByteBuffer(string: #"{"status":"duplicate"}"#)
 
@@ -30,15 +25,16 @@ struct AppleNotificationRoutes {
                 limit: maxBodyBytes,
                 record: { problem in
                     // Refusals before the body is read are recorded with what is known: no body.
-                    ingest.reject(problem, body: ByteBuffer(), logger: context.logger)
+                    ingest.recordRefusal(problem.slug, detail: problem.detail, body: ByteBuffer(), logger: context.logger)
                 }
             )
-            let outcome = try await ingest.ingest(body: body, requestLogger: context.logger)
-            return Response(
-                status: .ok,
-                headers: [.contentType: "application/json"],
-                body: ResponseBody(byteBuffer: Self.answer(outcome))
-            )
+            let stored: Bool
+            switch try await ingest.ingest(body: body, requestLogger: context.logger) {
+            case .stored: stored = true
+            case .duplicate: stored = false
+            case .refused(let refusal): throw Problem(refusal)
+            }
+            return Response(status: .ok, headers: [.contentType: "application/json"], body: ResponseBody(byteBuffer: Self.answer(stored: stored)))
         }
     }
 }

@@ -1,6 +1,5 @@
 import Foundation
 import Hummingbird
-import PostgresNIO
 import ReclaimDomain
 import ReclaimStore
 
@@ -8,17 +7,17 @@ import ReclaimStore
 /// with an offer, for the funnel (`reclaim.offer_events`). Idempotent: the same event again answers
 /// `{"status":"duplicate"}`. Another app's offer is 404, like an unknown one, so ids reveal nothing.
 struct OfferEventRoutes {
-    let postgres: Database
-    let authentication: KeyAuthentication
+    let delivery: OfferDelivery
 
     /// An event body is a few dozen bytes.
     static let maxBodyBytes = 1024
 
     struct Answer: Encodable { let status: String }
 
-    func register(on router: Router<ReclaimRequestContext>) {
+    /// Registers on a group behind ``KeyAuthenticator`` `.app`.
+    func register(on router: RouterGroup<ReclaimRequestContext>) {
         router.post("/v1/offers/{id}/events") { request, context -> JSONBody<Answer> in
-            let bundleId = try await authentication.bundleId(of: request, context: context)
+            let bundleId = try context.appBundleId()
             guard let text = context.parameters.get("id"), let offerId = OfferRequestInput.uuid(text) else {
                 throw Problem.notFound("no such offer")
             }
@@ -26,9 +25,7 @@ struct OfferEventRoutes {
             guard let event = OfferRequestInput.event(body: Data(body.readableBytesView)) else {
                 throw Problem.badRequest("invalid-event", "the body must be {\"event\": \"shown\"}, \"dismissed\" or \"purchase_started\"")
             }
-            let outcome = try await postgres.withConnection(logger: context.logger) {
-                try await OfferStore.recordEvent(event, offerId: offerId, bundleId: bundleId, connection: $0, logger: context.logger)
-            }
+            let outcome = try await delivery.recordEvent(event, offerId: offerId, bundleId: bundleId, logger: context.logger)
             switch outcome {
             case .unknownOffer: throw Problem.notFound("no such offer")
             case .recorded, .duplicate: return JSONBody(Answer(status: outcome.rawValue))

@@ -9,7 +9,6 @@ import ReclaimStore
 /// nonces and must not be replayed by a cache.
 struct OfferRoutes {
     let delivery: OfferDelivery
-    let authentication: KeyAuthentication
     /// Apps that require a user token, by bundle id.
     let userTokens: [String: UserTokenVerifier]
 
@@ -44,9 +43,10 @@ struct OfferRoutes {
         }
     }
 
-    func register(on router: Router<ReclaimRequestContext>) {
+    /// Registers on a group behind ``KeyAuthenticator`` `.app`.
+    func register(on router: RouterGroup<ReclaimRequestContext>) {
         router.get("/v1/offers") { request, context -> JSONBody<OffersResponse> in
-            let bundleId = try await authentication.bundleId(of: request, context: context)
+            let bundleId = try context.appBundleId()
             guard let text = request.uri.queryParameters["appAccountToken"] else {
                 throw Problem.badRequest("missing-parameter", "appAccountToken is required: the UUID the app sets on its purchases")
             }

@@ -2,11 +2,13 @@ import Hummingbird
 import Logging
 import NIOCore
 
-/// The request context of every Reclaim route: Hummingbird's basic context, plus the connection's channel so
-/// that a route can end a connection that misbehaves (see ``closeSoon()``).
+/// The request context of every Reclaim route: Hummingbird's basic context, the connection's channel so that a
+/// route can end a connection that misbehaves (see ``closeSoon()``), and the authenticated caller.
 public struct ReclaimRequestContext: RequestContext {
     public var coreContext: CoreRequestContextStorage
     let channel: any Channel
+    /// Set by ``KeyAuthenticator`` on the routes it guards.
+    var caller: Caller?
 
     public init(source: Source) {
         self.coreContext = .init(source: source)

@@ -1,5 +1,4 @@
 import Foundation
-import Hummingbird
 import Logging
 import Metrics
 import NIOCore
@@ -7,20 +6,14 @@ import PostgresNIO
 import ReclaimDomain
 import ReclaimStore
 
-/// `POST /v1/apple/notifications` minus HTTP: verify Apple's signature chain and the app's
-/// identity, then store the notification and its processing job durably (group commit) before
-/// the caller may answer 200. Every refusal is a `Problem`, counted and recorded for forensics.
+/// Ingest of one signed notification, from `POST /v1/apple/notifications` or Apple's notification history
+/// (reconcile): verify Apple's signature chain and the app's identity, then store the notification and its
+/// processing job durably (group commit) before the caller may acknowledge it. Answers an ``IngestResult``;
+/// every refusal is counted and recorded for forensics. Knows nothing of HTTP.
 ///
 /// Ingest checks the outer signature, which covers the nested JWS byte for byte; the worker
 /// verifies the nested transaction and renewal info in full before acting on them.
 public struct NotificationIngest: Sendable {
-    public enum Outcome: String, Sendable {
-        /// Newly committed, with its processing job.
-        case stored
-        /// Already stored (Apple retries with the same notificationUUID).
-        case duplicate
-    }
-
     let verifier: AppleJWSVerifier
     let apps: [AppIdentity]
     let batcher: CommitBatcher<NotificationRecord, Bool>
@@ -52,16 +45,32 @@ public struct NotificationIngest: Sendable {
         }
     }
 
-    /// Verifies and stores one request body. Throws a `Problem` for anything refused.
+    /// Verifies and stores one request body, `{"signedPayload": "<JWS>"}`.
     /// - Parameter requestLogger: the request's logger (its lines carry the request id); default the service's.
-    public func ingest(body: ByteBuffer, requestLogger: Logger? = nil) async throws -> Outcome {
-        let logger = requestLogger ?? self.logger
+    /// - Throws: ``IngestUnavailable`` when a genuine notification could not be stored now.
+    public func ingest(body: ByteBuffer, requestLogger: Logger? = nil) async throws(IngestUnavailable) -> IngestResult {
+        guard let envelope = SignedPayloadBody.decode(body.readableBytesView) else {
+            return refuse(
+                IngestRefusal(.malformedBody, "the body must be JSON of the form {\"signedPayload\": \"<JWS>\"}"),
+                body: body,
+                logger: requestLogger ?? logger
+            )
+        }
+        return try await ingest(signedPayload: envelope.signedPayload, body: body, logger: requestLogger ?? logger)
+    }
+
+    /// Verifies and stores one signed payload, as Apple's notification history returns it.
+    public func ingest(signedPayload: String, logger: Logger? = nil) async throws(IngestUnavailable) -> IngestResult {
+        try await ingest(signedPayload: signedPayload, body: nil, logger: logger ?? self.logger)
+    }
+
+    /// - Parameter body: the request's body, recorded with a refusal (nil: the history's signed payload is).
+    private func ingest(signedPayload: String, body: ByteBuffer?, logger: Logger) async throws(IngestUnavailable) -> IngestResult {
         let record: NotificationRecord
         do {
-            record = try await verify(body)
-        } catch let problem as Problem {
-            reject(problem, body: body, logger: logger)
-            throw problem
+            record = try await verify(signedPayload)
+        } catch {
+            return refuse(error, body: body ?? ByteBuffer(string: signedPayload), logger: logger)
         }
         let stored: Bool
         do {
@@ -69,52 +78,39 @@ public struct NotificationIngest: Sendable {
         } catch is CommitQueueFull {
             // Nothing was acknowledged; Apple retries. Counted, not recorded: the notification is genuine.
             Counter(label: "reclaim_notifications_rejected_total", dimensions: [("problem", "server-busy")]).increment()
-            throw Problem(
-                .serviceUnavailable,
-                "server-busy",
-                title: "Service busy",
-                detail: "too many notifications are waiting for the database; retry later"
-            )
+            throw .busy
         } catch {
             logger.error(
                 "storing a notification failed",
                 metadata: ["notificationUUID": "\(record.notificationUUID)", "error": "\(String(reflecting: error))"]
             )
-            throw Problem.databaseUnavailable()
+            throw .database
         }
         (stored ? storedCounter : duplicateCounter).increment()
         return stored ? .stored : .duplicate
     }
 
-    /// The checks, in order: JSON body, JWS and chain, app identity, required fields.
-    func verify(_ body: ByteBuffer) async throws -> NotificationRecord {
-        guard let envelope = SignedPayloadBody.decode(body.readableBytesView) else {
-            throw Problem.badRequest("malformed-body", "the body must be JSON of the form {\"signedPayload\": \"<JWS>\"}")
-        }
+    /// The checks, in order: JWS and chain, app identity, required fields.
+    func verify(_ signedPayload: String) async throws(IngestRefusal) -> NotificationRecord {
         let notification: VerifiedNotification
         let started = ContinuousClock.now
         do {
-            notification = try await verifier.verifyNotificationEnvelope(envelope.signedPayload)
+            notification = try await verifier.verifyNotificationEnvelope(signedPayload)
             verificationTimer.recordNanoseconds((ContinuousClock.now - started).nanoseconds)
         } catch {
-            throw Self.problem(for: error)
+            throw IngestRefusal(error)
         }
         do {
             try checkIdentity(of: notification, apps: apps)
         } catch {
-            throw Self.problem(for: error)
+            throw IngestRefusal(error)
         }
         let payload = notification.payload
         guard let uuid = UUID(uuidString: payload.notificationUUID) else {
-            throw Problem(.unprocessableContent, "invalid-notification", title: "Invalid notification", detail: "notificationUUID is not a UUID")
+            throw IngestRefusal(.invalidNotification, "notificationUUID is not a UUID")
         }
         guard let bundleId = payload.bundleId, let environment = payload.environment?.rawValue else {
-            throw Problem(
-                .unprocessableContent,
-                "invalid-notification",
-                title: "Invalid notification",
-                detail: "the notification names no bundleId or environment"
-            )
+            throw IngestRefusal(.invalidNotification, "the notification names no bundleId or environment")
         }
         let transaction = notification.transaction
         return NotificationRecord(
@@ -128,41 +124,26 @@ public struct NotificationIngest: Sendable {
             transactionId: transaction?.transactionId,
             appAccountToken: notification.appAccountToken,
             productId: transaction?.productId,
-            signedPayload: envelope.signedPayload
+            signedPayload: signedPayload
         )
     }
 
-    static func problem(for error: JWSVerificationError) -> Problem {
-        switch error.code {
-        case .malformed:
-            return .badRequest("malformed-jws", error.reason)
-        case .unsupportedAlgorithm:
-            return Problem(.unauthorized, "unsupported-algorithm", title: "Unsupported algorithm", detail: error.reason)
-        case .invalidSignature:
-            return Problem(.unauthorized, "invalid-signature", title: "Invalid signature", detail: error.reason)
-        case .invalidCertificate, .invalidChain, .missingAppleExtension, .chainExpired:
-            return Problem(.unauthorized, "untrusted-certificate-chain", title: "Untrusted certificate chain", detail: error.reason)
-        }
+    private func refuse(_ refusal: IngestRefusal, body: ByteBuffer, logger: Logger) -> IngestResult {
+        recordRefusal(refusal.reason.rawValue, detail: refusal.detail, body: body, logger: logger)
+        return .refused(refusal)
     }
 
-    static func problem(for error: AppIdentityError) -> Problem {
-        switch error.code {
-        case .unknownApp:
-            return Problem(.forbidden, "unknown-app", title: "Unknown app", detail: error.reason)
-        case .wrongAppAppleId:
-            return Problem(.forbidden, "wrong-app-apple-id", title: "Wrong appAppleId", detail: error.reason)
-        case .environmentNotAccepted:
-            return Problem(.unprocessableContent, "environment-not-accepted", title: "Environment not accepted", detail: error.reason)
-        case .inconsistentPayload:
-            return Problem(.unprocessableContent, "inconsistent-payload", title: "Inconsistent payload", detail: error.reason)
-        }
+    /// Counts, logs and records a refusal: ingest's own, or the HTTP edge's before the body was read (too large,
+    /// not JSON: `slug` is then the problem's). The record is written in the background (``RejectionRecorder``):
+    /// the caller is answered without waiting for the database.
+    public func recordRefusal(_ slug: String, detail: String, body: ByteBuffer, logger: Logger) {
+        Counter(label: "reclaim_notifications_rejected_total", dimensions: [("problem", slug)]).increment()
+        logger.notice("notification refused", metadata: ["problem": "\(slug)", "detail": "\(LogText.bounded(detail, limit: Self.detailLimit))"])
+        rejections.record(
+            .init(endpoint: "/v1/apple/notifications", problem: slug, reason: LogText.bounded(detail, limit: Self.detailLimit), body: body)
+        )
     }
 
-    /// Counts, logs and records a refusal. The record is written in the background (``RejectionRecorder``): the
-    /// caller is answered without waiting for the database.
-    func reject(_ problem: Problem, body: ByteBuffer, logger: Logger) {
-        Counter(label: "reclaim_notifications_rejected_total", dimensions: [("problem", problem.slug)]).increment()
-        logger.notice("notification refused", metadata: ["problem": "\(problem.slug)", "detail": "\(problem.detail)"])
-        rejections.record(.init(endpoint: "/v1/apple/notifications", problem: problem.slug, reason: problem.detail, body: body))
-    }
+    /// Refusal details as logged and recorded: bounded like a problem's, since they may quote the input.
+    static let detailLimit = 300
 }

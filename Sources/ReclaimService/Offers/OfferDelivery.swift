@@ -4,18 +4,17 @@ import PostgresNIO
 import ReclaimDomain
 import ReclaimStore
 
-/// Hands a subscriber's deliverable offers to their app and marks them delivered.
+/// Hands a subscriber's deliverable offers to their app and marks them delivered; records what the app did with
+/// them.
 ///
 /// Apple accepts each nonce once, so a signature is handed out at most once: the stored (pre-generated)
-/// signature goes out on the first delivery if it is younger than `freshFor`; every other delivery is signed
+/// signature goes out on the first delivery if it is younger than ``SignaturePolicy/freshFor``; every other delivery is signed
 /// anew with a new nonce. The new signature is stored and the delivery recorded in the same transaction, which
 /// commits before the answer is sent.
 struct OfferDelivery: Sendable {
     let postgres: Database
-    let signers: [String: OfferSigner]
-    /// Stored signatures older than this are not handed out (the app may keep an offer for a while before use).
-    var freshFor: TimeInterval = 3600
-    var now: @Sendable () -> Date = Date.init
+    /// Decides, by its ``SignaturePolicy``, whether a stored signature may go out, and signs anew when not.
+    let issuer: OfferIssuer
     let metrics = CampaignMetrics()
 
     func deliver(bundleId: String, appAccountToken: UUID, logger: Logger) async throws -> [StoredOffer] {
@@ -33,14 +32,7 @@ struct OfferDelivery: Sendable {
             )
             var delivered: [StoredOffer] = []
             for var offer in offers {
-                let time = now()
-                guard let signer = signers[offer.bundleId] else { continue }  // app no longer configured
-                // After a key rotation nothing signed by the previous key is handed out: its signatures are
-                // re-made with the current key on their first delivery.
-                if offer.signatureDelivered || offer.signedAt < time.addingTimeInterval(-freshFor) || offer.keyId != signer.key.keyId {
-                    offer.replaceSignatures(with: try signer.resign(offer, now: time))
-                    metrics.signed(purpose: "delivery")
-                }
+                guard try issuer.signForDelivery(&offer) != nil else { continue }  // app no longer configured
                 try await OfferStore.markDelivered(offer, connection: connection, logger: logger)
                 delivered.append(offer)
             }
@@ -48,5 +40,12 @@ struct OfferDelivery: Sendable {
         }
         metrics.delivered(delivered)
         return delivered
+    }
+
+    /// Records what the app did with one of its offers (shown, dismissed, purchase_started), once per event.
+    func recordEvent(_ event: String, offerId: UUID, bundleId: String, logger: Logger) async throws -> OfferStore.EventOutcome {
+        try await postgres.withConnection(logger: logger) {
+            try await OfferStore.recordEvent(event, offerId: offerId, bundleId: bundleId, connection: $0, logger: logger)
+        }
     }
 }

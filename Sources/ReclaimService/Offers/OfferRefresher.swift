@@ -12,29 +12,18 @@ import ServiceLifecycle
 /// with the offers due, not with the offers stored.
 public struct OfferRefresher: Service {
     public let postgres: Database
-    public let signers: [String: OfferSigner]
+    /// Signs, by its ``SignaturePolicy`` (`resignAfter`).
+    public let issuer: OfferIssuer
     public let interval: Duration
-    public let resignAfter: TimeInterval
     public let batchSize: Int
-    let now: @Sendable () -> Date
     let logger: Logger
     let metrics = CampaignMetrics()
 
-    public init(
-        postgres: Database,
-        signers: [String: OfferSigner],
-        interval: Duration,
-        resignAfter: TimeInterval,
-        batchSize: Int = 500,
-        now: @escaping @Sendable () -> Date = Date.init,
-        logger: Logger
-    ) {
+    public init(postgres: Database, issuer: OfferIssuer, interval: Duration, batchSize: Int = 500, logger: Logger) {
         self.postgres = postgres
-        self.signers = signers
+        self.issuer = issuer
         self.interval = interval
-        self.resignAfter = resignAfter
         self.batchSize = batchSize
-        self.now = now
         self.logger = logger
     }
 
@@ -75,30 +64,15 @@ public struct OfferRefresher: Service {
     }
 
     private func resignBatch() async throws -> Int {
-        let signedBefore = now().addingTimeInterval(-resignAfter)
+        let signedBefore = issuer.refreshCutoff()
         return try await postgres.transaction(logger: logger) { connection in
             let due = try await OfferStore.lockDueForResigning(signedBefore: signedBefore, limit: batchSize, connection: connection, logger: logger)
             for var offer in due {
-                guard let signer = signers[offer.bundleId] else { continue }  // app removed from the config: leave it to expire
-                offer.replaceSignatures(with: try signer.resign(offer, now: now()))
+                // No signer: the app left the config; the offer is left to expire.
+                guard try issuer.refresh(&offer) else { continue }
                 try await OfferStore.saveSignatures(offer, connection: connection, logger: logger)
             }
-            metrics.signed(due.count, purpose: "refresh")
             return due.count
         }
-    }
-}
-
-extension OfferSigner {
-    /// New signatures for a stored offer, with a new nonce, for the same subscriber.
-    func resign(_ offer: StoredOffer, now: Date) throws(OfferSigningError) -> SignedOffer {
-        try signOffer(
-            product: offer.productId,
-            offer: offer.offerIdentifier,
-            appAccountToken: offer.appAccountToken,
-            transactionId: offer.originalTransactionId,
-            nonce: UUID(),
-            now: now
-        )
     }
 }

@@ -39,7 +39,7 @@ public enum Backfill {
         guard !environments.isEmpty else { throw ConfigError("app \(bundleId) accepts neither Production nor Sandbox") }
         return try await RecoveryTasks.withDependencies(config: config, url: url, logger: logger) { dependencies, http in
             let clients = try environments.map { try AppStoreServerAPIClient(app: app, environment: $0, http: http, logger: logger) }
-            let engine = evaluate ? dependencies.campaignEngine : CampaignEngine(campaigns: [], signers: [:])
+            let engine = evaluate ? dependencies.campaignEngine : CampaignEngine(campaigns: [], issuer: dependencies.issuer)
             let done = try await BackfillStore(postgres: dependencies.postgres).done(bundleId: bundleId, logger: logger)
             var counts = Counts()
             for (index, id) in transactionIds.enumerated() {
@@ -63,18 +63,22 @@ public enum Backfill {
                 try await dependencies.postgres.transaction(logger: logger) { connection in
                     for (snapshot, signedTransaction) in answer?.snapshots ?? [] {
                         if snapshot.notificationType != Self.stateOnly {
-                            let stored = try await BackfillStore.storeImpliedNotification(
-                                uuid: snapshot.notificationUUID,
-                                type: snapshot.notificationType,
+                            let implied = NotificationRecord(
+                                notificationUUID: snapshot.notificationUUID,
+                                notificationType: snapshot.notificationType,
                                 subtype: snapshot.subtype,
                                 bundleId: snapshot.bundleId,
                                 environment: snapshot.environment,
-                                signedDate: snapshot.signedDate,
+                                signedDateMillis: Int64((snapshot.signedDate.timeIntervalSince1970 * 1000).rounded()),
                                 originalTransactionId: snapshot.originalTransactionId,
                                 transactionId: snapshot.transaction?.transactionId,
                                 appAccountToken: snapshot.appAccountToken,
                                 productId: snapshot.transaction?.productId,
-                                signedTransactionInfo: signedTransaction,
+                                signedPayload: signedTransaction
+                            )
+                            let stored = try await NotificationStore.insertProcessedHere(
+                                implied,
+                                source: "backfill",
                                 connection: connection,
                                 logger: logger
                             )

@@ -1,8 +1,6 @@
 import AsyncHTTPClient
 import Foundation
-import HTTPTypes
 import Logging
-import NIOCore
 import ReclaimStore
 
 /// Recovers notifications Apple sent while Reclaim was down, misconfigured or unreachable: reads Apple's
@@ -69,10 +67,17 @@ public struct Reconciler: Sendable {
                 counts.pages += 1
                 for item in page.notificationHistory {
                     counts.found += 1
-                    switch try await ingest(item.signedPayload) {
-                    case .stored?: counts.new += 1
-                    case .duplicate?: break
-                    case nil: counts.refused += 1
+                    // A refusal is counted and recorded in rejected_inputs by ingest; a database that cannot take
+                    // the notification throws: the run stops and a later one retries.
+                    switch try await ingest.ingest(signedPayload: item.signedPayload) {
+                    case .stored: counts.new += 1
+                    case .duplicate: break
+                    case .refused(let refusal):
+                        counts.refused += 1
+                        logger.warning(
+                            "a notification from Apple's history was refused",
+                            metadata: ["problem": "\(refusal.reason.rawValue)", "detail": "\(refusal.detail)"]
+                        )
                     }
                 }
                 try await runs.progress(id, counts, logger: logger)
@@ -101,21 +106,6 @@ public struct Reconciler: Sendable {
             counts: counts,
             clampedFrom: start > since ? since : nil
         )
-    }
-
-    /// Ingests one history notification: stored, duplicate, or nil when ingest refused it (counted, recorded in
-    /// rejected_inputs). Throws when the database cannot take it: the run stops and a later one retries.
-    private func ingest(_ signedPayload: String) async throws -> NotificationIngest.Outcome? {
-        struct Body: Encodable { let signedPayload: String }
-        do {
-            return try await ingest.ingest(body: ByteBuffer(bytes: try JSONEncoder().encode(Body(signedPayload: signedPayload))))
-        } catch let problem as Problem where problem.status != .serviceUnavailable {
-            logger.warning(
-                "a notification from Apple's history was refused",
-                metadata: ["problem": "\(problem.slug)", "detail": "\(problem.detail)"]
-            )
-            return nil
-        }
     }
 
     /// The (app, environment) pairs to reconcile: apps with `serverAPI`, each environment it accepts that the

@@ -73,42 +73,52 @@ public enum GrantStore {
         return nil
     }
 
-    /// Stores the grant and its offer in one statement; false when a grant with this Idempotency-Key appeared
-    /// meanwhile (a concurrent request won: nothing was written).
+    /// Stores the grant and its offer (``OfferInsert``) in one statement; false when a grant with this
+    /// Idempotency-Key appeared meanwhile (a concurrent request won: nothing was written).
     public static func create(
         id: UUID,
         _ request: GrantRequest,
         idempotencyKey: String,
         adminKeyId: UUID,
+        for state: SubscriptionState,
         offer: NewOffer,
+        triggeredAt: Date,
         connection: PostgresConnection,
         logger: Logger
     ) async throws -> Bool {
-        let rows = try await connection.query(
-            """
-            WITH g AS (
-                INSERT INTO reclaim.grants (id, bundle_id, idempotency_key, app_account_token, original_transaction_id, product_id,
-                                            offer_identifier, reason, campaign, admin_key_id, request_sha256)
-                VALUES (\(id), \(request.bundleId), \(idempotencyKey), \(request.appAccountToken), \(request.originalTransactionId),
-                        \(request.productId), \(request.offerIdentifier), \(request.reason), \(request.campaign), \(adminKeyId),
-                        \(ByteBuffer(bytes: request.fingerprint)))
-                ON CONFLICT (bundle_id, idempotency_key) DO NOTHING
-                RETURNING id)
-            INSERT INTO reclaim.offers (
-                id, grant_id, bundle_id, environment, original_transaction_id, app_account_token, campaign_id, triggered_at, priority,
-                product_id, offer_identifier, key_id, nonce, signed_at, application_username, storekit1_signature, storekit2_jws,
-                deliverable_until)
-            SELECT \(offer.id), g.id, \(offer.bundleId), \(offer.environment), \(offer.originalTransactionId), \(offer.appAccountToken),
-                   \(offer.campaignId), \(offer.triggeredAt), \(offer.priority), \(offer.productId), \(offer.offerIdentifier),
-                   \(offer.signed.storeKit1.keyIdentifier), \(offer.signed.nonce), \(offer.signed.signedAt),
-                   \(offer.signed.storeKit1.applicationUsername), \(offer.signed.storeKit1.signature), \(offer.signed.storeKit2JWS),
-                   \(offer.deliverableUntil)
-            FROM g
-            RETURNING id
-            """,
-            logger: logger
+        var bindings = PostgresBindings(capacity: 11 + OfferInsert.parameterCount)
+        bindings.append(id)
+        bindings.append(request.bundleId)
+        bindings.append(idempotencyKey)
+        bindings.append(request.appAccountToken)
+        bindings.append(request.originalTransactionId)
+        bindings.append(request.productId)
+        bindings.append(request.offerIdentifier)
+        bindings.append(request.reason)
+        bindings.append(request.campaign)
+        bindings.append(adminKeyId)
+        bindings.append(ByteBuffer(bytes: request.fingerprint))
+        OfferInsert.bind(
+            [offer],
+            subscriber: state.subscriber,
+            appAccountToken: state.appAccountToken,
+            source: nil,
+            triggeredAt: triggeredAt,
+            into: &bindings
         )
+        let rows = try await connection.query(PostgresQuery(unsafeSQL: createSQL, binds: bindings), logger: logger)
         for try await _ in rows { return true }
         return false
     }
+
+    private static let createSQL = """
+        WITH g AS (
+            INSERT INTO reclaim.grants (id, bundle_id, idempotency_key, app_account_token, original_transaction_id, product_id,
+                                        offer_identifier, reason, campaign, admin_key_id, request_sha256)
+            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
+            ON CONFLICT (bundle_id, idempotency_key) DO NOTHING
+            RETURNING id)
+        \(OfferInsert.sql(firstParameter: 12, where: "o.grant_id IN (SELECT id FROM g)"))
+        RETURNING id
+        """
 }

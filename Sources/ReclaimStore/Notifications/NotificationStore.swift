@@ -2,7 +2,8 @@ import Foundation
 import Logging
 import PostgresNIO
 
-/// Durable storage of verified notifications together with their processing jobs.
+/// `reclaim.notifications`: every statement that stores a notification. Ingest's batches go in with their
+/// processing jobs; a backfill's implied notifications without (the backfill processes them itself).
 public enum NotificationStore {
     /// The job kind that processes a stored notification.
     public static let processJobKind = "process_notification"
@@ -38,5 +39,31 @@ public enum NotificationStore {
         var payloads: [UUID: String] = [:]
         for try await (uuid, payload) in rows.decode((UUID, String).self) { payloads[uuid] = payload }
         return payloads
+    }
+
+    /// Stores a notification whose processing runs in the caller's transaction, so it gets no job: the one a
+    /// backfilled status implies (`source` `backfill`), which the campaign decisions it triggers refer to.
+    /// False when it was stored already (a second backfill of the same answer).
+    public static func insertProcessedHere(
+        _ record: NotificationRecord,
+        source: String,
+        connection: PostgresConnection,
+        logger: Logger
+    ) async throws -> Bool {
+        let signedDate = Date(timeIntervalSince1970: Double(record.signedDateMillis) / 1000)
+        let rows = try await connection.query(
+            """
+            INSERT INTO reclaim.notifications (notification_uuid, notification_type, subtype, bundle_id, environment, signed_date,
+                original_transaction_id, transaction_id, app_account_token, product_id, signed_payload, source)
+            VALUES (\(record.notificationUUID), \(record.notificationType), \(record.subtype), \(record.bundleId), \(record.environment),
+                \(signedDate), \(record.originalTransactionId), \(record.transactionId), \(record.appAccountToken), \(record.productId),
+                \(record.signedPayload), \(source))
+            ON CONFLICT (notification_uuid) DO NOTHING
+            RETURNING 1
+            """,
+            logger: logger
+        )
+        for try await _ in rows { return true }
+        return false
     }
 }

@@ -1,18 +1,16 @@
 import Foundation
 import ReclaimDomain
 
-/// An offer to insert: who, which campaign or grant, and its signatures.
+/// An offer to insert (``OfferInsert``): which campaign or grant it comes from, what it offers and its
+/// signatures. Whose it is and what triggered it are the statement's, shared by all its offers.
 public struct NewOffer: Sendable {
     public var id: UUID
+    /// The campaign decision that issued it, or
     public var decisionId: UUID?
+    /// the grant that did.
     public var grantId: UUID?
-    public var bundleId: String
-    public var environment: String
-    public var originalTransactionId: String
-    public var appAccountToken: UUID?
+    /// The campaign's id, or the grant's `campaign` label.
     public var campaignId: String
-    public var sourceNotificationUUID: UUID?
-    public var triggeredAt: Date
     public var priority: Int
     public var productId: String
     public var offerIdentifier: String
@@ -21,15 +19,9 @@ public struct NewOffer: Sendable {
 
     public init(
         id: UUID = UUID(),
-        decisionId: UUID?,
+        decisionId: UUID? = nil,
         grantId: UUID? = nil,
-        bundleId: String,
-        environment: String,
-        originalTransactionId: String,
-        appAccountToken: UUID?,
         campaignId: String,
-        sourceNotificationUUID: UUID?,
-        triggeredAt: Date,
         priority: Int,
         productId: String,
         offerIdentifier: String,
@@ -39,13 +31,7 @@ public struct NewOffer: Sendable {
         self.id = id
         self.decisionId = decisionId
         self.grantId = grantId
-        self.bundleId = bundleId
-        self.environment = environment
-        self.originalTransactionId = originalTransactionId
-        self.appAccountToken = appAccountToken
         self.campaignId = campaignId
-        self.sourceNotificationUUID = sourceNotificationUUID
-        self.triggeredAt = triggeredAt
         self.priority = priority
         self.productId = productId
         self.offerIdentifier = offerIdentifier

@@ -3,22 +3,10 @@ import Logging
 import PostgresNIO
 import ReclaimDomain
 
-/// `reclaim.campaign_decisions`, `reclaim.offers` and `reclaim.offer_redemptions`. Every function runs on the
+/// Every statement on `reclaim.offers` (with `reclaim.offer_redemptions` and `reclaim.offer_events`), but its one
+/// INSERT, ``OfferInsert``, which the campaign persist and the grant insert embed. Every function runs on the
 /// caller's connection, inside the caller's transaction (a job's, a delivery's, a refresh's).
 public enum OfferStore {
-    /// A subscriber, as the offer tables key it.
-    public struct Subscriber: Sendable, Hashable {
-        public var bundleId: String
-        public var environment: String
-        public var originalTransactionId: String
-
-        public init(bundleId: String, environment: String, originalTransactionId: String) {
-            self.bundleId = bundleId
-            self.environment = environment
-            self.originalTransactionId = originalTransactionId
-        }
-    }
-
     /// Ends a live offer as withdrawn; false when it was no longer live.
     @discardableResult
     public static func withdraw(_ offerId: UUID, reason: String, connection: PostgresConnection, logger: Logger) async throws -> Bool {
@@ -37,7 +25,7 @@ public enum OfferStore {
     /// Records a promotional-offer purchase (once per notification) and marks the offer it redeems.
     public static func recordRedemption(
         _ redemption: OfferLifecycle.Redemption,
-        subscriber: Subscriber,
+        subscriber: SubscriberKey,
         notificationUUID: UUID,
         connection: PostgresConnection,
         logger: Logger
@@ -243,7 +231,7 @@ public enum OfferStore {
     }
 
     /// The subscriber's live, deliverable offer, if any (not locked: for answers that only read).
-    public static func liveOffer(of subscriber: Subscriber, connection: PostgresConnection, logger: Logger) async throws -> StoredOffer? {
+    public static func liveOffer(of subscriber: SubscriberKey, connection: PostgresConnection, logger: Logger) async throws -> StoredOffer? {
         try await select(
             """
             WHERE bundle_id = \(subscriber.bundleId) AND environment = \(subscriber.environment)

@@ -37,36 +37,4 @@ public struct BackfillStore: Sendable {
             logger: logger
         )
     }
-
-    /// Stores the notification a backfilled status implies (source `backfill`), so the campaign decisions it
-    /// triggers can refer to it; a second backfill of the same answer finds it stored (false).
-    public static func storeImpliedNotification(
-        uuid: UUID,
-        type: String,
-        subtype: String?,
-        bundleId: String,
-        environment: String,
-        signedDate: Date,
-        originalTransactionId: String,
-        transactionId: String?,
-        appAccountToken: UUID?,
-        productId: String?,
-        signedTransactionInfo: String,
-        connection: PostgresConnection,
-        logger: Logger
-    ) async throws -> Bool {
-        let rows = try await connection.query(
-            """
-            INSERT INTO reclaim.notifications (notification_uuid, notification_type, subtype, bundle_id, environment, signed_date,
-                original_transaction_id, transaction_id, app_account_token, product_id, signed_payload, source)
-            VALUES (\(uuid), \(type), \(subtype), \(bundleId), \(environment), \(signedDate), \(originalTransactionId), \(transactionId),
-                \(appAccountToken), \(productId), \(signedTransactionInfo), 'backfill')
-            ON CONFLICT (notification_uuid) DO NOTHING
-            RETURNING 1
-            """,
-            logger: logger
-        )
-        for try await _ in rows { return true }
-        return false
-    }
 }

@@ -42,7 +42,7 @@ public struct ReconciliationRunStore: Sendable {
             logger: logger
         )
         for try await id in rows.decode(Int64.self) { return id }
-        throw NoRowReturned(statement: "INSERT INTO reclaim.reconciliation_runs")
+        throw PostgresRowMissing(what: "INSERT INTO reclaim.reconciliation_runs")
     }
 
     public func progress(_ id: Int64, _ counts: Counts, logger: Logger) async throws {
@@ -67,10 +67,4 @@ public struct ReconciliationRunStore: Sendable {
             logger: logger
         )
     }
-}
-
-/// An INSERT … RETURNING that returned nothing: the database is not the one this code was written for.
-struct NoRowReturned: Error, CustomStringConvertible {
-    let statement: String
-    var description: String { "\(statement) returned no row" }
 }

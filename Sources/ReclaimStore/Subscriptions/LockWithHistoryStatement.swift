@@ -25,7 +25,7 @@ struct LockWithHistoryStatement: PostgresPreparedStatement {
         """
     typealias Row = (SubscriptionState, OfferHistory)
 
-    let subscriber: OfferStore.Subscriber
+    let subscriber: SubscriberKey
 
     func makeBindings() throws -> PostgresBindings {
         var bindings = PostgresBindings(capacity: 3)
@@ -36,18 +36,19 @@ struct LockWithHistoryStatement: PostgresPreparedStatement {
     }
 
     func decodeRow(_ row: PostgresRow) throws -> Row {
+        let row = row.makeRandomAccess()
         let state = try SubscriptionStore.state(from: row)
-        let (
-            _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, campaigns, outcomes, times, liveId, liveCampaign, priority, product, offer,
-            triggeredAt, isGrant
-        ) =
-            try row.decode(
-                (
-                    String, String, String, UUID?, String?, String?, String, Bool?, String?, Date?, Int16?, Bool?, Date?, [String],
-                    String?, Date?, String?, String?, String?, Date?, UUID?,
-                    [String], [String], [Date], UUID?, String?, Int?, String?, String?, Date?, Bool?
-                ).self
-            )
+        let at = SubscriptionStore.columnCount
+        let campaigns = try row[at].decode([String].self)
+        let outcomes = try row[at + 1].decode([String].self)
+        let times = try row[at + 2].decode([Date].self)
+        let liveId = try row[at + 3].decode(UUID?.self)
+        let liveCampaign = try row[at + 4].decode(String?.self)
+        let priority = try row[at + 5].decode(Int?.self)
+        let product = try row[at + 6].decode(String?.self)
+        let offer = try row[at + 7].decode(String?.self)
+        let triggeredAt = try row[at + 8].decode(Date?.self)
+        let isGrant = try row[at + 9].decode(Bool?.self)
         var history = OfferHistory()
         for (index, campaign) in campaigns.enumerated() {
             guard let outcome = CampaignDecision.Outcome(rawValue: outcomes[index]) else { continue }

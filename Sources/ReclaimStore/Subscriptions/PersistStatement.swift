@@ -4,8 +4,8 @@ import ReclaimDomain
 
 /// ``SubscriberStore/persist(state:stateChanged:decisions:notificationUUID:triggeredAt:connection:logger:)``'s
 /// statement: the state update (skipped by `$1` when nothing changed), the decisions (a decision this campaign
-/// already made on this notification is not written again) and the offers of the decisions just written (the
-/// offers insert reads the decisions insert's RETURNING).
+/// already made on this notification is not written again) and the offers of the decisions just written (``OfferInsert``,
+/// reading the decisions insert's RETURNING).
 struct PersistStatement: PostgresPreparedStatement {
     static let sql = """
         WITH upd AS (
@@ -25,16 +25,7 @@ struct PersistStatement: PostgresPreparedStatement {
             ON CONFLICT (campaign_id, notification_uuid) DO NOTHING
             RETURNING id
         )
-        INSERT INTO reclaim.offers (
-            id, decision_id, bundle_id, environment, original_transaction_id, app_account_token, campaign_id,
-            source_notification_uuid, triggered_at, priority, product_id, offer_identifier, key_id, nonce, signed_at,
-            application_username, storekit1_signature, storekit2_jws, deliverable_until)
-        SELECT o.id, o.decision, $2, $3, $4, $5, o.campaign, $23, $24, o.priority, o.product, o.offer,
-               o.key, o.nonce, o.signed_at, o.username, o.sk1, o.sk2, o.until
-        FROM unnest($29::uuid[], $30::uuid[], $31::text[], $32::bigint[], $33::text[], $34::text[], $35::text[], $36::uuid[],
-                    $37::timestamptz[], $38::text[], $39::text[], $40::text[], $41::timestamptz[])
-             AS o(id, decision, campaign, priority, product, offer, key, nonce, signed_at, username, sk1, sk2, until)
-        WHERE o.decision IN (SELECT id FROM dec)
+        \(OfferInsert.sql(firstParameter: 29, where: "o.decision_id IN (SELECT id FROM dec)"))
         """
     typealias Row = Int
 
@@ -45,8 +36,7 @@ struct PersistStatement: PostgresPreparedStatement {
     let triggeredAt: Date
 
     func makeBindings() throws -> PostgresBindings {
-        let offers = decisions.compactMap { record in record.offer.map { (decision: record.id, offer: $0) } }
-        var bindings = PostgresBindings(capacity: 41)
+        var bindings = PostgresBindings(capacity: 28 + OfferInsert.parameterCount)
         bindings.append(stateChanged)
         bindings.append(state.bundleId)
         bindings.append(state.environment)
@@ -76,19 +66,14 @@ struct PersistStatement: PostgresPreparedStatement {
         bindings.append(decisions.map(\.decision.campaign.id))
         bindings.append(decisions.map(\.decision.outcome.rawValue))
         bindings.append(decisions.map(\.decision.reason))
-        bindings.append(offers.map(\.offer.id))
-        bindings.append(offers.map(\.decision))
-        bindings.append(offers.map(\.offer.campaignId))
-        bindings.append(offers.map { Int64($0.offer.priority) })
-        bindings.append(offers.map(\.offer.productId))
-        bindings.append(offers.map(\.offer.offerIdentifier))
-        bindings.append(offers.map(\.offer.signed.storeKit1.keyIdentifier))
-        bindings.append(offers.map(\.offer.signed.nonce))
-        bindings.append(offers.map(\.offer.signed.signedAt))
-        bindings.append(offers.map(\.offer.signed.storeKit1.applicationUsername))
-        bindings.append(offers.map(\.offer.signed.storeKit1.signature))
-        bindings.append(offers.map(\.offer.signed.storeKit2JWS))
-        bindings.append(offers.map(\.offer.deliverableUntil))
+        OfferInsert.bind(
+            decisions.compactMap(\.offer),
+            subscriber: state.subscriber,
+            appAccountToken: state.appAccountToken,
+            source: notificationUUID,
+            triggeredAt: triggeredAt,
+            into: &bindings
+        )
         return bindings
     }
 

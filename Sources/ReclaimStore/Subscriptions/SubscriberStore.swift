@@ -12,7 +12,7 @@ public enum SubscriberStore {
     /// run one after the other), with the subscriber's offer history: decisions that were not skips, and the live
     /// offer. One statement.
     public static func lockWithHistory(
-        _ subscriber: OfferStore.Subscriber,
+        _ subscriber: SubscriberKey,
         connection: PostgresConnection,
         logger: Logger
     ) async throws -> (SubscriptionState, OfferHistory) {
@@ -22,7 +22,7 @@ public enum SubscriberStore {
         throw PostgresRowMissing(what: "subscription \(subscriber.originalTransactionId)")
     }
 
-    /// A decision to store, with its offer when it offered.
+    /// A decision to store, with its offer when it offered (whose `decisionId` is `id`).
     public struct DecisionRecord: Sendable {
         public var id: UUID
         public var decision: CampaignDecision

@@ -3,29 +3,10 @@ import Logging
 import PostgresNIO
 import ReclaimDomain
 
-/// `reclaim.subscriptions`: the latest state of each subscription. The rules of how a notification changes
-/// it live in the domain (``SubscriptionState/apply(_:)``); the worker reads and writes rows through
-/// ``SubscriberStore``, this type reads them.
+/// `reclaim.subscriptions`'s row: its columns and their one decoder. The rules of how a notification changes
+/// the state live in the domain (``SubscriptionState/apply(_:)``); the worker reads and writes rows through
+/// ``SubscriberStore``, a grant locks one through ``GrantStore``.
 public enum SubscriptionStore {
-    /// The subscription's row, or nil; not locked (for reads outside a job).
-    public static func find(
-        bundleId: String,
-        environment: String,
-        originalTransactionId: String,
-        connection: PostgresConnection,
-        logger: Logger
-    ) async throws -> SubscriptionState? {
-        let rows = try await connection.query(
-            """
-            SELECT \(unescaped: columns) FROM reclaim.subscriptions
-            WHERE bundle_id = \(bundleId) AND environment = \(environment) AND original_transaction_id = \(originalTransactionId)
-            """,
-            logger: logger
-        )
-        for try await row in rows { return try state(from: row) }
-        return nil
-    }
-
     static let columns = """
         bundle_id, environment, original_transaction_id, app_account_token, product_id, subscription_group_id, status,
         auto_renew, auto_renew_product_id, expires_at, expiration_intent, in_billing_retry, grace_period_expires_at,
@@ -33,32 +14,38 @@ public enum SubscriptionStore {
         last_subtype, last_signed_date, last_notification_uuid
         """
 
+    /// The one decoder of a subscription row: the first ``columns`` of `row`, in their order.
     static func state(from row: PostgresRow) throws -> SubscriptionState {
-        let all = try row.decode(
-            (
-                String, String, String, UUID?, String?, String?, String, Bool?, String?, Date?, Int16?, Bool?, Date?, [String],
-                String?, Date?, String?, String?, String?, Date?, UUID?
-            ).self
+        try state(from: row.makeRandomAccess())
+    }
+
+    static func state(from row: PostgresRandomAccessRow) throws -> SubscriptionState {
+        var state = SubscriptionState(
+            bundleId: try row[0].decode(String.self),
+            environment: try row[1].decode(String.self),
+            originalTransactionId: try row[2].decode(String.self)
         )
-        var state = SubscriptionState(bundleId: all.0, environment: all.1, originalTransactionId: all.2)
-        state.appAccountToken = all.3
-        state.productId = all.4
-        state.subscriptionGroupId = all.5
-        state.status = SubscriptionState.Status(rawValue: all.6) ?? .unknown
-        state.autoRenew = all.7
-        state.autoRenewProductId = all.8
-        state.expiresAt = all.9
-        state.expirationIntent = all.10.map(Int.init)
-        state.inBillingRetry = all.11
-        state.gracePeriodExpiresAt = all.12
-        state.eligibleWinBackOfferIds = all.13
-        state.storefront = all.14
-        state.firstPurchaseAt = all.15
-        state.lastTransactionId = all.16
-        state.lastNotificationType = all.17
-        state.lastSubtype = all.18
-        state.lastSignedDate = all.19
-        state.lastNotificationUUID = all.20
+        state.appAccountToken = try row[3].decode(UUID?.self)
+        state.productId = try row[4].decode(String?.self)
+        state.subscriptionGroupId = try row[5].decode(String?.self)
+        state.status = SubscriptionState.Status(rawValue: try row[6].decode(String.self)) ?? .unknown
+        state.autoRenew = try row[7].decode(Bool?.self)
+        state.autoRenewProductId = try row[8].decode(String?.self)
+        state.expiresAt = try row[9].decode(Date?.self)
+        state.expirationIntent = try row[10].decode(Int16?.self).map(Int.init)
+        state.inBillingRetry = try row[11].decode(Bool?.self)
+        state.gracePeriodExpiresAt = try row[12].decode(Date?.self)
+        state.eligibleWinBackOfferIds = try row[13].decode([String].self)
+        state.storefront = try row[14].decode(String?.self)
+        state.firstPurchaseAt = try row[15].decode(Date?.self)
+        state.lastTransactionId = try row[16].decode(String?.self)
+        state.lastNotificationType = try row[17].decode(String?.self)
+        state.lastSubtype = try row[18].decode(String?.self)
+        state.lastSignedDate = try row[19].decode(Date?.self)
+        state.lastNotificationUUID = try row[20].decode(UUID?.self)
         return state
     }
+
+    /// How many columns a subscription row has (``columns``): what follows them in a row is another table's.
+    static let columnCount = 21
 }

@@ -52,20 +52,17 @@ struct CorpusCampaignTests {
             #expect(live.campaignId == "winback-expired")
             #expect(live.applicationUsername == "00000000-0000-0000-0000-000000000051")
 
-            let state = try #require(
-                try await client.withConnection(logger: logger) {
-                    try await SubscriptionStore.find(
-                        bundleId: "GeniusParentingAI",
-                        environment: "Sandbox",
-                        originalTransactionId: "2000000970472825",
-                        connection: $0,
-                        logger: logger
-                    )
-                }
+            var stateRows = try await client.query(
+                """
+                SELECT status, expiration_intent, auto_renew, storefront FROM reclaim.subscriptions
+                WHERE bundle_id = 'GeniusParentingAI' AND environment = 'Sandbox' AND original_transaction_id = '2000000970472825'
+                """,
+                logger: logger
+            ).decode((String, Int16?, Bool?, String?).self).makeAsyncIterator()
+            let row = try #require(try await stateRows.next())
+            let state = (
+                status: SubscriptionState.Status(rawValue: row.0), expirationIntent: row.1.map(Int.init), autoRenew: row.2, storefront: row.3
             )
-            #expect(state.status == .expired)
-            #expect(state.expirationIntent == 1)
-            #expect(state.autoRenew == false)
             #expect(state.storefront == "CAN")
 
             // Replayed through HTTP: duplicates, no new jobs. Replayed straight into the engine (as a retried

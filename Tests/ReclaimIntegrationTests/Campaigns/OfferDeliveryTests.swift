@@ -168,9 +168,8 @@ struct OfferDeliveryTests {
             try await client.query("UPDATE reclaim.offers SET signed_at = now() - interval '13 hours' WHERE id = \(before.id)", logger: logger)
             let refresher = OfferRefresher(
                 postgres: client,
-                signers: dependencies.signers,
+                issuer: OfferIssuer(signers: dependencies.signers, policy: SignaturePolicy(resignAfter: 12 * 3600)),
                 interval: .seconds(60),
-                resignAfter: 12 * 3600,
                 logger: logger
             )
             #expect(try await refresher.tick() == (0, 1))

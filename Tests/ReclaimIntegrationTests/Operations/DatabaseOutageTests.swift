@@ -1,5 +1,6 @@
 import Foundation
 import PostgresNIO
+import ReclaimDev
 import ReclaimStore
 import Testing
 

@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import PostgresNIO
+import ReclaimDev
 import ReclaimService
 import ReclaimStore
 import Synchronization

@@ -1,4 +1,5 @@
 import Foundation
+import ReclaimDev
 import ReclaimStore
 import Testing
 

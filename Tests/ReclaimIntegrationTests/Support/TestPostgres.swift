@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import PostgresNIO
+import ReclaimDev
 import ReclaimStore
 
 /// The test harness's PostgreSQL: one throw-away cluster per test run (initdb into a temporary

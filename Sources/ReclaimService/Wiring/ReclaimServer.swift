@@ -57,13 +57,7 @@ public struct ReclaimServer: Sendable {
             )
             services.append(QueueMaintenance(queue: queue, completedRetention: config.worker.completedRetention.duration, logger: logger))
             services.append(
-                OfferRefresher(
-                    postgres: postgres,
-                    signers: dependencies.signers,
-                    interval: config.offers.refreshInterval.duration,
-                    resignAfter: TimeInterval(config.offers.resignAfter.seconds),
-                    logger: logger
-                )
+                OfferRefresher(postgres: postgres, issuer: dependencies.issuer, interval: config.offers.refreshInterval.duration, logger: logger)
             )
             services.append(
                 PeriodicReconciliation(

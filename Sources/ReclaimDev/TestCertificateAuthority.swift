@@ -4,7 +4,7 @@ import ReclaimDomain
 import SwiftASN1
 import X509
 
-/// A throw-away CA shaped like Apple's App Store signing hierarchy (root → intermediate → P-256 leaf, with Apple's
+/// A throw-away CA shaped like Apple's App Store signing hierarchy (the tests' and `reclaim dev --demo`'s) (root → intermediate → P-256 leaf, with Apple's
 /// marker extensions), which signs arbitrary JSON into compact JWS with an `x5c` header.
 ///
 /// By default its root copies the subject of "Apple Root CA - G3", so a verifier that trusted the `x5c` root or

@@ -3,8 +3,8 @@ import Logging
 import PostgresNIO
 import Prometheus
 import ReclaimDomain
+import ReclaimService
 import ReclaimStore
-import ReclaimTestSupport
 import SwiftASN1
 import X509
 

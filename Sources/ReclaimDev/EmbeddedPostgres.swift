@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import ReclaimStore
 
 #if canImport(Glibc)
 import Glibc

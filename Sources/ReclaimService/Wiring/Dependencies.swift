@@ -15,7 +15,9 @@ public struct Dependencies: Sendable {
     public var verifier: AppleJWSVerifier
     /// Offer signers by bundle id, made from the config's signing keys (read and checked at start-up).
     public var signers: [String: OfferSigner]
-    /// The campaign rules and offer issuing the workers run.
+    /// Signs every offer: campaigns', grants', deliveries', the refresher's and Retention Messaging's.
+    public var issuer: OfferIssuer
+    /// The campaign rules the workers run.
     public var campaignEngine: CampaignEngine
     /// User-token verifiers of the apps that require user tokens, by bundle id.
     public var userTokens: [String: UserTokenVerifier]
@@ -38,7 +40,12 @@ public struct Dependencies: Sendable {
         self.verifier = try verifier ?? AppleJWSVerifier(trust: config.rootTrust())
         self.signers = try config.offerSigners()
         self.userTokens = try config.userTokenVerifiers()
-        self.campaignEngine = CampaignEngine(campaigns: try config.domainCampaigns(), signers: signers, now: now)
+        self.issuer = OfferIssuer(
+            signers: signers,
+            policy: SignaturePolicy(resignAfter: TimeInterval(config.offers.resignAfter.seconds)),
+            now: now
+        )
+        self.campaignEngine = CampaignEngine(campaigns: try config.domainCampaigns(), issuer: issuer, now: now)
         // Longer than any one database operation may take (waiting for the connection, then the longer of the
         // two deadlines), with a margin: a loop past it is wedged, not slow.
         let deadlines = config.database.deadlines

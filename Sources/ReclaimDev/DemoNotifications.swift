@@ -1,10 +1,8 @@
+import AsyncHTTPClient
 import Foundation
+import NIOCore
+import NIOHTTP1
 import ReclaimDomain
-import ReclaimTestSupport
-
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 
 /// `reclaim dev --demo`: a subscriber who buys and then turns auto-renew off, as signed notifications from a
 /// demo CA that only the dev config trusts, posted to the running server like Apple would. The demo campaign
@@ -50,16 +48,18 @@ struct DemoNotifications {
             }
     }
 
-    /// Posts each body and returns the server's answers as "STATUS body" lines.
+    /// Posts each body and returns the server's answers as "STATUS body" lines. AsyncHTTPClient, not URLSession:
+    /// Foundation's networking would tie the binary to libcurl for this one use.
     static func post(_ bodies: [Data], to url: URL) async throws -> [String] {
         var answers: [String] = []
         for body in bodies {
-            var request = URLRequest(url: url)
-            request.httpMethod = "POST"
-            request.setValue("application/json", forHTTPHeaderField: "Content-Type")
-            request.httpBody = body
-            let (data, response) = try await URLSession.shared.data(for: request)
-            answers.append("\((response as? HTTPURLResponse)?.statusCode ?? 0) \(String(decoding: data, as: UTF8.self))")
+            var request = HTTPClientRequest(url: url.absoluteString)
+            request.method = .POST
+            request.headers.add(name: "Content-Type", value: "application/json")
+            request.body = .bytes(ByteBuffer(bytes: body))
+            let response = try await HTTPClient.shared.execute(request, timeout: .seconds(10))
+            let answer = try await response.body.collect(upTo: 64 * 1024)
+            answers.append("\(response.status.code) \(String(buffer: answer))")
         }
         return answers
     }

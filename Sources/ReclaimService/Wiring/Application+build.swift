@@ -16,27 +16,27 @@ public func buildRouter(_ dependencies: Dependencies, role: ServerRole = .all) -
     MetricsRoute(registry: dependencies.metricsRegistry).register(on: router)
     OpenAPIRoute().register(on: router)
     if role.servesAPI {
-        AppleNotificationRoutes(ingest: NotificationIngest(dependencies: dependencies), maxBodyBytes: dependencies.config.server.maxBodyBytes)
-            .register(on: router)
-        let keys = KeyAuthentication(keys: APIKeyStore(postgres: dependencies.postgres), server: dependencies.config.server)
-        OfferRoutes(
-            delivery: OfferDelivery(postgres: dependencies.postgres, signers: dependencies.signers),
-            authentication: keys,
-            userTokens: dependencies.userTokens
-        )
-        .register(on: router)
-        OfferEventRoutes(postgres: dependencies.postgres, authentication: keys).register(on: router)
+        let server = dependencies.config.server
+        AppleNotificationRoutes(ingest: NotificationIngest(dependencies: dependencies), maxBodyBytes: server.maxBodyBytes).register(on: router)
+        RetentionMessagingRoutes(
+            retention: RetentionMessaging(
+                verifier: dependencies.verifier,
+                config: dependencies.config,
+                postgres: dependencies.postgres,
+                issuer: dependencies.issuer
+            ),
+            maxBodyBytes: server.maxBodyBytes
+        ).register(on: router)
+
+        let keys = KeyAuthentication(keys: APIKeyStore(postgres: dependencies.postgres), server: server)
+        let delivery = OfferDelivery(postgres: dependencies.postgres, issuer: dependencies.issuer)
+        let apps = router.group().add(middleware: KeyAuthenticator(authentication: keys, scope: .app))
+        OfferRoutes(delivery: delivery, userTokens: dependencies.userTokens).register(on: apps)
+        OfferEventRoutes(delivery: delivery).register(on: apps)
+        let admin = router.group().add(middleware: KeyAuthenticator(authentication: keys, scope: .admin))
+        GrantRoutes(grants: GrantService(postgres: dependencies.postgres, issuer: dependencies.issuer)).register(on: admin)
         ConsoleRoutes(postgres: dependencies.postgres, keys: APIKeyStore(postgres: dependencies.postgres), authentication: keys)
             .register(on: router)
-        GrantRoutes(postgres: dependencies.postgres, config: dependencies.config, signers: dependencies.signers, authentication: keys)
-            .register(on: router)
-        RetentionMessagingRoutes(
-            verifier: dependencies.verifier,
-            config: dependencies.config,
-            postgres: dependencies.postgres,
-            signers: dependencies.signers,
-            maxBodyBytes: dependencies.config.server.maxBodyBytes
-        ).register(on: router)
     }
     return router
 }
