@@ -190,12 +190,15 @@ public struct DevEnvironment: Sendable {
     private func devKey(scope: APIKeyStore.Scope, bundleId: String?, file: URL, url: DatabaseURL, logger: Logger) async throws -> String {
         if let key = try? String(contentsOf: file, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines), !key.isEmpty {
             let known = try await Database.withDatabase(url, maxConnections: 1, logger: logger) { client in
-                try await APIKeyStore(postgres: client).authenticate(key, logger: logger)?.scope == scope
+                try await client.withConnection(logger: logger) { try await APIKeyStore.authenticate(key, connection: $0, logger: logger) }?.scope
+                    == scope
             }
             if known { return key }
         }
         let key = try await Database.withDatabase(url, maxConnections: 1, logger: logger) { client in
-            try await APIKeyStore(postgres: client).create(scope: scope, bundleId: bundleId, name: "reclaim dev", logger: logger)
+            try await client.withConnection(logger: logger) {
+                try await APIKeyStore.create(scope: scope, bundleId: bundleId, name: "reclaim dev", connection: $0, logger: logger)
+            }
         }
         try Self.writeSecret(Data(key.utf8), to: file)
         return key

@@ -4,7 +4,6 @@ import Hummingbird
 import Logging
 import Mustache
 import NIOCore
-import PostgresNIO
 import ReclaimDomain
 import ReclaimStore
 
@@ -15,8 +14,7 @@ import ReclaimStore
 /// that says so in `X-Forwarded-Proto`). The page only reads; the two forms (sign in, sign out) refuse
 /// cross-origin posts.
 struct ConsoleRoutes: Sendable {
-    let postgres: Database
-    let keys: APIKeyStore
+    let dashboard: ConsoleDashboard
     let authentication: KeyAuthentication
     var refreshSeconds = 30
     var now: @Sendable () -> Date = Date.init
@@ -37,8 +35,8 @@ struct ConsoleRoutes: Sendable {
             response.setCookie(Self.cookie(value: "", maxAge: 0, request: request))
             return response
         }
-        let bundleId = caller.scope == .admin ? nil : caller.bundleId
-        let report = try await ConsoleReport.load(bundleId: bundleId, postgres: postgres, logger: context.logger)
+        let bundleId = ConsoleDashboard.bundleId(of: caller)
+        let report = try await dashboard.report(for: caller, logger: context.logger)
         let html = ConsoleTemplates.library.render(
             ConsolePage(report: report, bundleId: bundleId, now: now(), refresh: refreshSeconds),
             withTemplate: "page"
@@ -48,19 +46,7 @@ struct ConsoleRoutes: Sendable {
 
     /// The caller of a valid, unexpired session whose key is still active and may see the console.
     private func session(_ value: String, logger: Logger) async throws -> APIKeyStore.Caller? {
-        try await authenticSession(value, logger: logger)?.caller
-    }
-
-    /// The session a cookie holds and its caller, when the cookie is authentic, unexpired, not signed out, and its
-    /// key is still active and may see the console.
-    private func authenticSession(_ value: String, logger: Logger) async throws -> (session: ConsoleSession, caller: APIKeyStore.Caller)? {
-        guard let claimed = ConsoleSession.claimed(Substring(value)), claimed.session.expires > now(),
-            let (caller, secret, notBefore) = try await keys.sessionSecret(keyId: claimed.session.keyId, logger: logger),
-            ConsoleSession.isAuthentic(payload: claimed.payload, mac: claimed.mac, secret: secret),
-            caller.scope == .admin || caller.scope == .console
-        else { return nil }
-        if let notBefore, claimed.session.signedInAt < notBefore { return nil }
-        return (claimed.session, caller)
+        try await authentication.consoleSession(value, logger: logger)?.caller
     }
 
     private func signIn(_ request: Request, context: ReclaimRequestContext) async throws -> Response {
@@ -102,9 +88,9 @@ struct ConsoleRoutes: Sendable {
     private func signOut(_ request: Request, context: ReclaimRequestContext) async throws -> Response {
         if let refusal = Self.crossOrigin(request) { return refusal }
         if let cookie = request.cookies[ConsoleSession.cookieName]?.value,
-            let (session, caller) = try await authenticSession(cookie, logger: context.logger)
+            let (session, caller) = try await authentication.consoleSession(cookie, logger: context.logger)
         {
-            try await keys.endConsoleSessions(keyId: caller.keyId, signedInUntil: session.signedInAt, logger: context.logger)
+            try await authentication.endConsoleSessions(session, logger: context.logger)
             context.logger.notice("console sign-out", metadata: ["key": "\(caller.keyId)"])
         }
         var response = Self.redirect()

@@ -2,22 +2,27 @@ import Foundation
 import Hummingbird
 import Logging
 import NIOCore
+import ReclaimDomain
 import ReclaimStore
 
-/// Reads `Authorization: Bearer <key>` and returns who it belongs to; 401 problem+json otherwise. App keys
-/// (`rk_app_…`) reach their own app's subscribers only; admin keys (`rk_admin_…`) reach the admin API only.
+/// Who is calling: reads `Authorization: Bearer <key>` and returns who it belongs to (401 problem+json otherwise),
+/// checks a key typed into the /console sign-in form, and a /console session cookie. App keys (`rk_app_…`) reach
+/// their own app's subscribers only; admin keys (`rk_admin_…`) reach the admin API only; console keys and admin
+/// keys open /console.
 ///
 /// Rate limits, 429 with `Retry-After`: each key has its own budget of requests, and each client address a
 /// budget of failed authentications (once spent, its requests are refused before any key is looked up), so
 /// neither a runaway app nor a key-guessing client can take the server.
 struct KeyAuthentication: Sendable {
-    let keys: APIKeyStore
+    let postgres: Database
     let perKey: RateLimiter
     let failedAuthentication: RateLimiter
     let cache: AuthenticatedKeyCache
 
-    init(keys: APIKeyStore, server: ReclaimConfig.Server = ReclaimConfig.Server()) {
-        self.keys = keys
+    var now: @Sendable () -> Date = Date.init
+
+    init(postgres: Database, server: ReclaimConfig.Server = ReclaimConfig.Server()) {
+        self.postgres = postgres
         perKey = RateLimiter(rate: Double(server.rateLimitPerKey), burst: Double(server.rateLimitBurst))
         failedAuthentication = RateLimiter(
             rate: Double(server.failedAuthenticationsPerMinute) / 60,
@@ -44,10 +49,38 @@ struct KeyAuthentication: Sendable {
     /// authentications per client address as the `Authorization` header; nil for an unknown or revoked key.
     func signIn(key: String, context: ReclaimRequestContext) async throws -> APIKeyStore.Caller? {
         let client = try admittedClient(context)
-        if key.utf8.count <= Self.maxKeyBytes, let caller = try await keys.authenticate(key, logger: context.logger) { return caller }
+        if key.utf8.count <= Self.maxKeyBytes, let caller = try await authenticate(key, logger: context.logger) { return caller }
         let refusal = refusal(of: client, "the key is unknown or revoked")
         if refusal.status == .tooManyRequests { throw refusal }
         return nil
+    }
+
+    /// The session a /console cookie holds and its caller, when the cookie is authentic, unexpired, not signed
+    /// out, and its key is still active and may see the console.
+    func consoleSession(_ cookie: String, logger: Logger) async throws -> (session: ConsoleSession, caller: APIKeyStore.Caller)? {
+        guard let claimed = ConsoleSession.claimed(Substring(cookie)), claimed.session.expires > now(),
+            let (caller, secret, notBefore) = try await postgres.withConnection(
+                logger: logger,
+                { [keyId = claimed.session.keyId] in
+                    try await APIKeyStore.sessionSecret(keyId: keyId, connection: $0, logger: logger)
+                }
+            ),
+            ConsoleSession.isAuthentic(payload: claimed.payload, mac: claimed.mac, secret: secret),
+            caller.scope == .admin || caller.scope == .console
+        else { return nil }
+        if let notBefore, claimed.session.signedInAt < notBefore { return nil }
+        return (claimed.session, caller)
+    }
+
+    /// Sign-out: `session`, and every older session of its key, no longer opens the console.
+    func endConsoleSessions(_ session: ConsoleSession, logger: Logger) async throws {
+        try await postgres.withConnection(logger: logger) {
+            try await APIKeyStore.endConsoleSessions(keyId: session.keyId, signedInUntil: session.signedInAt, connection: $0, logger: logger)
+        }
+    }
+
+    private func authenticate(_ key: String, logger: Logger) async throws -> APIKeyStore.Caller? {
+        try await postgres.withConnection(logger: logger) { try await APIKeyStore.authenticate(key, connection: $0, logger: logger) }
     }
 
     /// Keys are 50-odd characters: anything far longer is refused before it is hashed.
@@ -83,7 +116,7 @@ struct KeyAuthentication: Sendable {
         if let cached = cache.caller(for: digest) {
             caller = cached
         } else {
-            guard let found = try await keys.authenticate(String(parts[1]), logger: context.logger) else {
+            guard let found = try await authenticate(String(parts[1]), logger: context.logger) else {
                 throw refuse("the key is unknown or revoked")
             }
             cache.remember(found, for: digest)

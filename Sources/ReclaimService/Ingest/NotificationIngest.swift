@@ -28,7 +28,8 @@ public struct NotificationIngest: Sendable {
         self.verifier = dependencies.verifier
         self.apps = dependencies.config.appIdentities
         self.rejections = RejectionRecorder(
-            store: RejectedInputStore(postgres: dependencies.postgres, keep: dependencies.config.server.rejectedInputsKept),
+            postgres: dependencies.postgres,
+            keep: dependencies.config.server.rejectedInputsKept,
             logger: dependencies.logger
         )
         self.logger = dependencies.logger

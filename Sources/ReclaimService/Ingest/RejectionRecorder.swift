@@ -13,15 +13,18 @@ public final class RejectionRecorder: Sendable {
         var flushing = false
     }
 
-    private let store: RejectedInputStore
+    private let postgres: Database
+    /// Rows of `reclaim.rejected_inputs` kept (`server.rejectedInputsKept`).
+    private let keep: Int
     private let capacity: Int
     private let batchSize: Int
     private let logger: Logger
     private let state = Mutex(State())
     private let dropped = Counter(label: "reclaim_rejections_dropped_total")
 
-    public init(store: RejectedInputStore, capacity: Int = 1000, batchSize: Int = 200, logger: Logger) {
-        self.store = store
+    public init(postgres: Database, keep: Int, capacity: Int = 1000, batchSize: Int = 200, logger: Logger) {
+        self.postgres = postgres
+        self.keep = keep
         self.capacity = capacity
         self.batchSize = batchSize
         self.logger = logger
@@ -56,7 +59,9 @@ public final class RejectionRecorder: Sendable {
             }
             if batch.isEmpty { return }
             do {
-                try await store.record(batch, logger: logger)
+                try await postgres.withConnection(logger: logger) { [keep, logger] in
+                    try await RejectedInputStore.record(batch, keep: keep, connection: $0, logger: logger)
+                }
             } catch {
                 // Forensics are best effort: a database outage must not turn a 4xx into a 503 or grow memory.
                 dropped.increment(by: batch.count)

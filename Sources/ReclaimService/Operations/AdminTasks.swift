@@ -20,14 +20,17 @@ public enum AdminTasks {
             throw ConfigError("app \(bundleId) is not configured under apps; keys are only made for configured apps")
         }
         return try await Database.withDatabase(url, maxConnections: 1, logger: logger) { client in
-            try await APIKeyStore(postgres: client).create(scope: .app, bundleId: bundleId, name: name, logger: logger)
+            try await client.withConnection(logger: logger) {
+                try await APIKeyStore.create(scope: .app, bundleId: bundleId, name: name, connection: $0, logger: logger)
+            }
         }
     }
 
     /// App and console keys (of one app, or all) as printable lines: id, app, prefix, name, created, revoked. Never the key.
     public static func listAppKeys(bundleId: String?, url: DatabaseURL, logger: Logger) async throws -> [String] {
         try await Database.withDatabase(url, maxConnections: 1, logger: logger) { client in
-            try await APIKeyStore(postgres: client).list(bundleId: bundleId, logger: logger).filter { $0.scope != .admin }.map { key in
+            try await client.withConnection(logger: logger) { try await APIKeyStore.list(bundleId: bundleId, connection: $0, logger: logger) }.filter
+            { $0.scope != .admin }.map { key in
                 let revoked = key.revokedAt.map { "revoked \($0.formatted(.iso8601))" } ?? "active"
                 return
                     "\(key.id.uuidString.lowercased())\t\(key.bundleId ?? "")\t\(key.prefix)…\t\(key.name ?? "-")\tcreated \(key.createdAt.formatted(.iso8601))\t\(revoked)"
@@ -38,7 +41,7 @@ public enum AdminTasks {
     /// Revokes a key by id; false when there is no such active key.
     public static func revokeKey(id: UUID, url: DatabaseURL, logger: Logger) async throws -> Bool {
         try await Database.withDatabase(url, maxConnections: 1, logger: logger) { client in
-            try await APIKeyStore(postgres: client).revoke(id: id, logger: logger)
+            try await client.withConnection(logger: logger) { try await APIKeyStore.revoke(id: id, connection: $0, logger: logger) }
         }
     }
 
@@ -56,13 +59,17 @@ public enum AdminTasks {
             throw ConfigError("app \(bundleId) is not configured under apps; keys are only made for configured apps")
         }
         return try await Database.withDatabase(url, maxConnections: 1, logger: logger) { client in
-            try await APIKeyStore(postgres: client).create(scope: .console, bundleId: bundleId, name: name, logger: logger)
+            try await client.withConnection(logger: logger) {
+                try await APIKeyStore.create(scope: .console, bundleId: bundleId, name: name, connection: $0, logger: logger)
+            }
         }
     }
 
     public static func createAdminKey(url: DatabaseURL, logger: Logger) async throws -> String {
         try await Database.withDatabase(url, maxConnections: 1, logger: logger) { client in
-            try await APIKeyStore(postgres: client).create(scope: .admin, bundleId: nil, logger: logger)
+            try await client.withConnection(logger: logger) {
+                try await APIKeyStore.create(scope: .admin, bundleId: nil, connection: $0, logger: logger)
+            }
         }
     }
 

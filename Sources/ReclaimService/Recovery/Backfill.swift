@@ -40,7 +40,9 @@ public enum Backfill {
         return try await RecoveryTasks.withDependencies(config: config, url: url, logger: logger) { dependencies, http in
             let clients = try environments.map { try AppStoreServerAPIClient(app: app, environment: $0, http: http, logger: logger) }
             let engine = evaluate ? dependencies.campaignEngine : CampaignEngine(campaigns: [], issuer: dependencies.issuer)
-            let done = try await BackfillStore(postgres: dependencies.postgres).done(bundleId: bundleId, logger: logger)
+            let done = try await dependencies.postgres.withConnection(logger: logger) {
+                try await BackfillStore.done(bundleId: bundleId, connection: $0, logger: logger)
+            }
             var counts = Counts()
             for (index, id) in transactionIds.enumerated() {
                 guard !done.contains(id) else {

@@ -1,6 +1,7 @@
 import AsyncHTTPClient
 import Foundation
 import Logging
+import PostgresNIO
 import ReclaimStore
 
 /// Recovers notifications Apple sent while Reclaim was down, misconfigured or unreachable: reads Apple's
@@ -25,12 +26,12 @@ public struct Reconciler: Sendable {
     }
 
     let ingest: NotificationIngest
-    let runs: ReconciliationRunStore
+    let postgres: Database
     let logger: Logger
 
     public init(dependencies: Dependencies) {
         self.ingest = NotificationIngest(dependencies: dependencies)
-        self.runs = ReconciliationRunStore(postgres: dependencies.postgres)
+        self.postgres = dependencies.postgres
         self.logger = dependencies.logger
     }
 
@@ -46,14 +47,17 @@ public struct Reconciler: Sendable {
         let earliest = until.addingTimeInterval(-AppStoreAPI.historyLimit(for: client.environment) + 60)
         let start = max(since, earliest)
         let window = start...until
-        let id = try await runs.start(
-            bundleId: client.bundleId,
-            environment: client.environment,
-            startedBy: startedBy,
-            window: window,
-            onlyFailures: onlyFailures,
-            logger: logger
-        )
+        let id = try await postgres.withConnection(logger: logger) { [logger] in
+            try await ReconciliationRunStore.start(
+                bundleId: client.bundleId,
+                environment: client.environment,
+                startedBy: startedBy,
+                window: window,
+                onlyFailures: onlyFailures,
+                connection: $0,
+                logger: logger
+            )
+        }
         var counts = ReconciliationRunStore.Counts()
         let request = AppStoreAPI.NotificationHistoryRequest(
             startDate: Int64(start.timeIntervalSince1970 * 1000),
@@ -80,7 +84,7 @@ public struct Reconciler: Sendable {
                         )
                     }
                 }
-                try await runs.progress(id, counts, logger: logger)
+                try await record { [counts] in try await ReconciliationRunStore.progress(id, counts, connection: $0, logger: $1) }
                 progress(Progress(bundleId: client.bundleId, environment: client.environment, counts: counts, done: !page.hasMore))
                 token = page.hasMore ? page.paginationToken : nil
                 if page.hasMore && token == nil {
@@ -88,10 +92,10 @@ public struct Reconciler: Sendable {
                 }
             } while token != nil
         } catch {
-            try? await runs.finish(id, counts, error: "\(error)", logger: logger)
+            try? await record { [counts] in try await ReconciliationRunStore.finish(id, counts, error: "\(error)", connection: $0, logger: $1) }
             throw error
         }
-        try await runs.finish(id, counts, error: nil, logger: logger)
+        try await record { [counts] in try await ReconciliationRunStore.finish(id, counts, error: nil, connection: $0, logger: $1) }
         logger.info(
             "reconciled",
             metadata: [
@@ -106,6 +110,11 @@ public struct Reconciler: Sendable {
             counts: counts,
             clampedFrom: start > since ? since : nil
         )
+    }
+
+    /// Writes to the run's row, on a connection of its own.
+    private func record(_ write: @escaping @Sendable (PostgresConnection, Logger) async throws -> Void) async throws {
+        try await postgres.withConnection(logger: logger) { [logger] in try await write($0, logger) }
     }
 
     /// The (app, environment) pairs to reconcile: apps with `serverAPI`, each environment it accepts that the

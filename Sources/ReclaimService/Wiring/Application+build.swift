@@ -28,15 +28,14 @@ public func buildRouter(_ dependencies: Dependencies, role: ServerRole = .all) -
             maxBodyBytes: server.maxBodyBytes
         ).register(on: router)
 
-        let keys = KeyAuthentication(keys: APIKeyStore(postgres: dependencies.postgres), server: server)
+        let keys = KeyAuthentication(postgres: dependencies.postgres, server: server)
         let delivery = OfferDelivery(postgres: dependencies.postgres, issuer: dependencies.issuer)
         let apps = router.group().add(middleware: KeyAuthenticator(authentication: keys, scope: .app))
         OfferRoutes(delivery: delivery, userTokens: dependencies.userTokens).register(on: apps)
         OfferEventRoutes(delivery: delivery).register(on: apps)
         let admin = router.group().add(middleware: KeyAuthenticator(authentication: keys, scope: .admin))
         GrantRoutes(grants: GrantService(postgres: dependencies.postgres, issuer: dependencies.issuer)).register(on: admin)
-        ConsoleRoutes(postgres: dependencies.postgres, keys: APIKeyStore(postgres: dependencies.postgres), authentication: keys)
-            .register(on: router)
+        ConsoleRoutes(dashboard: ConsoleDashboard(postgres: dependencies.postgres), authentication: keys).register(on: router)
     }
     return router
 }

@@ -138,18 +138,16 @@ public struct ConsoleReport: Sendable {
         public static let all = [notifications, notificationsPerHour, queue, deadJobs, campaigns, rejections, rejectionsPerProblem]
     }
 
-    /// Reads every section on one connection, in one read-only transaction: the numbers are of one moment.
-    public static func load(bundleId: String?, postgres: Database, logger: Logger) async throws -> ConsoleReport {
-        try await postgres.withConnection(deadline: postgres.deadlines.transaction, logger: logger) { connection in
-            try await connection.query("BEGIN TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY", logger: logger)
-            do {
-                let report = try await read(bundleId: bundleId, connection: connection, logger: logger)
-                try await connection.query("COMMIT", logger: logger)
-                return report
-            } catch {
-                _ = try? await connection.query("ROLLBACK", logger: logger)
-                throw error
-            }
+    /// Reads every section on `connection`, in one read-only transaction: the numbers are of one moment.
+    public static func load(bundleId: String?, connection: PostgresConnection, logger: Logger) async throws -> ConsoleReport {
+        try await connection.query("BEGIN TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY", logger: logger)
+        do {
+            let report = try await read(bundleId: bundleId, connection: connection, logger: logger)
+            try await connection.query("COMMIT", logger: logger)
+            return report
+        } catch {
+            _ = try? await connection.query("ROLLBACK", logger: logger)
+            throw error
         }
     }
 

@@ -8,7 +8,7 @@ import ReclaimDomain
 ///
 /// A key is 32 random bytes in base64url behind a readable prefix (`rk_app_`, `rk_admin_`).
 /// Only its SHA-256 is stored, so a database dump reveals no usable key; the key is shown once.
-public struct APIKeyStore: Sendable {
+public enum APIKeyStore {
     public enum Scope: String, Sendable {
         case app
         case admin
@@ -23,21 +23,21 @@ public struct APIKeyStore: Sendable {
         public let bundleId: String?
     }
 
-    public let postgres: Database
-
-    public init(postgres: Database) {
-        self.postgres = postgres
-    }
-
     /// Creates a key and returns it; this is the only time the key exists in clear.
-    public func create(scope: Scope, bundleId: String?, name: String? = nil, logger: Logger) async throws -> String {
+    public static func create(
+        scope: Scope,
+        bundleId: String?,
+        name: String? = nil,
+        connection: PostgresConnection,
+        logger: Logger
+    ) async throws -> String {
         var generator = SystemRandomNumberGenerator()
         let secret = Base64URL.encode((0..<32).map { _ in UInt8.random(in: .min ... .max, using: &generator) })
         let key = "rk_\(scope.rawValue)_\(secret)"
         let id = UUID()
         let hash = Self.hash(key)
         let prefix = String(key.prefix("rk_\(scope.rawValue)_".count + 5))
-        try await postgres.query(
+        try await connection.query(
             """
             INSERT INTO reclaim.api_keys (id, scope, bundle_id, key_hash, key_prefix, name)
             VALUES (\(id), \(scope.rawValue), \(bundleId), \(hash), \(prefix), \(name))
@@ -48,8 +48,8 @@ public struct APIKeyStore: Sendable {
     }
 
     /// Every key (app keys of one app when `bundleId` is given), newest first.
-    public func list(bundleId: String?, logger: Logger) async throws -> [APIKeyRecord] {
-        let rows = try await postgres.query(
+    public static func list(bundleId: String?, connection: PostgresConnection, logger: Logger) async throws -> [APIKeyRecord] {
+        let rows = try await connection.query(
             """
             SELECT id, scope, bundle_id, key_prefix, name, created_at, revoked_at FROM reclaim.api_keys
             WHERE \(bundleId)::text IS NULL OR bundle_id = \(bundleId)
@@ -66,8 +66,8 @@ public struct APIKeyStore: Sendable {
     }
 
     /// Revokes the key with this id; false when there is none, or it was revoked already.
-    public func revoke(id: UUID, logger: Logger) async throws -> Bool {
-        let rows = try await postgres.query(
+    public static func revoke(id: UUID, connection: PostgresConnection, logger: Logger) async throws -> Bool {
+        let rows = try await connection.query(
             "UPDATE reclaim.api_keys SET revoked_at = now() WHERE id = \(id) AND revoked_at IS NULL RETURNING 1",
             logger: logger
         )
@@ -79,9 +79,9 @@ public struct APIKeyStore: Sendable {
     ///
     /// The lookup compares SHA-256 digests inside PostgreSQL's index, never the key itself, so its timing tells
     /// an attacker nothing about a key: learning that a digest prefix matches would need preimages of SHA-256.
-    public func authenticate(_ key: String, logger: Logger) async throws -> Caller? {
+    public static func authenticate(_ key: String, connection: PostgresConnection, logger: Logger) async throws -> Caller? {
         let hash = Self.hash(key)
-        let rows = try await postgres.query(
+        let rows = try await connection.query(
             "SELECT id, scope, bundle_id FROM reclaim.api_keys WHERE key_hash = \(hash) AND revoked_at IS NULL",
             logger: logger
         )
@@ -95,8 +95,12 @@ public struct APIKeyStore: Sendable {
     /// The caller of an active key by id, and the key's SHA-256: console sessions are signed with it, so a
     /// session ends when its key is revoked, and every process can check a session without shared state.
     /// `sessionsNotBefore`: sessions signed in before it were signed out (``endConsoleSessions(keyId:signedInUntil:logger:)``).
-    public func sessionSecret(keyId: UUID, logger: Logger) async throws -> (caller: Caller, secret: [UInt8], sessionsNotBefore: Date?)? {
-        let rows = try await postgres.query(
+    public static func sessionSecret(
+        keyId: UUID,
+        connection: PostgresConnection,
+        logger: Logger
+    ) async throws -> (caller: Caller, secret: [UInt8], sessionsNotBefore: Date?)? {
+        let rows = try await connection.query(
             "SELECT scope, bundle_id, key_hash, console_sessions_not_before FROM reclaim.api_keys WHERE id = \(keyId) AND revoked_at IS NULL",
             logger: logger
         )
@@ -109,9 +113,9 @@ public struct APIKeyStore: Sendable {
 
     /// Sign-out: ends every console session of the key signed in at or before `signedInUntil` (the session that
     /// signs out, and any older copy of it); sessions signed in later stay. Never moves the limit back.
-    public func endConsoleSessions(keyId: UUID, signedInUntil: Date, logger: Logger) async throws {
+    public static func endConsoleSessions(keyId: UUID, signedInUntil: Date, connection: PostgresConnection, logger: Logger) async throws {
         let notBefore = signedInUntil.addingTimeInterval(1)
-        try await postgres.query(
+        try await connection.query(
             """
             UPDATE reclaim.api_keys
             SET console_sessions_not_before = greatest(console_sessions_not_before, \(notBefore))

@@ -4,7 +4,7 @@ import Logging
 import PostgresNIO
 
 /// Forensic records of refused inputs: reason and a SHA-256 of the body, never the body itself.
-public struct RejectedInputStore: Sendable {
+public enum RejectedInputStore {
     /// One refusal, ready to store.
     public struct Rejection: Sendable {
         public var receivedAt: Date
@@ -24,19 +24,11 @@ public struct RejectedInputStore: Sendable {
         }
     }
 
-    public let postgres: Database
-    /// Rows kept; older ones are deleted as new ones arrive.
-    public let keep: Int
-
-    public init(postgres: Database, keep: Int) {
-        self.postgres = postgres
-        self.keep = keep
-    }
-
-    /// Stores a batch in one statement and trims the table to the newest `keep` rows (plus one batch).
-    public func record(_ batch: [Rejection], logger: Logger) async throws {
+    /// Stores a batch in one statement and trims the table to the newest `keep` rows (plus one batch): older
+    /// ones are deleted as new ones arrive.
+    public static func record(_ batch: [Rejection], keep: Int, connection: PostgresConnection, logger: Logger) async throws {
         guard !batch.isEmpty else { return }
-        let rows = try await postgres.query(
+        let rows = try await connection.query(
             """
             INSERT INTO reclaim.rejected_inputs (received_at, endpoint, problem, reason, body_sha256, body_size)
             SELECT * FROM unnest(\(batch.map(\.receivedAt))::timestamptz[], \(batch.map(\.endpoint))::text[],
@@ -52,6 +44,6 @@ public struct RejectedInputStore: Sendable {
         // `keep` is validated (0…10,000,000) and `last` is a positive identity: no overflow either way.
         let (bound, overflow) = last.subtractingReportingOverflow(Int64(clamping: max(keep, 0)))
         guard !overflow else { return }
-        try await postgres.query("DELETE FROM reclaim.rejected_inputs WHERE id <= \(bound)", logger: logger)
+        try await connection.query("DELETE FROM reclaim.rejected_inputs WHERE id <= \(bound)", logger: logger)
     }
 }

@@ -3,17 +3,15 @@ import Logging
 import PostgresNIO
 
 /// `reclaim.backfill_transactions`: which transaction ids a backfill has handled, so a second run skips them.
-public struct BackfillStore: Sendable {
-    public let postgres: Database
-
-    public init(postgres: Database) {
-        self.postgres = postgres
-    }
+public enum BackfillStore {
 
     /// The ids of `bundleId` handled already.
-    public func done(bundleId: String, logger: Logger) async throws -> Set<String> {
+    public static func done(bundleId: String, connection: PostgresConnection, logger: Logger) async throws -> Set<String> {
         var done = Set<String>()
-        let rows = try await postgres.query("SELECT transaction_id FROM reclaim.backfill_transactions WHERE bundle_id = \(bundleId)", logger: logger)
+        let rows = try await connection.query(
+            "SELECT transaction_id FROM reclaim.backfill_transactions WHERE bundle_id = \(bundleId)",
+            logger: logger
+        )
         for try await id in rows.decode(String.self) { done.insert(id) }
         return done
     }

@@ -4,7 +4,7 @@ import PostgresNIO
 
 /// `reclaim.reconciliation_runs`: each run is recorded when it starts and updated as pages arrive, so a run
 /// whose process died shows how far it got (finished_at NULL).
-public struct ReconciliationRunStore: Sendable {
+public enum ReconciliationRunStore {
     public struct Counts: Sendable, Equatable {
         public var pages = 0
         public var found = 0
@@ -19,21 +19,17 @@ public struct ReconciliationRunStore: Sendable {
         }
     }
 
-    public let postgres: Database
-
-    public init(postgres: Database) {
-        self.postgres = postgres
-    }
-
-    public func start(
+    /// Records the start of a run; returns its id.
+    public static func start(
         bundleId: String,
         environment: String,
         startedBy: String,
         window: ClosedRange<Date>,
         onlyFailures: Bool,
+        connection: PostgresConnection,
         logger: Logger
     ) async throws -> Int64 {
-        let rows = try await postgres.query(
+        let rows = try await connection.query(
             """
             INSERT INTO reclaim.reconciliation_runs (bundle_id, environment, started_by, window_start, window_end, only_failures)
             VALUES (\(bundleId), \(environment), \(startedBy), \(window.lowerBound), \(window.upperBound), \(onlyFailures))
@@ -45,8 +41,8 @@ public struct ReconciliationRunStore: Sendable {
         throw PostgresRowMissing(what: "INSERT INTO reclaim.reconciliation_runs")
     }
 
-    public func progress(_ id: Int64, _ counts: Counts, logger: Logger) async throws {
-        try await postgres.query(
+    public static func progress(_ id: Int64, _ counts: Counts, connection: PostgresConnection, logger: Logger) async throws {
+        try await connection.query(
             """
             UPDATE reclaim.reconciliation_runs
             SET pages = \(counts.pages), found = \(counts.found), new = \(counts.new), refused = \(counts.refused)
@@ -56,8 +52,8 @@ public struct ReconciliationRunStore: Sendable {
         )
     }
 
-    public func finish(_ id: Int64, _ counts: Counts, error: String?, logger: Logger) async throws {
-        try await postgres.query(
+    public static func finish(_ id: Int64, _ counts: Counts, error: String?, connection: PostgresConnection, logger: Logger) async throws {
+        try await connection.query(
             """
             UPDATE reclaim.reconciliation_runs
             SET pages = \(counts.pages), found = \(counts.found), new = \(counts.new), refused = \(counts.refused),

@@ -19,7 +19,7 @@ struct GrantTests {
         let setup = try CampaignTestSetup()
         defer { setup.remove() }
         try await withProcessedCorpus(setup) { client, dependencies in
-            let keys = APIKeyStore(postgres: client)
+            let keys = TestKeys(client: client)
             let adminKey = try await keys.create(scope: .admin, bundleId: nil, logger: logger)
             let appKey = try await keys.create(scope: .app, bundleId: "GeniusParentingAI", logger: logger)
             let app = Application(router: buildRouter(dependencies), configuration: .init(address: .hostname("127.0.0.1", port: 0)))

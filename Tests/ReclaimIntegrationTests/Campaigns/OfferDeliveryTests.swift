@@ -33,7 +33,7 @@ struct OfferDeliveryTests {
         let setup = try CampaignTestSetup(extraApps: "  - {bundleId: com.example.other, environments: [Sandbox]}")
         defer { setup.remove() }
         try await withProcessedCorpus(setup) { client, dependencies in
-            let keys = APIKeyStore(postgres: client)
+            let keys = TestKeys(client: client)
             let appKey = try await keys.create(scope: .app, bundleId: "GeniusParentingAI", logger: logger)
             let otherKey = try await keys.create(scope: .app, bundleId: "com.example.other", logger: logger)
             let adminKey = try await keys.create(scope: .admin, bundleId: nil, logger: logger)
@@ -124,7 +124,7 @@ struct OfferDeliveryTests {
         let setup = try CampaignTestSetup(extraApps: "  - {bundleId: com.example.other, environments: [Sandbox]}")
         defer { setup.remove() }
         try await withProcessedCorpus(setup) { client, dependencies in
-            let keys = APIKeyStore(postgres: client)
+            let keys = TestKeys(client: client)
             let appKey = try await keys.create(scope: .app, bundleId: "GeniusParentingAI", logger: logger)
             let otherKey = try await keys.create(scope: .app, bundleId: "com.example.other", logger: logger)
             let offerId = try #require(try await OfferRow.all(client).last?.id).uuidString.lowercased()

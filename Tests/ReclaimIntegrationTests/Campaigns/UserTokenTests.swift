@@ -35,7 +35,7 @@ struct UserTokenTests {
         defer { setup.remove() }
         let user = "00000000-0000-0000-0000-000000000051"
         try await withProcessedCorpus(setup) { client, dependencies in
-            let appKey = try await APIKeyStore(postgres: client).create(scope: .app, bundleId: "GeniusParentingAI", logger: logger)
+            let appKey = try await TestKeys(client: client).create(scope: .app, bundleId: "GeniusParentingAI", logger: logger)
             let app = Application(router: buildRouter(dependencies), configuration: .init(address: .hostname("127.0.0.1", port: 0)))
             try await app.test(.live) { http in
                 func get(_ token: String?, query: String = user) async throws -> (HTTPResponse.Status, String) {

@@ -19,7 +19,7 @@ struct ReclaimClientTests {
         let setup = try CampaignTestSetup()
         defer { setup.remove() }
         try await withProcessedCorpus(setup) { client, dependencies in
-            let keys = APIKeyStore(postgres: client)
+            let keys = TestKeys(client: client)
             let appKey = try await keys.create(scope: .app, bundleId: "GeniusParentingAI", name: "client-test", logger: logger)
             let app = Application(router: buildRouter(dependencies), configuration: .init(address: .hostname("127.0.0.1", port: 0)))
             try await app.test(.live) { http in

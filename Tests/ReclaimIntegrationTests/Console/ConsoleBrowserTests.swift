@@ -63,7 +63,7 @@ struct ConsoleBrowserTests {
         let setup = try CampaignTestSetup()
         defer { setup.remove() }
         try await withProcessedCorpus(setup) { client, dependencies in
-            let key = try await APIKeyStore(postgres: client).create(scope: .console, bundleId: nil, logger: TestPostgres.logger)
+            let key = try await TestKeys(client: client).create(scope: .console, bundleId: nil, logger: TestPostgres.logger)
             let app = Application(router: buildRouter(dependencies), configuration: .init(address: .hostname("127.0.0.1", port: 0)))
             try await app.test(.live) { http in
                 let port = try #require(http.port)

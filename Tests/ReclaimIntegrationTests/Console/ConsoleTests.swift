@@ -27,7 +27,7 @@ struct ConsoleTests {
         let setup = try CampaignTestSetup(extraApps: "  - {bundleId: com.example.other, environments: [Sandbox]}")
         defer { setup.remove() }
         try await withProcessedCorpus(setup) { client, dependencies in
-            let keys = APIKeyStore(postgres: client)
+            let keys = TestKeys(client: client)
             let admin = try await keys.create(scope: .admin, bundleId: nil, logger: logger)
             let appConsole = try await keys.create(scope: .console, bundleId: "GeniusParentingAI", logger: logger)
             let otherConsole = try await keys.create(scope: .console, bundleId: "com.example.other", logger: logger)

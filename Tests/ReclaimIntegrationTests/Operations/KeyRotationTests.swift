@@ -39,7 +39,7 @@ struct KeyRotationTests {
             let dependencies = try Dependencies.test(postgres: client, config: rotated)
             #expect(dependencies.signers["GeniusParentingAI"]?.key.keyId == "TESTKEY002")
 
-            let appKey = try await APIKeyStore(postgres: client).create(scope: .app, bundleId: "GeniusParentingAI", logger: TestPostgres.logger)
+            let appKey = try await TestKeys(client: client).create(scope: .app, bundleId: "GeniusParentingAI", logger: TestPostgres.logger)
             let app = Application(router: buildRouter(dependencies))
             let answer = try await app.test(.router) { http in
                 try await http.execute(

@@ -53,7 +53,7 @@ struct EdgeTests {
     @Test("each key's budget and each address's failed authentications are limited: 429 with Retry-After")
     func rateLimits() async throws {
         try await withServer { port, client in
-            let key = try await APIKeyStore(postgres: client).create(scope: .app, bundleId: "com.example.app", logger: logger)
+            let key = try await TestKeys(client: client).create(scope: .app, bundleId: "com.example.app", logger: logger)
             func get(_ key: String) async throws -> (Int, String?) {
                 var request = URLRequest(url: URL(string: "http://127.0.0.1:\(port)/v1/offers?appAccountToken=\(UUID())")!)
                 request.setValue("Bearer \(key)", forHTTPHeaderField: "Authorization")

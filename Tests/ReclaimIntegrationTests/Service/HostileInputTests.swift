@@ -66,7 +66,7 @@ struct HostileInputTests {
         let setup = try CampaignTestSetup()
         defer { setup.remove() }
         try await withTestDatabase { client, url in
-            let store = APIKeyStore(postgres: client)
+            let store = TestKeys(client: client)
             let keys = (
                 app: try await store.create(scope: .app, bundleId: "GeniusParentingAI", logger: logger),
                 admin: try await store.create(scope: .admin, bundleId: nil, logger: logger),

@@ -40,7 +40,7 @@ struct MetricsExpositionTests {
                 dependencies.metricsRegistry = registry
                 return dependencies
             }()
-            let appKey = try await APIKeyStore(postgres: client).create(scope: .app, bundleId: "GeniusParentingAI", logger: TestPostgres.logger)
+            let appKey = try await TestKeys(client: client).create(scope: .app, bundleId: "GeniusParentingAI", logger: TestPostgres.logger)
             let maintenance = QueueMaintenance(
                 queue: JobQueue(postgres: client),
                 interval: .milliseconds(50),
