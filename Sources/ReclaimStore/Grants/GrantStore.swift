@@ -86,39 +86,27 @@ public enum GrantStore {
         connection: PostgresConnection,
         logger: Logger
     ) async throws -> Bool {
-        var bindings = PostgresBindings(capacity: 11 + OfferInsert.parameterCount)
-        bindings.append(id)
-        bindings.append(request.bundleId)
-        bindings.append(idempotencyKey)
-        bindings.append(request.appAccountToken)
-        bindings.append(request.originalTransactionId)
-        bindings.append(request.productId)
-        bindings.append(request.offerIdentifier)
-        bindings.append(request.reason)
-        bindings.append(request.campaign)
-        bindings.append(adminKeyId)
-        bindings.append(ByteBuffer(bytes: request.fingerprint))
+        var query: PostgresQuery = """
+            WITH g AS (
+                INSERT INTO reclaim.grants (id, bundle_id, idempotency_key, app_account_token, original_transaction_id, product_id,
+                                            offer_identifier, reason, campaign, admin_key_id, request_sha256)
+                VALUES (\(id), \(request.bundleId), \(idempotencyKey), \(request.appAccountToken), \(request.originalTransactionId),
+                        \(request.productId), \(request.offerIdentifier), \(request.reason), \(request.campaign), \(adminKeyId),
+                        \(ByteBuffer(bytes: request.fingerprint)))
+                ON CONFLICT (bundle_id, idempotency_key) DO NOTHING
+                RETURNING id)
+            """
+        query.sql += "\n" + OfferInsert.sql(firstParameter: query.binds.count + 1, where: "o.grant_id IN (SELECT id FROM g)") + "\nRETURNING id"
         OfferInsert.bind(
             [offer],
             subscriber: state.subscriber,
             appAccountToken: state.appAccountToken,
             source: nil,
             triggeredAt: triggeredAt,
-            into: &bindings
+            into: &query.binds
         )
-        let rows = try await connection.query(PostgresQuery(unsafeSQL: createSQL, binds: bindings), logger: logger)
+        let rows = try await connection.query(query, logger: logger)
         for try await _ in rows { return true }
         return false
     }
-
-    private static let createSQL = """
-        WITH g AS (
-            INSERT INTO reclaim.grants (id, bundle_id, idempotency_key, app_account_token, original_transaction_id, product_id,
-                                        offer_identifier, reason, campaign, admin_key_id, request_sha256)
-            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
-            ON CONFLICT (bundle_id, idempotency_key) DO NOTHING
-            RETURNING id)
-        \(OfferInsert.sql(firstParameter: 12, where: "o.grant_id IN (SELECT id FROM g)"))
-        RETURNING id
-        """
 }

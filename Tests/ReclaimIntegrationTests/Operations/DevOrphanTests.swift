@@ -89,7 +89,8 @@ struct DevOrphanTests {
         let pidFile = cluster.root.appendingPathComponent("squatter.pid")
         let squatter = try Subprocess("/usr/sbin/runuser", ["-u", "postgres", "--", "/bin/sh", "-c", "echo $$ > \(pidFile.path); exec sleep 120"])
         defer { squatter.signal(SIGTERM) }
-        try await eventually("the squatter runs", timeout: .seconds(10)) {
+        // runuser goes through PAM: on a machine busy with the whole suite that took longer than 10 s once.
+        try await eventually("the squatter runs", timeout: .seconds(30)) {
             Int32((try? String(contentsOf: pidFile, encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines) ?? "") != nil
         }
         let squatterPID = try String(contentsOf: pidFile, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
