@@ -36,19 +36,18 @@ struct LockWithHistoryStatement: PostgresPreparedStatement {
     }
 
     func decodeRow(_ row: PostgresRow) throws -> Row {
-        let row = row.makeRandomAccess()
-        let state = try SubscriptionStore.state(from: row)
-        let at = SubscriptionStore.columnCount
-        let campaigns = try row[at].decode([String].self)
-        let outcomes = try row[at + 1].decode([String].self)
-        let times = try row[at + 2].decode([Date].self)
-        let liveId = try row[at + 3].decode(UUID?.self)
-        let liveCampaign = try row[at + 4].decode(String?.self)
-        let priority = try row[at + 5].decode(Int?.self)
-        let product = try row[at + 6].decode(String?.self)
-        let offer = try row[at + 7].decode(String?.self)
-        let triggeredAt = try row[at + 8].decode(Date?.self)
-        let isGrant = try row[at + 9].decode(Bool?.self)
+        var cells = RowCells(row)
+        let state = try SubscriptionStore.state(from: &cells)
+        let campaigns = try cells.next([String].self)
+        let outcomes = try cells.next([String].self)
+        let times = try cells.next([Date].self)
+        let liveId = try cells.next(UUID?.self)
+        let liveCampaign = try cells.next(String?.self)
+        let priority = try cells.next(Int?.self)
+        let product = try cells.next(String?.self)
+        let offer = try cells.next(String?.self)
+        let triggeredAt = try cells.next(Date?.self)
+        let isGrant = try cells.next(Bool?.self)
         var history = OfferHistory()
         for (index, campaign) in campaigns.enumerated() {
             guard let outcome = CampaignDecision.Outcome(rawValue: outcomes[index]) else { continue }

@@ -16,36 +16,49 @@ public enum SubscriptionStore {
 
     /// The one decoder of a subscription row: the first ``columns`` of `row`, in their order.
     static func state(from row: PostgresRow) throws -> SubscriptionState {
-        try state(from: row.makeRandomAccess())
+        var cells = RowCells(row)
+        return try state(from: &cells)
     }
 
-    static func state(from row: PostgresRandomAccessRow) throws -> SubscriptionState {
+    /// Decodes the subscription's ``columns`` from `cells`, leaving it at the first column after them.
+    static func state(from cells: inout RowCells) throws -> SubscriptionState {
         var state = SubscriptionState(
-            bundleId: try row[0].decode(String.self),
-            environment: try row[1].decode(String.self),
-            originalTransactionId: try row[2].decode(String.self)
+            bundleId: try cells.next(String.self),
+            environment: try cells.next(String.self),
+            originalTransactionId: try cells.next(String.self)
         )
-        state.appAccountToken = try row[3].decode(UUID?.self)
-        state.productId = try row[4].decode(String?.self)
-        state.subscriptionGroupId = try row[5].decode(String?.self)
-        state.status = SubscriptionState.Status(rawValue: try row[6].decode(String.self)) ?? .unknown
-        state.autoRenew = try row[7].decode(Bool?.self)
-        state.autoRenewProductId = try row[8].decode(String?.self)
-        state.expiresAt = try row[9].decode(Date?.self)
-        state.expirationIntent = try row[10].decode(Int16?.self).map(Int.init)
-        state.inBillingRetry = try row[11].decode(Bool?.self)
-        state.gracePeriodExpiresAt = try row[12].decode(Date?.self)
-        state.eligibleWinBackOfferIds = try row[13].decode([String].self)
-        state.storefront = try row[14].decode(String?.self)
-        state.firstPurchaseAt = try row[15].decode(Date?.self)
-        state.lastTransactionId = try row[16].decode(String?.self)
-        state.lastNotificationType = try row[17].decode(String?.self)
-        state.lastSubtype = try row[18].decode(String?.self)
-        state.lastSignedDate = try row[19].decode(Date?.self)
-        state.lastNotificationUUID = try row[20].decode(UUID?.self)
+        state.appAccountToken = try cells.next(UUID?.self)
+        state.productId = try cells.next(String?.self)
+        state.subscriptionGroupId = try cells.next(String?.self)
+        state.status = SubscriptionState.Status(rawValue: try cells.next(String.self)) ?? .unknown
+        state.autoRenew = try cells.next(Bool?.self)
+        state.autoRenewProductId = try cells.next(String?.self)
+        state.expiresAt = try cells.next(Date?.self)
+        state.expirationIntent = try cells.next(Int16?.self).map(Int.init)
+        state.inBillingRetry = try cells.next(Bool?.self)
+        state.gracePeriodExpiresAt = try cells.next(Date?.self)
+        state.eligibleWinBackOfferIds = try cells.next([String].self)
+        state.storefront = try cells.next(String?.self)
+        state.firstPurchaseAt = try cells.next(Date?.self)
+        state.lastTransactionId = try cells.next(String?.self)
+        state.lastNotificationType = try cells.next(String?.self)
+        state.lastSubtype = try cells.next(String?.self)
+        state.lastSignedDate = try cells.next(Date?.self)
+        state.lastNotificationUUID = try cells.next(UUID?.self)
         return state
     }
+}
 
-    /// How many columns a subscription row has (``columns``): what follows them in a row is another table's.
-    static let columnCount = 21
+/// A row's cells decoded one after the other, so that a statement returning one table's columns and then
+/// others' decodes the first with that table's decoder and goes on from there.
+struct RowCells {
+    private var cells: PostgresRow.Iterator
+
+    init(_ row: PostgresRow) { cells = row.makeIterator() }
+
+    /// The next cell as `T`.
+    mutating func next<T: PostgresDecodable>(_: T.Type) throws -> T {
+        guard let cell = cells.next() else { throw PostgresRowMissing(what: "a column of \(T.self): the row has fewer columns") }
+        return try cell.decode(T.self)
+    }
 }

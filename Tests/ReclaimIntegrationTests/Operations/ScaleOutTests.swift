@@ -1,6 +1,7 @@
 import Foundation
 import PostgresNIO
 import ReclaimStore
+import ReclaimTestSupport
 import Testing
 
 /// docs/operations.md, "Processes and roles": any number of API and worker processes against one PostgreSQL.
