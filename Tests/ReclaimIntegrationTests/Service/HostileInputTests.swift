@@ -32,7 +32,9 @@ struct HostileInputTests {
         func send(_ method: String, _ path: String, headers: [String: String] = [:], body: Data? = nil) async -> Answer {
             var request = URLRequest(url: URL(string: "http://127.0.0.1:\(port)\(path)")!)
             request.httpMethod = method
-            request.timeoutInterval = 10
+            // What this suite checks is that every request is answered below 500 and the process lives on, not how
+            // fast: on a machine busy with the whole suite (the flood test beside it) a grant once took over 10 s.
+            request.timeoutInterval = 30
             for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
             request.httpBody = body
             guard let (data, response) = try? await URLSession.shared.data(for: request) else { return Answer(status: nil, body: Data()) }
