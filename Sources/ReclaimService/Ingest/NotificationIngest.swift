@@ -138,13 +138,10 @@ public struct NotificationIngest: Sendable {
     /// not JSON: `slug` is then the problem's). The record is written in the background (``RejectionRecorder``):
     /// the caller is answered without waiting for the database.
     public func recordRefusal(_ slug: String, detail: String, body: ByteBuffer, logger: Logger) {
+        // Bounded like every reason Reclaim logs: it may quote the input.
+        let reason = LogText.bounded(detail, limit: LogText.reasonLimit)
         Counter(label: "reclaim_notifications_rejected_total", dimensions: [("problem", slug)]).increment()
-        logger.notice("notification refused", metadata: ["problem": "\(slug)", "detail": "\(LogText.bounded(detail, limit: Self.detailLimit))"])
-        rejections.record(
-            .init(endpoint: "/v1/apple/notifications", problem: slug, reason: LogText.bounded(detail, limit: Self.detailLimit), body: body)
-        )
+        logger.notice("notification refused", metadata: ["problem": "\(slug)", "detail": "\(reason)"])
+        rejections.record(.init(endpoint: "/v1/apple/notifications", problem: slug, reason: reason, body: body))
     }
-
-    /// Refusal details as logged and recorded: bounded like a problem's, since they may quote the input.
-    static let detailLimit = 300
 }

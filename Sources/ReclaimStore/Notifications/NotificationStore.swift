@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import PostgresNIO
+import ReclaimDomain
 
 /// `reclaim.notifications`: every statement that stores a notification. Ingest's batches go in with their
 /// processing jobs; a backfill's implied notifications without (the backfill processes them itself).
@@ -50,7 +51,7 @@ public enum NotificationStore {
         connection: PostgresConnection,
         logger: Logger
     ) async throws -> Bool {
-        let signedDate = Date(timeIntervalSince1970: Double(record.signedDateMillis) / 1000)
+        let signedDate = Date(unixMilliseconds: record.signedDateMillis)  // clamped: PostgresNIO traps on a far date
         let rows = try await connection.query(
             """
             INSERT INTO reclaim.notifications (notification_uuid, notification_type, subtype, bundle_id, environment, signed_date,
