@@ -8,11 +8,27 @@ let swiftSettings: [SwiftSetting] = [
     .enableUpcomingFeature("MemberImportVisibility"),
 ]
 
+/// Every server dependency is a product behind the `Server` trait (on by default). An app that adds this repository
+/// with `traits: []` for ``ReclaimClient`` then neither resolves nor fetches any of them: SwiftPM omits a package whose
+/// every use is guarded by a trait that is off (plain target-based resolution still fetches them all).
+func server(_ product: String, _ package: String) -> Target.Dependency {
+    .product(name: product, package: package, condition: .when(traits: ["Server"]))
+}
+
 let package = Package(
     name: "reclaim",
-    platforms: [.macOS(.v15)],
+    // macOS 15 for the server; the others only matter to ReclaimClient, the one product an app uses.
+    platforms: [.macOS(.v15), .iOS(.v15), .tvOS(.v15), .watchOS(.v8), .visionOS(.v1)],
     products: [
-        .executable(name: "reclaim", targets: ["reclaim"])
+        .executable(name: "reclaim", targets: ["reclaim"]),
+        // The app-side client. Its target depends on nothing, so an app that adds this repository by URL and uses
+        // only this product resolves, fetches and compiles none of the server's packages (SwiftPM resolves by
+        // target: scripts/check-client proves it from a package outside the repository).
+        .library(name: "ReclaimClient", targets: ["ReclaimClient"]),
+    ],
+    traits: [
+        .trait(name: "Server", description: "The server, its command line and tests: everything but ReclaimClient."),
+        .default(enabledTraits: ["Server"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.5.0"),
@@ -30,17 +46,17 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.1.0"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.6.0"),
         .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.26.0"),
-        // The app-side client, a package of its own so that apps compile none of the above; here for its tests.
-        .package(path: "Client"),
     ],
     targets: [
+        // The app-side client: Foundation only (and StoreKit on Apple platforms). Nothing else, ever.
+        .target(name: "ReclaimClient", swiftSettings: swiftSettings),
         // Pure domain: models, campaign rules, signing, JWS and chain verification. No I/O.
         .target(
             name: "ReclaimDomain",
             dependencies: [
-                .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "SwiftASN1", package: "swift-asn1"),
-                .product(name: "X509", package: "swift-certificates"),
+                server("Crypto", "swift-crypto"),
+                server("SwiftASN1", "swift-asn1"),
+                server("X509", "swift-certificates"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -49,10 +65,10 @@ let package = Package(
             name: "ReclaimStore",
             dependencies: [
                 "ReclaimDomain",
-                .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "NIOSSL", package: "swift-nio-ssl"),
-                .product(name: "PostgresNIO", package: "postgres-nio"),
+                server("Crypto", "swift-crypto"),
+                server("Logging", "swift-log"),
+                server("NIOSSL", "swift-nio-ssl"),
+                server("PostgresNIO", "postgres-nio"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -62,23 +78,23 @@ let package = Package(
             dependencies: [
                 "ReclaimDomain",
                 "ReclaimStore",
-                .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "SwiftASN1", package: "swift-asn1"),
-                .product(name: "Hummingbird", package: "hummingbird"),
-                .product(name: "HummingbirdCore", package: "hummingbird"),
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "PostgresNIO", package: "postgres-nio"),
-                .product(name: "Metrics", package: "swift-metrics"),
+                server("Crypto", "swift-crypto"),
+                server("SwiftASN1", "swift-asn1"),
+                server("Hummingbird", "hummingbird"),
+                server("HummingbirdCore", "hummingbird"),
+                server("Logging", "swift-log"),
+                server("NIOCore", "swift-nio"),
+                server("PostgresNIO", "postgres-nio"),
+                server("Metrics", "swift-metrics"),
                 // The App Store Server API client (reconcile, backfill, test notifications).
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                server("AsyncHTTPClient", "async-http-client"),
                 // /console's HTML templates; no dependencies of its own.
-                .product(name: "Mustache", package: "swift-mustache"),
-                .product(name: "Prometheus", package: "swift-prometheus"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
-                .product(name: "X509", package: "swift-certificates"),
-                .product(name: "Yams", package: "Yams"),
+                server("Mustache", "swift-mustache"),
+                server("Prometheus", "swift-prometheus"),
+                server("ServiceLifecycle", "swift-service-lifecycle"),
+                server("UnixSignals", "swift-service-lifecycle"),
+                server("X509", "swift-certificates"),
+                server("Yams", "Yams"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -91,15 +107,15 @@ let package = Package(
                 "ReclaimDomain",
                 "ReclaimService",
                 "ReclaimStore",
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
-                .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOHTTP1", package: "swift-nio"),
-                .product(name: "PostgresNIO", package: "postgres-nio"),
-                .product(name: "Prometheus", package: "swift-prometheus"),
-                .product(name: "SwiftASN1", package: "swift-asn1"),
-                .product(name: "X509", package: "swift-certificates"),
+                server("AsyncHTTPClient", "async-http-client"),
+                server("Crypto", "swift-crypto"),
+                server("Logging", "swift-log"),
+                server("NIOCore", "swift-nio"),
+                server("NIOHTTP1", "swift-nio"),
+                server("PostgresNIO", "postgres-nio"),
+                server("Prometheus", "swift-prometheus"),
+                server("SwiftASN1", "swift-asn1"),
+                server("X509", "swift-certificates"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -110,7 +126,7 @@ let package = Package(
                 "ReclaimDomain",
                 "ReclaimService",
                 "ReclaimStore",
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                server("ArgumentParser", "swift-argument-parser"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -118,17 +134,17 @@ let package = Package(
         .executableTarget(
             name: "reclaim-bench",
             dependencies: [
-                .product(name: "Crypto", package: "swift-crypto"),
+                server("Crypto", "swift-crypto"),
                 "ReclaimDev",
-                .product(name: "SwiftASN1", package: "swift-asn1"),
-                .product(name: "X509", package: "swift-certificates"),
+                server("SwiftASN1", "swift-asn1"),
+                server("X509", "swift-certificates"),
                 "ReclaimDomain",
                 "ReclaimService",
                 "ReclaimStore",
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "PostgresNIO", package: "postgres-nio"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
+                server("Logging", "swift-log"),
+                server("PostgresNIO", "postgres-nio"),
+                server("ServiceLifecycle", "swift-service-lifecycle"),
+                server("UnixSignals", "swift-service-lifecycle"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -153,9 +169,9 @@ let package = Package(
             dependencies: [
                 "ReclaimDev",
                 "ReclaimDomain",
-                .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "SwiftASN1", package: "swift-asn1"),
-                .product(name: "X509", package: "swift-certificates"),
+                server("Crypto", "swift-crypto"),
+                server("SwiftASN1", "swift-asn1"),
+                server("X509", "swift-certificates"),
             ],
             path: "Tests/ReclaimTestSupport",
             swiftSettings: swiftSettings
@@ -175,18 +191,18 @@ let package = Package(
                 "ReclaimStore",
                 "ReclaimService",
                 "ReclaimTestSupport",
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
-                .product(name: "Hummingbird", package: "hummingbird"),
-                .product(name: "HummingbirdTesting", package: "hummingbird"),
-                .product(name: "Yams", package: "Yams"),
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "Metrics", package: "swift-metrics"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "PostgresNIO", package: "postgres-nio"),
-                .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "Prometheus", package: "swift-prometheus"),
-                .product(name: "X509", package: "swift-certificates"),
-                .product(name: "ReclaimClient", package: "Client"),
+                server("AsyncHTTPClient", "async-http-client"),
+                server("Hummingbird", "hummingbird"),
+                server("HummingbirdTesting", "hummingbird"),
+                server("Yams", "Yams"),
+                server("Logging", "swift-log"),
+                server("Metrics", "swift-metrics"),
+                server("NIOCore", "swift-nio"),
+                server("PostgresNIO", "postgres-nio"),
+                server("Crypto", "swift-crypto"),
+                server("Prometheus", "swift-prometheus"),
+                server("X509", "swift-certificates"),
+                "ReclaimClient",
             ],
             swiftSettings: swiftSettings
         ),

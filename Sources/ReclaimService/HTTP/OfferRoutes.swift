@@ -4,19 +4,29 @@ import Hummingbird
 import ReclaimDomain
 import ReclaimStore
 
-/// `GET /v1/offers?appAccountToken=UUID`: the subscriber's deliverable offers, for the app key's app only,
-/// each with fresh signatures that no earlier answer carried. `Cache-Control: no-store`: every answer has new
-/// nonces and must not be replayed by a cache.
+/// The subscriber's deliverable offers, for the app key's app only, each with fresh signatures that no earlier
+/// answer carried:
+/// - `GET /v1/offers?appAccountToken=UUID`: an app user named by the token the app sets on its purchases;
+/// - `POST /v1/offers/lookup` `{"signedTransaction": JWS}`: a subscription proven by a transaction Apple signed
+///   (``TransactionProof``), for subscribers without an appAccountToken.
+///
+/// `Cache-Control: no-store`: every answer has new nonces and must not be replayed by a cache.
 struct OfferRoutes {
     let delivery: OfferDelivery
     /// Apps that require a user token, by bundle id.
     let userTokens: [String: UserTokenVerifier]
+    let proof: TransactionProof
 
     static let userTokenHeader = HTTPField.Name("X-Reclaim-User-Token")!
+    /// A transaction JWS with its three-certificate chain is about 4 KiB.
+    static let maxSignedTransactionBytes = 16 * 1024
+    static let maxLookupBodyBytes = maxSignedTransactionBytes + 1024
 
-    /// The answer's shape (see README, HTTP).
+    /// The answer's shape (see README, HTTP): the subscriber as asked about (appAccountToken for GET; the proven
+    /// originalTransactionId, and the transaction's appAccountToken if it has one, for the lookup) and the offers.
     struct OffersResponse: Encodable {
-        let appAccountToken: String
+        let appAccountToken: String?
+        let originalTransactionId: String?
         let offers: [DeliveredOffer]
     }
 
@@ -66,9 +76,36 @@ struct OfferRoutes {
                     throw Problem(.unauthorized, "invalid-user-token", title: "Unauthorized", detail: problem)
                 }
             }
-            let offers = try await delivery.deliver(bundleId: bundleId, appAccountToken: token, logger: context.logger)
+            let offers = try await delivery.deliver(to: .appUser(bundleId: bundleId, appAccountToken: token), logger: context.logger)
             return JSONBody(
-                OffersResponse(appAccountToken: token.uuidString.lowercased(), offers: offers.map(DeliveredOffer.init)),
+                OffersResponse(appAccountToken: token.uuidString.lowercased(), originalTransactionId: nil, offers: offers.map(DeliveredOffer.init)),
+                headers: [.cacheControl: "no-store"]
+            )
+        }
+
+        // A user token is not asked for here: the transaction Apple signed is the stronger proof (see TransactionProof).
+        router.post("/v1/offers/lookup") { request, context -> JSONBody<OffersResponse> in
+            let bundleId = try context.appBundleId()
+            let body = try await readJSONBody(request, context: context, limit: Self.maxLookupBodyBytes, record: { _ in })
+            let signedTransaction: String
+            do throws(InvalidInput) {
+                signedTransaction = try OfferRequestInput.signedTransaction(body: Data(body.readableBytesView), limit: Self.maxSignedTransactionBytes)
+            } catch {
+                throw Problem.badRequest("invalid-body", error.reason)
+            }
+            let proven: (subscriber: SubscriberKey, appAccountToken: UUID?)
+            do throws(TransactionProof.Refused) {
+                proven = try await proof.subscriber(of: signedTransaction, bundleId: bundleId)
+            } catch {
+                throw Problem(.unauthorized, "invalid-transaction", title: "Unauthorized", detail: error.reason)
+            }
+            let offers = try await delivery.deliver(to: .subscription(proven.subscriber), logger: context.logger)
+            return JSONBody(
+                OffersResponse(
+                    appAccountToken: proven.appAccountToken?.uuidString.lowercased(),
+                    originalTransactionId: proven.subscriber.originalTransactionId,
+                    offers: offers.map(DeliveredOffer.init)
+                ),
                 headers: [.cacheControl: "no-store"]
             )
         }

@@ -159,6 +159,48 @@ paths:
                     type: array
                     items: { $ref: "#/components/schemas/Offer" }
         default: { $ref: "#/components/responses/Problem" }
+  /v1/offers/lookup:
+    post:
+      summary: >-
+        The offers of a subscription proven by a transaction Apple signed, for subscribers without an appAccountToken.
+      description: >-
+        The body holds StoreKit 2's `jwsRepresentation` of any transaction of the subscription (e.g. from
+        `Transaction.latest(for:)`, which also returns the transaction of an expired subscription). It is verified like
+        every Apple JWS (certificate chain to a trusted root, ES256 signature, the chain's validity at its
+        `signedDate`; its age alone is no reason to refuse), and must be of the app key's app and of an environment
+        the app accepts; otherwise 401 `invalid-transaction` with the reason. The answer is that of `GET /v1/offers`
+        for the transaction's subscription (`originalTransactionId`). No user token is needed: the signed
+        transaction is the proof.
+      operationId: lookupOffers
+      security:
+        - appKey: []
+      requestBody:
+        required: true
+        content:
+          application/json:
+            schema:
+              type: object
+              required: [signedTransaction]
+              properties:
+                signedTransaction: { type: string, maxLength: 16384, description: A compact JWS signed by Apple. }
+      responses:
+        "200":
+          description: Offers (an empty list when the subscription has none). Never cache.
+          headers:
+            Cache-Control:
+              schema: { type: string, enum: [no-store] }
+          content:
+            application/json:
+              schema:
+                type: object
+                required: [originalTransactionId, offers]
+                properties:
+                  originalTransactionId: { type: string }
+                  appAccountToken: { type: string, format: uuid, description: The transaction's, when it has one. }
+                  offers:
+                    type: array
+                    items: { $ref: "#/components/schemas/Offer" }
+        default: { $ref: "#/components/responses/Problem" }
   /v1/offers/{id}/events:
     post:
       summary: What the app did with an offer, recorded once per offer and event.

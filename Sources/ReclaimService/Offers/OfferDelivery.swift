@@ -17,19 +17,34 @@ struct OfferDelivery: Sendable {
     let issuer: OfferIssuer
     let metrics = CampaignMetrics()
 
-    func deliver(bundleId: String, appAccountToken: UUID, logger: Logger) async throws -> [StoredOffer] {
-        // Most subscribers have no offer: one indexed read, no transaction, no lock.
-        let any = try await postgres.withConnection(logger: logger) {
-            try await OfferStore.hasDeliverable(bundleId: bundleId, appAccountToken: appAccountToken, connection: $0, logger: logger)
+    /// Whose offers: an app user named by the appAccountToken the app sets on its purchases, or a subscription
+    /// proven by a transaction Apple signed (``TransactionProof``), for subscribers without one.
+    enum Recipient: Sendable {
+        case appUser(bundleId: String, appAccountToken: UUID)
+        case subscription(SubscriberKey)
+    }
+
+    func deliver(to recipient: Recipient, logger: Logger) async throws -> [StoredOffer] {
+        if case .appUser(let bundleId, let appAccountToken) = recipient {
+            // Most launches find no offer: one indexed read, no transaction, no lock.
+            let any = try await postgres.withConnection(logger: logger) {
+                try await OfferStore.hasDeliverable(bundleId: bundleId, appAccountToken: appAccountToken, connection: $0, logger: logger)
+            }
+            guard any else { return [] }
         }
-        guard any else { return [] }
         let delivered = try await postgres.transaction(logger: logger) { connection in
-            let offers = try await OfferStore.lockDeliverable(
-                bundleId: bundleId,
-                appAccountToken: appAccountToken,
-                connection: connection,
-                logger: logger
-            )
+            let offers: [StoredOffer]
+            switch recipient {
+            case .appUser(let bundleId, let appAccountToken):
+                offers = try await OfferStore.lockDeliverable(
+                    bundleId: bundleId,
+                    appAccountToken: appAccountToken,
+                    connection: connection,
+                    logger: logger
+                )
+            case .subscription(let subscriber):
+                offers = try await OfferStore.lockDeliverable(subscriber: subscriber, connection: connection, logger: logger)
+            }
             var delivered: [StoredOffer] = []
             for var offer in offers {
                 guard try issuer.signForDelivery(&offer) != nil else { continue }  // app no longer configured

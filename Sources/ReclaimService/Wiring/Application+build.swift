@@ -31,7 +31,11 @@ public func buildRouter(_ dependencies: Dependencies, role: ServerRole = .all) -
         let keys = KeyAuthentication(postgres: dependencies.postgres, server: server)
         let delivery = OfferDelivery(postgres: dependencies.postgres, issuer: dependencies.issuer)
         let apps = router.group().add(middleware: KeyAuthenticator(authentication: keys, scope: .app))
-        OfferRoutes(delivery: delivery, userTokens: dependencies.userTokens).register(on: apps)
+        OfferRoutes(
+            delivery: delivery,
+            userTokens: dependencies.userTokens,
+            proof: TransactionProof(verifier: dependencies.verifier, apps: dependencies.config.appIdentities)
+        ).register(on: apps)
         OfferEventRoutes(delivery: delivery).register(on: apps)
         let admin = router.group().add(middleware: KeyAuthenticator(authentication: keys, scope: .admin))
         GrantRoutes(grants: GrantService(postgres: dependencies.postgres, issuer: dependencies.issuer)).register(on: admin)

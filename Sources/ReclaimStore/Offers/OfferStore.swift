@@ -76,6 +76,22 @@ public enum OfferStore {
         )
     }
 
+    /// The deliverable offers of one subscription (an app user found by an Apple-signed transaction rather than by
+    /// an appAccountToken), locked for the caller's delivery transaction. Reads `offers_one_live_idx`.
+    public static func lockDeliverable(subscriber: SubscriberKey, connection: PostgresConnection, logger: Logger) async throws -> [StoredOffer] {
+        try await select(
+            """
+            WHERE bundle_id = \(subscriber.bundleId) AND environment = \(subscriber.environment)
+              AND original_transaction_id = \(subscriber.originalTransactionId) AND state IN ('ready', 'delivered')
+              AND deliverable_until > now()
+            ORDER BY priority DESC, created_at
+            FOR UPDATE
+            """,
+            connection: connection,
+            logger: logger
+        )
+    }
+
     /// Whether the app user has any deliverable offer: the cheap first look of a delivery, without a transaction.
     public static func hasDeliverable(bundleId: String, appAccountToken: UUID, connection: PostgresConnection, logger: Logger) async throws -> Bool {
         for try await _ in try await connection.execute(HasDeliverableStatement(bundleId: bundleId, appAccountToken: appAccountToken), logger: logger)

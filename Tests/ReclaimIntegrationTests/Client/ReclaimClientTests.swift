@@ -111,4 +111,55 @@ struct ReclaimClientTests {
             #expect(Date().timeIntervalSince(started) < 2.5)
         }
     }
+
+    @Test("the user token comes from the provider: asked once, cached, and asked again exactly once per request after a 401")
+    func userTokenRefresh() async throws {
+        let setup = try CampaignTestSetup(userTokenSecret: UserTokenTests.secret)
+        defer { setup.remove() }
+        let user = Self.user.uuidString.lowercased()
+        try await withProcessedCorpus(setup) { client, dependencies in
+            let appKey = try await TestKeys(client: client).create(scope: .app, bundleId: "GeniusParentingAI", logger: logger)
+            let app = Application(router: buildRouter(dependencies), configuration: .init(address: .hostname("127.0.0.1", port: 0)))
+            try await app.test(.live) { http in
+                let base = URL(string: "http://127.0.0.1:\(try #require(http.port))")!
+                // The backend's tokens, made by Python's hmac: the first has expired, the next ones are good.
+                let tokens = Mutex([try UserTokenTests.token(for: user, expiresIn: -10), try UserTokenTests.token(for: user, expiresIn: 600)])
+                let asked = Mutex(0)
+                let reclaim = ReclaimClient(baseURL: base, appKey: appKey) {
+                    asked.withLock { $0 += 1 }
+                    return tokens.withLock { $0.count > 1 ? $0.removeFirst() : $0[0] }
+                }
+                #expect(try await reclaim.pendingOffers(appAccountToken: Self.user).map(\.offerIdentifier) == ["WINBACK30"])
+                #expect(asked.withLock { $0 } == 2, "asked for a token, refused (expired), asked once more")
+                #expect(try await reclaim.pendingOffers(appAccountToken: Self.user).count == 1)
+                #expect(asked.withLock { $0 } == 2, "the good token is kept")
+
+                // A provider whose tokens are always refused: asked once, then once more after the 401, and the
+                // 401 reaches the caller with its problem type; a second request does the same, no more.
+                let refusedAsked = Mutex(0)
+                let refused = ReclaimClient(baseURL: base, appKey: appKey) {
+                    refusedAsked.withLock { $0 += 1 }
+                    return "0.not-a-token"
+                }
+                for attempt in 1...2 {
+                    do {
+                        _ = try await refused.pendingOffers(appAccountToken: Self.user)
+                        Issue.record("a refused token was not reported")
+                    } catch ReclaimClientError.unauthorized(let type, _) {
+                        #expect(type == "urn:reclaim:problem:invalid-user-token")
+                    }
+                    #expect(refusedAsked.withLock { $0 } == 2 * attempt)
+                }
+
+                // A wrong app key is a 401 too, but not the user token's: the provider is not asked again.
+                let wrongKeyAsked = Mutex(0)
+                let wrongKey = ReclaimClient(baseURL: base, appKey: "rk_app_wrong") {
+                    wrongKeyAsked.withLock { $0 += 1 }
+                    return try UserTokenTests.token(for: user, expiresIn: 600)
+                }
+                await #expect(throws: ReclaimClientError.self) { _ = try await wrongKey.pendingOffers(appAccountToken: Self.user) }
+                #expect(wrongKeyAsked.withLock { $0 } == 1)
+            }
+        }
+    }
 }

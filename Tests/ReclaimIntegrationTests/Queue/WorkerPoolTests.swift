@@ -111,7 +111,7 @@ struct WorkerPoolTests {
         }
     }
 
-    @Test("idle workers wake on NOTIFY: enqueue-commit to handler start is measured far below the poll interval")
+    @Test("idle workers wake on NOTIFY: every job starts far sooner after its commit than the 60 s poll could start it")
     func wakeUpLatency() async throws {
         try await withTestDatabase { client, _ in
             let started = Mutex<[Int64: ContinuousClock.Instant]>([:])
@@ -121,7 +121,7 @@ struct WorkerPoolTests {
             let pool = WorkerPool(
                 queue: JobQueue(postgres: client),
                 handlers: ["probe": recorder],
-                options: .init(concurrency: 2, batchSize: 1, pollInterval: .seconds(30)),
+                options: .init(concurrency: 2, batchSize: 1, pollInterval: .seconds(60)),
                 logger: logger
             )
             var latencies = try await withServices([pool]) {
@@ -134,7 +134,7 @@ struct WorkerPoolTests {
                     }
                     let committed = ContinuousClock.now
                     let jobId = try #require(id)
-                    try await eventually("job \(jobId) started", timeout: .seconds(10), every: .milliseconds(1)) {
+                    try await eventually("job \(jobId) started", timeout: .seconds(20), every: .milliseconds(1)) {
                         started.withLock { $0[jobId] != nil }
                     }
                     latencies.append(started.withLock { $0[jobId]! } - committed)
@@ -142,8 +142,12 @@ struct WorkerPoolTests {
                 return latencies
             }
             latencies.sort()
-            // With a 30 s poll, only the NOTIFY wake-up can start jobs this fast.
-            #expect(latencies[latencies.count - 1] < .seconds(2), "latencies: \(latencies)")
+            // Each job is enqueued only after the one before it started, so without the NOTIFY wake-up every one
+            // would wait for the next poll, 60 s apart: at most one of the 20 could start within 10 s of its commit.
+            // A bound of 2 s on the slowest failed on a machine busy with the whole suite (2.17 s, median 0.88 s:
+            // the start is stamped in the handler, after the claim and the batch's first statements, all queued
+            // behind the suite's other databases); alone, the median is a few milliseconds.
+            #expect(latencies[latencies.count - 1] < .seconds(10), "latencies: \(latencies)")
             print("wake-up latency p50 \(latencies[latencies.count / 2]), max \(latencies[latencies.count - 1])")
         }
     }

@@ -212,6 +212,35 @@ struct ConfigProblemReportTests {
             #expect(text.contains(expected), "\(text)")
         }
     }
+
+    @Test("serverAPI may name a signing key instead of repeating the .p8, and takes the app's issuerId; mistakes name the path")
+    func serverAPISigningKey() throws {
+        let app = """
+            apps:
+              - bundleId: a
+                environments: [Sandbox]
+                issuerId: ISSUER
+                signingKeys: [{keyId: KEY1, file: /keys/one.p8}, {keyId: KEY2, file: /keys/two.p8}]
+            """
+        let named = try ReclaimConfig.parse(yaml: app + "\n    serverAPI: {signingKey: KEY2}")
+        let api = try #require(named.apps[0].serverAPI)
+        #expect(api.keyId == "KEY2")
+        #expect(api.file == "/keys/two.p8")
+        #expect(api.issuerId == "ISSUER")
+        let own = try ReclaimConfig.parse(yaml: app + "\n    serverAPI: {keyId: API, issuerId: OTHER, file: /keys/api.p8}")
+        #expect(own.apps[0].serverAPI?.keyId == "API")
+        #expect(own.apps[0].serverAPI?.issuerId == "OTHER")
+        for (tail, expected) in [
+            ("serverAPI: {signingKey: KEY9}", "apps[0].serverAPI: signingKey KEY9 is not one of the app's signingKeys (KEY1, KEY2)"),
+            ("serverAPI: {signingKey: KEY1, file: /x.p8}", "apps[0].serverAPI.file: give either signingKey or keyId and file"),
+            ("serverAPI: {keyId: API}", "apps[0].serverAPI.file: missing"),
+        ] {
+            let text = problems(app + "\n    " + tail)
+            #expect(text.contains(expected), "\(text)")
+        }
+        let noIssuer = problems("apps:\n  - {bundleId: a, environments: [Sandbox], serverAPI: {keyId: K, file: /k.p8}}")
+        #expect(noIssuer.contains("apps[0].serverAPI: issuerId is missing"), "\(noIssuer)")
+    }
 }
 
 @Suite("Signing keys are read at start-up")

@@ -6,8 +6,9 @@ public enum ReclaimClientError: Error, Sendable, Equatable {
     case network(String)
     /// No answer within the client's timeout.
     case timedOut
-    /// The app key (or the user token) was refused: 401.
-    case unauthorized(detail: String)
+    /// The app key, the user token or the transaction was refused: 401, with the problem's `type`
+    /// (`urn:reclaim:problem:invalid-user-token` for the user token).
+    case unauthorized(type: String, detail: String)
     /// Too many requests: 429; retry after the given seconds.
     case rateLimited(retryAfter: Int?)
     /// Any other refusal or failure, with the problem's stable `type` (`urn:reclaim:problem:…`).
