@@ -19,6 +19,8 @@ public struct DevEnvironment: Sendable {
     /// The folder everything lives in (`.reclaim` in the current directory).
     public let root: URL
     public let port: Int
+    /// The address to listen on: 127.0.0.1 (this machine only) unless a device on the network must reach it.
+    public let host: String
     /// Post demo notifications once serving (`reclaim dev --demo`).
     public let demo: Bool
 
@@ -26,9 +28,10 @@ public struct DevEnvironment: Sendable {
     public static let demoKeyId = "DEMOKEY001"
     public static let demoAppAccountToken = "00000000-0000-0000-0000-000000000051"
 
-    public init(root: URL, port: Int, demo: Bool = false) {
+    public init(root: URL, port: Int, host: String = "127.0.0.1", demo: Bool = false) {
         self.root = root
         self.port = port
+        self.host = host
         self.demo = demo
     }
 
@@ -73,8 +76,17 @@ public struct DevEnvironment: Sendable {
         let config = try loadOrWriteConfig()
         let appKey = try await devKey(scope: .app, bundleId: Self.demoBundleId, file: appKeyFile, url: url, logger: logger)
         let consoleKey = try await devKey(scope: .console, bundleId: nil, file: consoleKeyFile, url: url, logger: logger)
-        let server = ReclaimServer(config: config, databaseURL: url, role: .all, host: "127.0.0.1", port: port)
+        let server = ReclaimServer(config: config, databaseURL: url, role: .all, host: host, port: port)
         let base = "http://127.0.0.1:\(port)"
+        let exposed =
+            ["127.0.0.1", "localhost", "::1"].contains(host)
+            ? ""
+            : """
+
+              Listening on \(host):\(port): a device on this network reaches it at http://<this machine's address>:\(port).
+              Dev mode has demo keys and no TLS: use it on a network you trust, and only for testing.
+
+            """
         try await server.run(metricsRegistry: metricsRegistry, logger: logger) {
             // Written unbuffered: when stdout is a pipe or file, a buffered print would not appear until exit.
             FileHandle.standardOutput.write(
@@ -89,7 +101,7 @@ public struct DevEnvironment: Sendable {
                       Demo app:   \(Self.demoBundleId), demo signing key \(Self.demoKeyId)
                       App key:    \(appKey)
                       Console:    \(base)/console   (sign in with \(consoleKey))
-
+                    \(exposed)
                     Try:
                       curl -s \(base)/readyz
                       curl -s -H 'Authorization: Bearer \(appKey)' '\(base)/v1/offers?appAccountToken=\(Self.demoAppAccountToken)'

@@ -12,6 +12,8 @@ struct DevCommand: AsyncParsableCommand {
 
     @Option(help: "HTTP port.")
     var port: Int = 8080
+    @Option(help: "Address to listen on; 0.0.0.0 lets a device on your network (a phone testing the app) reach it.")
+    var host: String = "127.0.0.1"
     @Option(help: "Folder for the private PostgreSQL, demo config and keys.")
     var directory: String = ".reclaim"
     @Flag(
@@ -24,7 +26,7 @@ struct DevCommand: AsyncParsableCommand {
         let logger = Bootstrap.logging()
         let registry = Bootstrap.metrics()
         let explicit = ProcessInfo.processInfo.environment["DATABASE_URL"].flatMap { $0.isEmpty ? nil : $0 }
-        let environment = DevEnvironment(root: URL(fileURLWithPath: directory), port: port, demo: demo)
+        let environment = DevEnvironment(root: URL(fileURLWithPath: directory), port: port, host: host, demo: demo)
         try await environment.run(databaseURL: try explicit.map(DatabaseURL.init), metricsRegistry: registry, logger: logger)
     }
 }
