@@ -21,6 +21,11 @@ extension ReclaimConfig {
                 throw ConfigError("\(source): the top level must be a mapping with apps, campaigns, server, worker, offers, reconciliation, database")
             }
             var problems: [String] = []
+            let sections = CodingKeys.allCases.map(\.stringValue)
+            for case .scalar(let key) in root.mapping?.keys.map({ $0 }) ?? [] where !sections.contains(key.string) {
+                let nearest = ConfigKeySuggestion.nearest(to: key.string, among: sections).map { "; did you mean `\($0)`?" } ?? ""
+                problems.append("\(key.string): unknown key\(nearest) (known here: \(sections.joined(separator: ", ")))")
+            }
             config.apps = Self.decodeList(App.self, root["apps"], at: "apps", problems: &problems)
             config.campaigns = Self.decodeList(Campaign.self, root["campaigns"], at: "campaigns", problems: &problems)
             config.server = Self.decode(Server.self, root["server"], at: "server", problems: &problems) ?? Server()
@@ -40,8 +45,10 @@ extension ReclaimConfig {
     /// Decodes one node (nil when absent), recording a problem at `path` when it does not decode.
     private static func decode<T: Decodable>(_ type: T.Type, _ node: Node?, at path: String, problems: inout [String]) -> T? {
         guard let node else { return nil }
+        let unknown = UnknownConfigKeys()
+        defer { problems += unknown.found.map { "\(Self.path($0.codingPath, from: path)): \($0.message)" } }
         do {
-            return try YAMLDecoder().decode(T.self, from: try Yams.serialize(node: node))
+            return try YAMLDecoder().decode(T.self, from: try Yams.serialize(node: node), userInfo: [UnknownConfigKeys.userInfoKey: unknown])
         } catch let error as DecodingError {
             problems.append(Self.describe(error, at: path))
         } catch {
@@ -141,14 +148,7 @@ extension ReclaimConfig {
     /// One line for a decoding error: the full path of the key and what was wrong, in words.
     private static func describe(_ error: DecodingError, at base: String) -> String {
         func path(_ context: DecodingError.Context, _ last: (any CodingKey)? = nil) -> String {
-            // campaigns[0].cooldown, not campaigns.[0].cooldown
-            (context.codingPath + (last.map { [$0] } ?? [])).reduce(into: base) { path, key in
-                if let index = key.intValue {
-                    path += "[\(index)]"
-                } else {
-                    path += (path.isEmpty ? "" : ".") + key.stringValue
-                }
-            }
+            Self.path(context.codingPath + (last.map { [$0] } ?? []), from: base)
         }
         switch error {
         case .keyNotFound(let key, let context):
@@ -162,6 +162,17 @@ extension ReclaimConfig {
             return "\(path(context)): \(context.debugDescription)"
         @unknown default:
             return "\(base): \(error)"
+        }
+    }
+
+    /// `campaigns[0].cooldown`, not `campaigns.[0].cooldown`.
+    private static func path(_ codingPath: [any CodingKey], from base: String) -> String {
+        codingPath.reduce(into: base) { path, key in
+            if let index = key.intValue {
+                path += "[\(index)]"
+            } else {
+                path += (path.isEmpty ? "" : ".") + key.stringValue
+            }
         }
     }
 

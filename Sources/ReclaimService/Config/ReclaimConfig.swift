@@ -5,8 +5,9 @@ import Yams
 
 /// Reclaim's configuration: the YAML file named by `RECLAIM_CONFIG`.
 ///
-/// Every key is documented in README.md ("Configuration"). Unknown keys are ignored so that a
-/// newer config file still loads in an older binary; missing optional sections take defaults.
+/// Every key is documented in README.md ("Configuration"). An unknown key is refused with its path and the
+/// nearest known key (``ConfigKeys``): a typo must not quietly turn a setting off. Missing optional sections take
+/// defaults.
 public struct ReclaimConfig: Decodable, Sendable {
     public var apps: [App]
     public var campaigns: [Campaign]
@@ -37,13 +38,13 @@ public struct ReclaimConfig: Decodable, Sendable {
         /// The App Store Server API (an In-App Purchase key): reconciliation, backfill and test notifications.
         public var serverAPI: ServerAPI?
 
-        enum CodingKeys: String, CodingKey {
+        enum CodingKeys: String, ConfigKeys {
             case bundleId, appAppleId, environments, issuerId, signingKeys, rootCertificates, defaultMessageIdentifier, userTokenSecretFile
             case serverAPI
         }
 
         public init(from decoder: any Decoder) throws {
-            let container = try decoder.container(keyedBy: CodingKeys.self)
+            let container = try decoder.configContainer(keyedBy: CodingKeys.self)
             bundleId = try container.decode(String.self, forKey: .bundleId)
             appAppleId = try container.decodeIfPresent(Int64.self, forKey: .appAppleId)
             environments = try container.decodeIfPresent([String].self, forKey: .environments) ?? ["Production", "Sandbox"]
@@ -84,10 +85,10 @@ public struct ReclaimConfig: Decodable, Sendable {
             self.baseURL = baseURL
         }
 
-        enum CodingKeys: String, CodingKey { case keyId, issuerId, file, baseURL, signingKey }
+        enum CodingKeys: String, ConfigKeys { case keyId, issuerId, file, baseURL, signingKey }
 
         public init(from decoder: any Decoder) throws {
-            let container = try decoder.container(keyedBy: CodingKeys.self)
+            let container = try decoder.configContainer(keyedBy: CodingKeys.self)
             signingKey = try container.decodeIfPresent(String.self, forKey: .signingKey)
             baseURL = try container.decodeIfPresent(String.self, forKey: .baseURL)
             issuerId = try container.decodeIfPresent(String.self, forKey: .issuerId) ?? ""
@@ -149,12 +150,12 @@ public struct ReclaimConfig: Decodable, Sendable {
         public init() {}
 
         public init(from decoder: any Decoder) throws {
-            let container = try decoder.container(keyedBy: CodingKeys.self)
+            let container = try decoder.configContainer(keyedBy: CodingKeys.self)
             interval = try container.decodeDurationIfPresent(forKey: .interval) ?? interval
             lookBack = try container.decodeDurationIfPresent(forKey: .lookBack) ?? lookBack
         }
 
-        enum CodingKeys: String, CodingKey { case interval, lookBack }
+        enum CodingKeys: String, ConfigKeys { case interval, lookBack }
     }
 
     public struct SigningKeyFile: Decodable, Sendable {
@@ -164,6 +165,14 @@ public struct ReclaimConfig: Decodable, Sendable {
         public init(keyId: String, file: String) {
             self.keyId = keyId
             self.file = file
+        }
+
+        enum CodingKeys: String, ConfigKeys { case keyId, file }
+
+        public init(from decoder: any Decoder) throws {
+            let container = try decoder.configContainer(keyedBy: CodingKeys.self)
+            keyId = try container.decode(String.self, forKey: .keyId)
+            file = try container.decode(String.self, forKey: .file)
         }
     }
 
@@ -194,6 +203,14 @@ public struct ReclaimConfig: Decodable, Sendable {
         public struct Offer: Decodable, Sendable {
             public var productId: String
             public var offerIdentifier: String
+
+            enum CodingKeys: String, ConfigKeys { case productId, offerIdentifier }
+
+            public init(from decoder: any Decoder) throws {
+                let container = try decoder.configContainer(keyedBy: CodingKeys.self)
+                productId = try container.decode(String.self, forKey: .productId)
+                offerIdentifier = try container.decode(String.self, forKey: .offerIdentifier)
+            }
         }
 
         /// Who qualifies; every key is optional and every key given must hold.
@@ -206,23 +223,23 @@ public struct ReclaimConfig: Decodable, Sendable {
             public init() {}
 
             public init(from decoder: any Decoder) throws {
-                let container = try decoder.container(keyedBy: CodingKeys.self)
+                let container = try decoder.configContainer(keyedBy: CodingKeys.self)
                 products = try container.decodeIfPresent([String].self, forKey: .products)
                 minimumTenure = try container.decodeDurationIfPresent(forKey: .minimumTenure)
                 expirationIntents = try container.decodeIfPresent([Int].self, forKey: .expirationIntents)
                 storefronts = try container.decodeIfPresent([String].self, forKey: .storefronts)
             }
 
-            enum CodingKeys: String, CodingKey { case products, minimumTenure, expirationIntents, storefronts }
+            enum CodingKeys: String, ConfigKeys { case products, minimumTenure, expirationIntents, storefronts }
         }
 
-        enum CodingKeys: String, CodingKey {
+        enum CodingKeys: String, ConfigKeys {
             case id, app, trigger, offer, conditions, deliverableFor, cooldown, maxOffersPerSubscriber, holdoutPercent, priority
             case startsAt, endsAt, standAsideForWinBack, messageIdentifier
         }
 
         public init(from decoder: any Decoder) throws {
-            let container = try decoder.container(keyedBy: CodingKeys.self)
+            let container = try decoder.configContainer(keyedBy: CodingKeys.self)
             id = try container.decode(String.self, forKey: .id)
             app = try container.decode(String.self, forKey: .app)
             trigger = try container.decode(String.self, forKey: .trigger)
@@ -250,12 +267,12 @@ public struct ReclaimConfig: Decodable, Sendable {
         public init() {}
 
         public init(from decoder: any Decoder) throws {
-            let container = try decoder.container(keyedBy: CodingKeys.self)
+            let container = try decoder.configContainer(keyedBy: CodingKeys.self)
             refreshInterval = try container.decodeDurationIfPresent(forKey: .refreshInterval) ?? refreshInterval
             resignAfter = try container.decodeDurationIfPresent(forKey: .resignAfter) ?? resignAfter
         }
 
-        enum CodingKeys: String, CodingKey { case refreshInterval, resignAfter }
+        enum CodingKeys: String, ConfigKeys { case refreshInterval, resignAfter }
     }
 
     /// HTTP server settings.
@@ -289,7 +306,7 @@ public struct ReclaimConfig: Decodable, Sendable {
         public init() {}
 
         public init(from decoder: any Decoder) throws {
-            let container = try decoder.container(keyedBy: CodingKeys.self)
+            let container = try decoder.configContainer(keyedBy: CodingKeys.self)
             maxBodyBytes = try container.decodeIfPresent(Int.self, forKey: .maxBodyBytes) ?? maxBodyBytes
             rejectedInputsKept = try container.decodeIfPresent(Int.self, forKey: .rejectedInputsKept) ?? rejectedInputsKept
             maxConnections = try container.decodeIfPresent(Int.self, forKey: .maxConnections) ?? maxConnections
@@ -305,7 +322,7 @@ public struct ReclaimConfig: Decodable, Sendable {
             databaseConnections = try container.decodeIfPresent(Int.self, forKey: .databaseConnections) ?? databaseConnections
         }
 
-        enum CodingKeys: String, CodingKey {
+        enum CodingKeys: String, ConfigKeys {
             case maxBodyBytes, rejectedInputsKept, maxConnections, idleTimeout, maxPendingNotifications, rateLimitPerKey, rateLimitBurst
             case failedAuthenticationsPerMinute, keyCacheTTL, headerTimeout, bodyTimeout, databaseConnections
         }
@@ -331,7 +348,7 @@ public struct ReclaimConfig: Decodable, Sendable {
         public init() {}
 
         public init(from decoder: any Decoder) throws {
-            let container = try decoder.container(keyedBy: CodingKeys.self)
+            let container = try decoder.configContainer(keyedBy: CodingKeys.self)
             concurrency = try container.decodeIfPresent(Int.self, forKey: .concurrency) ?? concurrency
             batchSize = try container.decodeIfPresent(Int.self, forKey: .batchSize) ?? batchSize
             pollInterval = try container.decodeIfPresent(ConfigDuration.self, forKey: .pollInterval) ?? pollInterval
@@ -341,7 +358,7 @@ public struct ReclaimConfig: Decodable, Sendable {
             shutdownTimeout = try container.decodeIfPresent(ConfigDuration.self, forKey: .shutdownTimeout) ?? shutdownTimeout
         }
 
-        enum CodingKeys: String, CodingKey {
+        enum CodingKeys: String, ConfigKeys {
             case concurrency, batchSize, pollInterval, lease, maxAttempts, completedRetention, shutdownTimeout
         }
     }
@@ -360,20 +377,20 @@ public struct ReclaimConfig: Decodable, Sendable {
         public init() {}
 
         public init(from decoder: any Decoder) throws {
-            let container = try decoder.container(keyedBy: CodingKeys.self)
+            let container = try decoder.configContainer(keyedBy: CodingKeys.self)
             acquireTimeout = try container.decodeDurationIfPresent(forKey: .acquireTimeout) ?? acquireTimeout
             queryTimeout = try container.decodeDurationIfPresent(forKey: .queryTimeout) ?? queryTimeout
             transactionTimeout = try container.decodeDurationIfPresent(forKey: .transactionTimeout) ?? transactionTimeout
         }
 
-        enum CodingKeys: String, CodingKey { case acquireTimeout, queryTimeout, transactionTimeout }
+        enum CodingKeys: String, ConfigKeys { case acquireTimeout, queryTimeout, transactionTimeout }
 
         public var deadlines: Database.Deadlines {
             Database.Deadlines(acquire: acquireTimeout.duration, query: queryTimeout.duration, transaction: transactionTimeout.duration)
         }
     }
 
-    enum CodingKeys: String, CodingKey { case apps, campaigns, server, worker, offers, reconciliation, database }
+    enum CodingKeys: String, ConfigKeys { case apps, campaigns, server, worker, offers, reconciliation, database }
 
     public init(
         apps: [App] = [],
@@ -394,7 +411,7 @@ public struct ReclaimConfig: Decodable, Sendable {
     }
 
     public init(from decoder: any Decoder) throws {
-        let container = try decoder.container(keyedBy: CodingKeys.self)
+        let container = try decoder.configContainer(keyedBy: CodingKeys.self)
         apps = try container.decodeIfPresent([App].self, forKey: .apps) ?? []
         campaigns = try container.decodeIfPresent([Campaign].self, forKey: .campaigns) ?? []
         server = try container.decodeIfPresent(Server.self, forKey: .server) ?? Server()

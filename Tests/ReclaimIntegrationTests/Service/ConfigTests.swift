@@ -213,6 +213,51 @@ struct ConfigProblemReportTests {
         }
     }
 
+    @Test("an unknown key anywhere is refused with its path and the nearest known key; campaigns check fails on it")
+    func unknownKeys() {
+        let text = problems(
+            """
+            apps:
+              - bundleId: a
+                environments: [Sandbox]
+                issuerID: X
+                signingKeys: [{keyId: K, file: /k.p8, fille: /k.p8}]
+                serverAPI: {keyId: K, issuerId: I, file: /k.p8, baseUrl: "https://x"}
+            campaigns:
+              - id: c
+                app: a
+                trigger: EXPIRED
+                offer: {productId: p, offerIdentifier: o, offerIdentifer: o}
+                holdoutPercentage: 10
+                conditions: {product: [p]}
+            server: {maxBodyByte: 4096}
+            worker: {concurency: 4}
+            offers: {resignAfer: 1h}
+            reconciliation: {lookback: 24h}
+            database: {queryTimout: 5s}
+            campaign: []
+            """
+        )
+        for expected in [
+            "apps[0].issuerID: unknown key; did you mean `issuerId`?",
+            "apps[0].signingKeys[0].fille: unknown key; did you mean `file`?",
+            "apps[0].serverAPI.baseUrl: unknown key; did you mean `baseURL`?",
+            "campaigns[0].offer.offerIdentifer: unknown key; did you mean `offerIdentifier`?",
+            "campaigns[0].holdoutPercentage: unknown key; did you mean `holdoutPercent`?",
+            "campaigns[0].conditions.product: unknown key; did you mean `products`?",
+            "server.maxBodyByte: unknown key; did you mean `maxBodyBytes`?",
+            "worker.concurency: unknown key; did you mean `concurrency`?",
+            "offers.resignAfer: unknown key; did you mean `resignAfter`?",
+            "reconciliation.lookback: unknown key; did you mean `lookBack`?",
+            "database.queryTimout: unknown key; did you mean `queryTimeout`?",
+            "campaign: unknown key; did you mean `campaigns`?",
+        ] {
+            #expect(text.contains(expected), "\(expected)\n\(text)")
+        }
+        let unrelated = problems("apps: []\nserver: {zzzzzz: 1}")
+        #expect(unrelated.contains("server.zzzzzz: unknown key (known here:"), "\(unrelated)")
+    }
+
     @Test("serverAPI may name a signing key instead of repeating the .p8, and takes the app's issuerId; mistakes name the path")
     func serverAPISigningKey() throws {
         let app = """

@@ -1,0 +1,75 @@
+/// The keys a config mapping may have. A key the mapping holds but its type does not know is refused, with the
+/// nearest known key: `holdoutPercentage: 10` used to be ignored, quietly turning the holdout off.
+protocol ConfigKeys: CodingKey, CaseIterable {}
+
+/// Any key a mapping holds, known or not.
+private struct AnyKey: CodingKey {
+    let stringValue: String
+    let intValue: Int? = nil
+    init(stringValue: String) { self.stringValue = stringValue }
+    init?(intValue: Int) { return nil }
+}
+
+/// The unknown keys met while decoding one section, so that all of them are reported at once (a thrown error would
+/// stop at the first). ``ReclaimConfig/parse(yaml:source:)`` passes one in the decoder's `userInfo`.
+final class UnknownConfigKeys: @unchecked Sendable {
+    static let userInfoKey = CodingUserInfoKey(rawValue: "reclaim.config.unknownKeys")!
+    /// Each key's full coding path and what to say of it. Used by one synchronous decode at a time.
+    private(set) var found: [(codingPath: [any CodingKey], message: String)] = []
+
+    func record(_ codingPath: [any CodingKey], _ message: String) { found.append((codingPath, message)) }
+}
+
+extension Decoder {
+    /// `container(keyedBy:)`, after finding every key of the mapping that `keys` does not name: recorded when the
+    /// decoder carries ``UnknownConfigKeys``, thrown otherwise.
+    func configContainer<Key: ConfigKeys>(keyedBy keys: Key.Type) throws -> KeyedDecodingContainer<Key> {
+        let known = Key.allCases.map(\.stringValue)
+        for key in try container(keyedBy: AnyKey.self).allKeys where !known.contains(key.stringValue) {
+            var message = "unknown key"
+            if let nearest = ConfigKeySuggestion.nearest(to: key.stringValue, among: known) { message += "; did you mean `\(nearest)`?" }
+            message += " (known here: \(known.joined(separator: ", ")))"
+            guard let unknown = userInfo[UnknownConfigKeys.userInfoKey] as? UnknownConfigKeys else {
+                throw DecodingError.dataCorrupted(DecodingError.Context(codingPath: codingPath + [key], debugDescription: message))
+            }
+            unknown.record(codingPath + [key], message)
+        }
+        return try container(keyedBy: Key.self)
+    }
+}
+
+/// The known key a mistyped one most likely meant.
+enum ConfigKeySuggestion {
+    /// The known key at the smallest edit distance (case ignored), if it is close enough to be a typo, or one key
+    /// extends the other (`holdoutPercentage` for `holdoutPercent`).
+    static func nearest(to key: String, among known: [String]) -> String? {
+        let lower = key.lowercased()
+        var best: (key: String, distance: Int)?
+        for candidate in known {
+            let other = candidate.lowercased()
+            let distance = (lower.hasPrefix(other) || other.hasPrefix(lower)) ? 1 : editDistance(lower, other)
+            if distance <= max(2, min(lower.count, other.count) / 3), distance < (best?.distance ?? .max) {
+                best = (candidate, distance)
+            }
+        }
+        return best?.key
+    }
+
+    /// Levenshtein distance; keys are short, so the quadratic table is fine.
+    static func editDistance(_ a: String, _ b: String) -> Int {
+        let a = Array(a.utf8)
+        let b = Array(b.utf8)
+        if a.isEmpty { return b.count }
+        if b.isEmpty { return a.count }
+        var previous = Array(0...b.count)
+        var current = [Int](repeating: 0, count: b.count + 1)
+        for i in 1...a.count {
+            current[0] = i
+            for j in 1...b.count {
+                current[j] = min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1))
+            }
+            swap(&previous, &current)
+        }
+        return previous[b.count]
+    }
+}
