@@ -5,7 +5,7 @@
 -- at once, leaves one consistent schema. The binary embeds a copy (scripts/embed-schema);
 -- a test fails when the copy and this file differ.
 --
--- reclaim-schema-version: 10
+-- reclaim-schema-version: 11
 --
 -- A database at an older version is upgraded by the scripts in migrations/ (NNN-name.sql takes
 -- version NNN-1 to NNN); applying this file to an empty database gives the same result.
@@ -494,6 +494,7 @@ COMMENT ON COLUMN reclaim.queue_health.max_attempts_seen IS 'Highest attempts am
 
 CREATE VIEW reclaim.campaign_funnel AS
 SELECT d.bundle_id,
+       d.environment,
        d.campaign_id,
        count(*)                                                   AS decided,
        count(*) FILTER (WHERE d.outcome = 'held_out')             AS held_out,
@@ -506,9 +507,10 @@ SELECT d.bundle_id,
        count(o.id) FILTER (WHERE o.state = 'expired')             AS expired
 FROM reclaim.campaign_decisions d
 LEFT JOIN reclaim.offers o ON o.decision_id = d.id
-GROUP BY d.bundle_id, d.campaign_id;
-COMMENT ON VIEW reclaim.campaign_funnel IS 'Per campaign, all time: decisions and what became of their offers. Grants are not decisions and do not appear here.';
+GROUP BY d.bundle_id, d.environment, d.campaign_id;
+COMMENT ON VIEW reclaim.campaign_funnel IS 'Per campaign and environment, all time: decisions and what became of their offers. Grants are not decisions and do not appear here. Filter on environment = ''Production'' for business numbers: Sandbox is TestFlight and testers.';
 COMMENT ON COLUMN reclaim.campaign_funnel.bundle_id IS 'The app.';
+COMMENT ON COLUMN reclaim.campaign_funnel.environment IS 'Production or Sandbox (TestFlight and sandbox testers; not revenue).';
 COMMENT ON COLUMN reclaim.campaign_funnel.campaign_id IS 'The campaign.';
 COMMENT ON COLUMN reclaim.campaign_funnel.decided IS 'Times a notification triggered the campaign (offered + held out + skipped).';
 COMMENT ON COLUMN reclaim.campaign_funnel.held_out IS 'Eligible subscribers kept as the control group.';
@@ -522,6 +524,7 @@ COMMENT ON COLUMN reclaim.campaign_funnel.expired IS 'Offers that reached delive
 
 CREATE VIEW reclaim.offer_funnel_daily AS
 SELECT d.bundle_id,
+       d.environment,
        d.campaign_id,
        (d.triggered_at AT TIME ZONE 'UTC')::date                  AS day,
        count(*)                                                   AS decided,
@@ -535,9 +538,10 @@ SELECT d.bundle_id,
        count(o.id) FILTER (WHERE o.state = 'expired')             AS expired
 FROM reclaim.campaign_decisions d
 LEFT JOIN reclaim.offers o ON o.decision_id = d.id
-GROUP BY d.bundle_id, d.campaign_id, (d.triggered_at AT TIME ZONE 'UTC')::date;
-COMMENT ON VIEW reclaim.offer_funnel_daily IS 'Per campaign and UTC day of the triggering notification: decisions and what became of their offers. Sum over days for a period.';
+GROUP BY d.bundle_id, d.environment, d.campaign_id, (d.triggered_at AT TIME ZONE 'UTC')::date;
+COMMENT ON VIEW reclaim.offer_funnel_daily IS 'Per campaign, environment and UTC day of the triggering notification: decisions and what became of their offers. Sum over days for a period; filter on environment = ''Production'' for business numbers.';
 COMMENT ON COLUMN reclaim.offer_funnel_daily.bundle_id IS 'The app.';
+COMMENT ON COLUMN reclaim.offer_funnel_daily.environment IS 'Production or Sandbox (TestFlight and sandbox testers; not revenue).';
 COMMENT ON COLUMN reclaim.offer_funnel_daily.campaign_id IS 'The campaign.';
 COMMENT ON COLUMN reclaim.offer_funnel_daily.day IS 'UTC date of the triggering notification''s signedDate.';
 COMMENT ON COLUMN reclaim.offer_funnel_daily.decided IS 'Triggers (offered + held out + skipped).';
@@ -552,6 +556,7 @@ COMMENT ON COLUMN reclaim.offer_funnel_daily.expired IS 'Offers that expired unr
 
 CREATE VIEW reclaim.offer_revenue_daily AS
 SELECT r.bundle_id,
+       r.environment,
        coalesce(o.campaign_id, '(not issued by Reclaim)')         AS campaign_id,
        (r.redeemed_at AT TIME ZONE 'UTC')::date                   AS day,
        coalesce(r.currency, '')                                   AS currency,
@@ -559,9 +564,10 @@ SELECT r.bundle_id,
        coalesce(sum(r.price), 0)                                  AS revenue_milli
 FROM reclaim.offer_redemptions r
 LEFT JOIN reclaim.offers o ON o.id = r.offer_id
-GROUP BY 1, 2, 3, 4;
-COMMENT ON VIEW reclaim.offer_revenue_daily IS 'Promotional-offer purchases per campaign, UTC day and currency, with what they paid. Purchases of offers Reclaim did not issue appear under ''(not issued by Reclaim)''.';
+GROUP BY 1, 2, 3, 4, 5;
+COMMENT ON VIEW reclaim.offer_revenue_daily IS 'Promotional-offer purchases per campaign, environment, UTC day and currency, with what they paid. Only environment = ''Production'' is revenue: Sandbox purchases (TestFlight, testers) are not charged. Purchases of offers Reclaim did not issue appear under ''(not issued by Reclaim)''.';
 COMMENT ON COLUMN reclaim.offer_revenue_daily.bundle_id IS 'The app.';
+COMMENT ON COLUMN reclaim.offer_revenue_daily.environment IS 'Production (revenue) or Sandbox (not charged).';
 COMMENT ON COLUMN reclaim.offer_revenue_daily.campaign_id IS 'The campaign or grant label of the redeemed offer.';
 COMMENT ON COLUMN reclaim.offer_revenue_daily.day IS 'UTC date of the purchase.';
 COMMENT ON COLUMN reclaim.offer_revenue_daily.currency IS 'ISO 4217 currency ('''' when Apple sent none).';
@@ -576,6 +582,7 @@ WITH subjects AS (
     WHERE d.outcome IN ('offered', 'held_out')
     ORDER BY d.bundle_id, d.campaign_id, d.environment, d.original_transaction_id, d.triggered_at)
 SELECT s.bundle_id,
+       s.environment,
        s.campaign_id,
        count(*) FILTER (WHERE s.outcome = 'offered')              AS treated,
        count(*) FILTER (WHERE s.outcome = 'held_out')             AS held_out,
@@ -588,9 +595,10 @@ SELECT s.bundle_id,
 FROM subjects s
 LEFT JOIN reclaim.subscriptions sub
   ON sub.bundle_id = s.bundle_id AND sub.environment = s.environment AND sub.original_transaction_id = s.original_transaction_id
-GROUP BY s.bundle_id, s.campaign_id;
-COMMENT ON VIEW reclaim.campaign_lift IS 'Per campaign: subscribers treated (first decision offered) against held out (first decision held out), with redemptions and 30-day retention of each group. Retained: the subscription now runs until more than 30 days after the first trigger. Compare the rates, and mind the group sizes.';
+GROUP BY s.bundle_id, s.environment, s.campaign_id;
+COMMENT ON VIEW reclaim.campaign_lift IS 'Per campaign and environment: subscribers treated (first decision offered) against held out (first decision held out), with redemptions and 30-day retention of each group. Retained: the subscription now runs until more than 30 days after the first trigger. Compare the rates, and mind the group sizes.';
 COMMENT ON COLUMN reclaim.campaign_lift.bundle_id IS 'The app.';
+COMMENT ON COLUMN reclaim.campaign_lift.environment IS 'Production or Sandbox; compare groups within one environment.';
 COMMENT ON COLUMN reclaim.campaign_lift.campaign_id IS 'The campaign.';
 COMMENT ON COLUMN reclaim.campaign_lift.treated IS 'Subscribers whose first decision of this campaign offered.';
 COMMENT ON COLUMN reclaim.campaign_lift.held_out IS 'Subscribers whose first decision of this campaign held them out.';

@@ -73,6 +73,9 @@ struct ConsolePage {
     let deadJobs: [DeadJob]
     let hasDeadJobs: Bool
     let campaigns: [Campaign]
+    /// The environment of the campaigns' numbers, and a link to the other one.
+    let environment: String
+    let otherEnvironment: String
     let showsRejections: Bool
     let rejections: [Rejection]
     let hasRejections: Bool
@@ -80,8 +83,10 @@ struct ConsolePage {
     let hasRejectionsPerProblem: Bool
     let queries: [Query]
 
-    init(report: ConsoleReport, bundleId: String?, now: Date = Date(), refresh: Int = 30) {
+    init(report: ConsoleReport, bundleId: String?, environment: String = "Production", now: Date = Date(), refresh: Int = 30) {
         self.refresh = refresh
+        self.environment = environment
+        otherEnvironment = environment == "Production" ? "Sandbox" : "Production"
         scope = bundleId.map { "app \($0)" } ?? "every app"
         generatedAt = Self.time(now)
         notifications = report.notifications.map {
@@ -125,7 +130,7 @@ struct ConsolePage {
         hasRejectionsPerProblem = !rejectionsPerProblem.isEmpty
         queries = ConsoleReport.Queries.all
             .filter { bundleId == nil || !$0.globalOnly }
-            .map { Query(id: $0.id, source: $0.source, sql: $0.runnable(bundleId: bundleId)) }
+            .map { Query(id: $0.id, source: $0.source, sql: $0.runnable(bundleId: bundleId, environment: environment)) }
     }
 
     /// "3 of 40 (7.5%)"; "0 of 0" without a rate.

@@ -36,9 +36,10 @@ struct ConsoleRoutes: Sendable {
             return response
         }
         let bundleId = ConsoleDashboard.bundleId(of: caller)
-        let report = try await dashboard.report(for: caller, logger: context.logger)
+        let environment = dashboard.environment(asked: request.uri.queryParameters["environment"].map(String.init))
+        let report = try await dashboard.report(for: caller, environment: environment, logger: context.logger)
         let html = ConsoleTemplates.library.render(
-            ConsolePage(report: report, bundleId: bundleId, now: now(), refresh: refreshSeconds),
+            ConsolePage(report: report, bundleId: bundleId, environment: environment, now: now(), refresh: refreshSeconds),
             withTemplate: "page"
         )
         return Self.html(html ?? "", status: .ok)

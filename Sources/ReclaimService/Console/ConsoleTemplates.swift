@@ -133,6 +133,7 @@ enum ConsoleTemplates {
 
         <section id="campaigns">
         <h2>Campaigns: offers and lift against the holdout</h2>
+        <p class="note" id="environment">{{environment}} only: <a href="?environment={{otherEnvironment}}#campaigns" data-environment="{{otherEnvironment}}">show {{otherEnvironment}}</a>. Sandbox is TestFlight and sandbox testers: never revenue.</p>
         {{#campaigns}}
         <h3>{{campaignId}} <small class="note">{{bundleId}}</small></h3>
         {{{funnelChart}}}

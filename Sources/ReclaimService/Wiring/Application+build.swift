@@ -39,7 +39,9 @@ public func buildRouter(_ dependencies: Dependencies, role: ServerRole = .all) -
         OfferEventRoutes(delivery: delivery).register(on: apps)
         let admin = router.group().add(middleware: KeyAuthenticator(authentication: keys, scope: .admin))
         GrantRoutes(grants: GrantService(postgres: dependencies.postgres, issuer: dependencies.issuer)).register(on: admin)
-        ConsoleRoutes(dashboard: ConsoleDashboard(postgres: dependencies.postgres), authentication: keys).register(on: router)
+        ConsoleRoutes(dashboard: ConsoleDashboard(postgres: dependencies.postgres, apps: dependencies.config.apps), authentication: keys).register(
+            on: router
+        )
     }
     return router
 }

@@ -113,8 +113,8 @@ public struct ConsoleReport: Sendable {
                        coalesce(l.treated_retained_30d, 0) AS treated_retained_30d,
                        coalesce(l.held_out_retained_30d, 0) AS held_out_retained_30d
                 FROM reclaim.campaign_funnel f
-                LEFT JOIN reclaim.campaign_lift l USING (bundle_id, campaign_id)
-                WHERE $1::text IS NULL OR f.bundle_id = $1
+                LEFT JOIN reclaim.campaign_lift l USING (bundle_id, environment, campaign_id)
+                WHERE ($1::text IS NULL OR f.bundle_id = $1) AND f.environment = $2
                 ORDER BY 1, 2
                 """
         )
@@ -138,11 +138,17 @@ public struct ConsoleReport: Sendable {
         public static let all = [notifications, notificationsPerHour, queue, deadJobs, campaigns, rejections, rejectionsPerProblem]
     }
 
-    /// Reads every section on `connection`, in one read-only transaction: the numbers are of one moment.
-    public static func load(bundleId: String?, connection: PostgresConnection, logger: Logger) async throws -> ConsoleReport {
+    /// Reads every section on `connection`, in one read-only transaction: the numbers are of one moment. The
+    /// campaigns' business numbers are of `environment` only (Sandbox purchases are TestFlight and testers').
+    public static func load(
+        bundleId: String?,
+        environment: String = "Production",
+        connection: PostgresConnection,
+        logger: Logger
+    ) async throws -> ConsoleReport {
         try await connection.query("BEGIN TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY", logger: logger)
         do {
-            let report = try await read(bundleId: bundleId, connection: connection, logger: logger)
+            let report = try await read(bundleId: bundleId, environment: environment, connection: connection, logger: logger)
             try await connection.query("COMMIT", logger: logger)
             return report
         } catch {
@@ -151,11 +157,12 @@ public struct ConsoleReport: Sendable {
         }
     }
 
-    private static func read(bundleId: String?, connection: PostgresConnection, logger: Logger) async throws -> ConsoleReport {
+    private static func read(bundleId: String?, environment: String, connection: PostgresConnection, logger: Logger) async throws -> ConsoleReport {
         var report = ConsoleReport()
         func query(_ q: ConsoleQuery) -> PostgresQuery {
             var bindings = PostgresBindings()
             if q.sql.contains("$1") { bindings.append(bundleId) }
+            if q.sql.contains("$2") { bindings.append(environment) }
             return PostgresQuery(unsafeSQL: q.sql, binds: bindings)
         }
         for try await (type, subtype, count) in try await connection.query(query(Queries.notifications), logger: logger).decode(

@@ -44,6 +44,45 @@ struct DashboardViewTests {
         }
     }
 
+    @Test("every business view carries the environment: a Sandbox purchase is never counted with Production revenue")
+    func environmentsApart() async throws {
+        let setup = try CampaignTestSetup()
+        defer { setup.remove() }
+        try await withProcessedCorpus(setup) { client, _ in
+            // The corpus is Apple's sandbox: every business number is under Sandbox, none under Production.
+            for view in ["campaign_funnel", "offer_funnel_daily", "campaign_lift"] {
+                #expect(try await scalar(client, "SELECT count(*)::bigint FROM reclaim.\(view) WHERE environment = 'Sandbox'") > 0, "\(view)")
+                #expect(try await scalar(client, "SELECT count(*)::bigint FROM reclaim.\(view) WHERE environment <> 'Sandbox'") == 0, "\(view)")
+            }
+            // A TestFlight purchase of the corpus's win-back offer, and one real purchase of the same offer: revenue
+            // in Production is the real one alone.
+            let offerId = try #require(try await OfferRow.all(client).first { $0.campaignId == "winback-expired" }?.id)
+            // (A redemption row names the notification that reported it: two of the corpus's stand in.)
+            var uuids: [UUID] = []
+            for try await uuid in try await client.query("SELECT notification_uuid FROM reclaim.notifications LIMIT 2", logger: logger).decode(
+                UUID.self
+            ) {
+                uuids.append(uuid)
+            }
+            for (uuid, environment, price) in [(uuids[0], "Sandbox", 4990), (uuids[1], "Production", 2990)] {
+                try await client.query(
+                    """
+                    INSERT INTO reclaim.offer_redemptions (notification_uuid, bundle_id, environment, original_transaction_id,
+                        transaction_id, product_id, offer_identifier, offer_id, price, currency, redeemed_at)
+                    VALUES (\(uuid), 'GeniusParentingAI', \(environment), '2000000970472825', \(uuid.uuidString), 'p', 'WINBACK30',
+                        \(offerId), \(Int64(price)), 'USD', now())
+                    """,
+                    logger: logger
+                )
+            }
+            #expect(
+                try await scalar(client, "SELECT sum(revenue_milli)::bigint FROM reclaim.offer_revenue_daily WHERE environment = 'Production'")
+                    == 2990
+            )
+            #expect(try await scalar(client, "SELECT sum(redemptions)::bigint FROM reclaim.offer_revenue_daily WHERE environment = 'Sandbox'") == 1)
+        }
+    }
+
     @Test("every query in docs/dashboards.md runs against the views")
     func documentedQueries() async throws {
         let text = try String(contentsOf: Binaries.repositoryRoot.appendingPathComponent("docs/dashboards.md"), encoding: .utf8)

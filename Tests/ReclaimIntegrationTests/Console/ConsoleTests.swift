@@ -193,4 +193,36 @@ struct ConsoleTests {
             }
         }
     }
+
+    @Test("business numbers are Production's by default when an app accepts Production; Sandbox is one click away")
+    func productionByDefault() async throws {
+        let setup = try CampaignTestSetup(extraApps: "  - {bundleId: com.example.live, appAppleId: 1, environments: [Production, Sandbox]}")
+        defer { setup.remove() }
+        try await withProcessedCorpus(setup) { client, dependencies in
+            let admin = try await TestKeys(client: client).create(scope: .admin, bundleId: nil, logger: logger)
+            let app = Application(router: buildRouter(dependencies), configuration: .init(address: .hostname("127.0.0.1", port: 0)))
+            try await app.test(.live) { http in
+                let cookie = try await http.execute(
+                    uri: "/console/session",
+                    method: .post,
+                    headers: [.contentType: "application/x-www-form-urlencoded"],
+                    body: ByteBuffer(string: "key=" + (admin.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? admin))
+                ) { String(try #require($0.head.headerFields[.setCookie]?.split(separator: ";").first)) }
+                func page(_ uri: String) async throws -> String {
+                    try await http.execute(uri: uri, method: .get, headers: [.cookie: cookie]) { String(buffer: $0.body) }
+                }
+                // The corpus is Apple's sandbox: nothing of it is Production business.
+                let production = try await page("/console")
+                #expect(Self.metrics(in: production).keys.allSatisfy { !$0.hasPrefix("campaign.") }, "\(Self.metrics(in: production))")
+                #expect(production.contains("Production only"))
+                #expect(production.contains(#"href="?environment=Sandbox#campaigns""#))
+                #expect(production.contains("f.environment = &#39;Production&#39;"), "the SQL shown is the one run")
+                let sandbox = try await page("/console?environment=Sandbox")
+                #expect(Self.metrics(in: sandbox)["campaign.winback-expired.offered"] == "7")
+                #expect(sandbox.contains(#"href="?environment=Production#campaigns""#))
+                // Anything else is the default, not an error and not a way into the SQL.
+                #expect(Self.metrics(in: try await page("/console?environment=x%27%3B")).keys.allSatisfy { !$0.hasPrefix("campaign.") })
+            }
+        }
+    }
 }

@@ -136,8 +136,21 @@ struct DeployFilesTests {
             try JSONSerialization.jsonObject(with: Data(try Self.read("deploy/grafana/reclaim-dashboard.json").utf8)) as? [String: Any]
         )
         let panels = dashboard["panels"] as? [[String: Any]] ?? []
+        // Run as Grafana would with the corpus's environment chosen (the dashboard's default is Production).
         let sql = panels.flatMap { $0["targets"] as? [[String: Any]] ?? [] }.compactMap { $0["rawSql"] as? String }
+            .map { $0.replacingOccurrences(of: "$environment", with: "Sandbox") }
         #expect(sql.count >= 5)
+        // Business panels never add Sandbox (TestFlight) to Production: each filters on the chosen environment.
+        let business = ["offer_funnel_daily", "offer_revenue_daily", "campaign_lift", "campaign_funnel"]
+        for query in sql where business.contains(where: { query.contains("reclaim.\($0)") }) {
+            #expect(query.contains("environment = 'Sandbox'"), "\(query)")
+        }
+        let variables = (dashboard["templating"] as? [String: Any])?["list"] as? [[String: Any]] ?? []
+        let environment = try #require(variables.first { $0["name"] as? String == "environment" })
+        #expect((environment["current"] as? [String: Any])?["value"] as? String == "Production")
+        // Import asks for the data sources the panels name.
+        let inputs = (dashboard["__inputs"] as? [[String: Any]] ?? []).compactMap { $0["name"] as? String }
+        #expect(Set(inputs) == ["DS_PROMETHEUS", "DS_POSTGRES"])
         let setup = try CampaignTestSetup()
         defer { setup.remove() }
         try await withProcessedCorpus(setup) { client, _ in
