@@ -15,11 +15,11 @@ public struct ReclaimRequestContext: RequestContext {
         self.channel = source.channel
     }
 
-    /// Closes the connection shortly after the answer now being prepared was sent. After a 413 Hummingbird reads
-    /// and discards the rest of the body to reuse the connection: for a chunked body without end that is
-    /// gigabytes. A second is enough for the client to read the answer; then the connection goes.
-    func closeSoon(after delay: TimeAmount = .seconds(1)) {
-        let channel = self.channel
-        channel.eventLoop.scheduleTask(in: delay) { channel.close(promise: nil) }
+    /// Ends the connection once the answer now being prepared (a refusal of the body) was sent: after a 413
+    /// Hummingbird would read and discard the rest of the body to reuse the connection, for a chunked body without
+    /// end gigabytes. ``LingeringClose`` instead drains what the client still sends for at most 2 s and 16 MiB, so
+    /// that a client still writing its body can read the answer, then closes.
+    func closeSoon() {
+        channel.triggerUserOutboundEvent(LingeringClose.Start(), promise: nil)
     }
 }

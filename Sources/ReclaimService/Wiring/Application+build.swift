@@ -72,14 +72,15 @@ public func buildApplication(
     )
 }
 
-/// The HTTP/1 server with Reclaim's edge settings: the idle timeout, and the header and body deadlines
-/// (``RequestDeadlineHandler``). Tests that run a router on a real socket use it too.
+/// The HTTP/1 server with Reclaim's edge settings: the idle timeout, the header and body deadlines
+/// (``RequestDeadlineHandler``), and a lingering close after a refused body (``LingeringClose``). Tests that run a router on a real socket use it too.
 public func httpServer(_ server: ReclaimConfig.Server) -> HTTPServerBuilder {
     .http1(
         configuration: .init(
             // An autoclosure: evaluated for each connection, so each gets its own handler.
             additionalChannelHandlers: [
-                RequestDeadlineHandler(headerTimeout: .seconds(server.headerTimeout.seconds), bodyTimeout: .seconds(server.bodyTimeout.seconds))
+                LingeringCloseInstaller(),
+                RequestDeadlineHandler(headerTimeout: .seconds(server.headerTimeout.seconds), bodyTimeout: .seconds(server.bodyTimeout.seconds)),
             ],
             idleTimeout: .seconds(server.idleTimeout.seconds)
         )

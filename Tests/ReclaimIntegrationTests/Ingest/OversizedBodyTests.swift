@@ -4,6 +4,7 @@ import HummingbirdTesting
 import Metrics
 import Prometheus
 import ReclaimService
+import ReclaimTestSupport
 import Testing
 
 @Suite("Oversized bodies over a real socket")
@@ -13,7 +14,12 @@ struct OversizedBodyTests {
     func withServer(_ body: @escaping @Sendable (Int, Dependencies) async throws -> Void) async throws {
         try await withTestDatabase { client, _ in
             let dependencies = try Dependencies.test(postgres: client, config: NotificationIngestTests.sandboxConfig)
-            let app = Application(router: buildRouter(dependencies), configuration: .init(address: .hostname("127.0.0.1", port: 0)))
+            // The server Reclaim runs (its edge handlers included), not Hummingbird's default.
+            let app = Application(
+                router: buildRouter(dependencies),
+                server: httpServer(dependencies.config.server),
+                configuration: .init(address: .hostname("127.0.0.1", port: 0))
+            )
             try await app.test(.live) { http in try await body(try #require(http.port), dependencies) }
         }
     }
@@ -32,6 +38,40 @@ struct OversizedBodyTests {
             }
             #expect(status == "HTTP/1.1 413 Payload Too Large")
             #expect(seconds < 1)
+        }
+    }
+
+    @Test("Python's urllib, which writes its whole 5 MiB body before reading, gets the 413 problem+json, 3 times out of 3")
+    func urllibReadsThe413() async throws {
+        try await withServer { port, _ in
+            // urllib sends `Connection: close` and reads nothing until its body is written: without a lingering close
+            // the server's unread bytes reset the connection and urllib saw `Broken pipe` after about 1 s.
+            let output = try Subprocess.run(
+                "/usr/bin/env",
+                [
+                    "python3", "-c",
+                    """
+                    import sys, urllib.request, urllib.error
+                    body = b'{"signedPayload":"' + b'a' * (5 * 1024 * 1024) + b'"}'
+                    for attempt in range(3):
+                        request = urllib.request.Request(sys.argv[1], data=body, headers={"Content-Type": "application/json"})
+                        try:
+                            urllib.request.urlopen(request, timeout=20)
+                            print("accepted")
+                        except urllib.error.HTTPError as error:
+                            print(error.code, error.headers.get("Content-Type"), error.read().decode()[:200].replace("\\n", " "))
+                        except Exception as error:
+                            print("failed", repr(error))
+                    """,
+                    "http://127.0.0.1:\(port)/v1/apple/notifications",
+                ]
+            ).output
+            let lines = output.split(separator: "\n").map(String.init)
+            #expect(lines.count == 3, "\(output)")
+            for line in lines {
+                #expect(line.hasPrefix("413 application/problem+json"), "\(line)")
+                #expect(line.contains("urn:reclaim:problem:body-too-large"), "\(line)")
+            }
         }
     }
 
