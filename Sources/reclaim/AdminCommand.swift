@@ -6,7 +6,7 @@ struct AdminCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "admin",
         abstract: "Manage admin keys (admin API and /console) and read-only console keys.",
-        subcommands: [CreateKey.self, CreateConsoleKey.self]
+        subcommands: [CreateKey.self, CreateConsoleKey.self, ListKeys.self]
     )
 
     struct CreateKey: AsyncParsableCommand {
@@ -46,6 +46,19 @@ struct AdminCommand: AsyncParsableCommand {
             )
             print("Console key for \(bundleId ?? "every app") (store it now; it is not shown again):")
             print(key)
+        }
+    }
+
+    struct ListKeys: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "list-keys",
+            abstract: "List admin and console keys: id, scope, app, prefix, name, created, revoked. Never the key."
+        )
+        @OptionGroup var database: DatabaseOptions
+
+        func run() async throws {
+            let lines = try await AdminTasks.listAdminKeys(url: try database.resolved(), logger: Bootstrap.logging())
+            print(lines.isEmpty ? "no admin or console keys" : lines.joined(separator: "\n"))
         }
     }
 }

@@ -46,12 +46,15 @@ struct AppsCommand: AsyncParsableCommand {
             abstract: "Revoke an app key by its id (from `reclaim apps list`); requests with it get 401 from then on."
         )
         @Argument(help: "The key's id.") var id: String
+        @Flag(help: "Allow revoking an admin key (from `reclaim admin list-keys`).") var admin = false
         @OptionGroup var database: DatabaseOptions
 
         func run() async throws {
             guard let uuid = UUID(uuidString: id) else { throw ValidationError("'\(id)' is not a key id (see `reclaim apps list`)") }
-            guard try await AdminTasks.revokeKey(id: uuid, url: try database.resolved(), logger: Bootstrap.logging()) else {
-                throw ValidationError("no active key with id \(id)")
+            do {
+                try await AdminTasks.revokeKey(id: uuid, allowAdmin: admin, url: try database.resolved(), logger: Bootstrap.logging())
+            } catch let refusal as AdminTasks.RevokeRefusal {
+                throw ValidationError(refusal.description)
             }
             print("revoked \(uuid.uuidString.lowercased())")
         }

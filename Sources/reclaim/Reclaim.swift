@@ -1,4 +1,6 @@
 import ArgumentParser
+import ReclaimService
+import ReclaimStore
 
 /// The `reclaim` command line. Each subcommand only parses its arguments and calls the service library.
 @main
@@ -6,6 +8,7 @@ struct Reclaim: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "reclaim",
         abstract: "Wins back and retains App Store subscribers: verified notifications in, signed offers out.",
+        version: "\(ReclaimVersion.current) (schema \(Migrator.targetVersion))",
         subcommands: [
             DevCommand.self, ServeCommand.self, MigrateCommand.self, SignCommand.self, VerifyCommand.self, AppsCommand.self, AdminCommand.self,
             JobsCommand.self, CampaignsCommand.self, PruneCommand.self, ReconcileCommand.self, BackfillCommand.self, AppleCommand.self,

@@ -12,9 +12,13 @@ public struct UserTokenVerifier: Sendable {
     public static let maximumLifetime: TimeInterval = 24 * 3600
 
     let key: SymmetricKey
+    /// The secret being rotated out: its tokens stay valid until it is removed (at most a token's lifetime after
+    /// every backend signs with the new one).
+    let previousKey: SymmetricKey?
 
-    public init(secret: Data) {
+    public init(secret: Data, previousSecret: Data? = nil) {
         key = SymmetricKey(data: secret)
+        previousKey = previousSecret.map { SymmetricKey(data: $0) }
     }
 
     /// Why a token is refused, in words; nil when it is valid for `appAccountToken` at `now`.
@@ -27,7 +31,10 @@ public struct UserTokenVerifier: Sendable {
         guard Double(expiry) > seconds else { return "the user token expired" }
         guard Double(expiry) <= seconds + Self.maximumLifetime else { return "the user token is valid for more than 24 hours" }
         let message = Data("\(appAccountToken.lowercaseString).\(expiry)".utf8)
-        guard HMAC<SHA256>.isValidAuthenticationCode(mac, authenticating: message, using: key) else {
+        let valid =
+            HMAC<SHA256>.isValidAuthenticationCode(mac, authenticating: message, using: key)
+            || previousKey.map { HMAC<SHA256>.isValidAuthenticationCode(mac, authenticating: message, using: $0) } == true
+        guard valid else {
             return "the user token was not made for this appAccountToken with this app's secret"
         }
         return nil

@@ -3,7 +3,8 @@ import ReclaimDomain
 import Synchronization
 
 /// The App Store Server API's bearer token: an ES256 JWT with header `{"alg":"ES256","kid":<key id>,"typ":"JWT"}`
-/// and claims `iss` (issuer id), `iat`, `exp`, `aud` "appstoreconnect-v1", `bid` (APPLE-FORMATS.md).
+/// and claims `iss` (issuer id), `iat`, `exp`, `aud` "appstoreconnect-v1", `bid`, as
+/// Apple's *Generating JSON Web Tokens for API requests* (App Store Server API) lists them.
 ///
 /// Apple accepts tokens that expire at most 60 minutes after they were issued. One token serves every request
 /// for `lifetime` minus a margin, then a new one is made: no request waits on signing, and none carries a

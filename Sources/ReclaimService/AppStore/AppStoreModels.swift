@@ -1,6 +1,7 @@
 import Foundation
 
-/// Request and response bodies of the App Store Server API endpoints Reclaim calls (APPLE-FORMATS.md).
+/// Request and response bodies of the App Store Server API endpoints Reclaim calls, as Apple's App Store
+/// Server API documentation names their fields.
 public enum AppStoreAPI {
     /// Apple's hosts; `serverAPI.baseURL` overrides them.
     public static func baseURL(for environment: String) -> String? {

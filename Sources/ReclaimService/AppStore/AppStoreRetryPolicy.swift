@@ -17,7 +17,8 @@ struct AppStoreRetryPolicy: Sendable {
     }
 
     /// The wait a `Retry-After` header asks for. Apple sends an absolute UNIX time in **milliseconds**
-    /// (APPLE-FORMATS.md); a small number is read as RFC 9110's seconds to wait, which proxies send.
+    /// (App Store Server API, *Identifying rate limits*); a small number is read as RFC 9110's seconds to wait,
+    /// which proxies send.
     static func retryAfter(_ header: String?, now: Date = Date()) -> Duration? {
         guard let header, let value = Int64(header.trimmingCharacters(in: .whitespaces)), value >= 0 else { return nil }
         if value > 1_000_000_000_000 {

@@ -73,3 +73,27 @@ enum ConfigKeySuggestion {
         return previous[b.count]
     }
 }
+
+extension ReclaimConfig {
+    /// Every key the configuration knows, as a dotted path with list positions left out (`apps.signingKeys.keyId`):
+    /// what README.md and docs/architecture.md must document (a test holds them to it).
+    public static var keyPaths: Set<String> {
+        var paths = Set<String>()
+        func add<Key: ConfigKeys>(_ prefix: String, _ keys: Key.Type) {
+            for key in Key.allCases { paths.insert(prefix.isEmpty ? key.stringValue : prefix + "." + key.stringValue) }
+        }
+        add("", CodingKeys.self)
+        add("apps", App.CodingKeys.self)
+        add("apps.signingKeys", SigningKeyFile.CodingKeys.self)
+        add("apps.serverAPI", ServerAPI.CodingKeys.self)
+        add("campaigns", Campaign.CodingKeys.self)
+        add("campaigns.offer", Campaign.Offer.CodingKeys.self)
+        add("campaigns.conditions", Campaign.Conditions.CodingKeys.self)
+        add("server", Server.CodingKeys.self)
+        add("worker", Worker.CodingKeys.self)
+        add("offers", Offers.CodingKeys.self)
+        add("reconciliation", Reconciliation.CodingKeys.self)
+        add("database", DatabaseTimeouts.CodingKeys.self)
+        return paths
+    }
+}

@@ -34,20 +34,33 @@ extension ReclaimConfig {
     public func userTokenVerifiers() throws -> [String: UserTokenVerifier] {
         var verifiers: [String: UserTokenVerifier] = [:]
         var problems: [String] = []
-        for app in apps {
-            guard let file = app.userTokenSecretFile else { continue }
+        /// The secret in `file`, or nil with a problem recorded.
+        func secret(_ file: String, key: String, app: String) -> Data? {
             guard let contents = FileManager.default.contents(atPath: file) else {
-                problems.append("app \(app.bundleId): userTokenSecretFile: cannot read \(file)")
-                continue
+                problems.append("app \(app): \(key): cannot read \(file)")
+                return nil
             }
             let secret = Data(String(decoding: contents, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines).utf8)
             guard secret.count >= 32 else {
-                problems.append(
-                    "app \(app.bundleId): userTokenSecretFile: \(file) holds \(secret.count) bytes; use 32 or more (e.g. openssl rand -hex 32)"
-                )
+                problems.append("app \(app): \(key): \(file) holds \(secret.count) bytes; use 32 or more (e.g. openssl rand -hex 32)")
+                return nil
+            }
+            return secret
+        }
+        for app in apps {
+            guard let file = app.userTokenSecretFile else {
+                if app.previousUserTokenSecretFile != nil {
+                    problems.append("app \(app.bundleId): previousUserTokenSecretFile needs userTokenSecretFile (the new secret)")
+                }
                 continue
             }
-            verifiers[app.bundleId] = UserTokenVerifier(secret: secret)
+            guard let current = secret(file, key: "userTokenSecretFile", app: app.bundleId) else { continue }
+            var previous: Data?
+            if let previousFile = app.previousUserTokenSecretFile {
+                guard let read = secret(previousFile, key: "previousUserTokenSecretFile", app: app.bundleId) else { continue }
+                previous = read
+            }
+            verifiers[app.bundleId] = UserTokenVerifier(secret: current, previousSecret: previous)
         }
         if !problems.isEmpty { throw ConfigError("user token secrets:\n" + problems.map { "  - \($0)" }.joined(separator: "\n")) }
         return verifiers

@@ -35,12 +35,14 @@ public struct ReclaimConfig: Decodable, Sendable {
         /// A file holding the secret (32 bytes or more) the app's backend signs user tokens with; when set,
         /// `GET /v1/offers` requires a valid `X-Reclaim-User-Token` for the appAccountToken asked about.
         public var userTokenSecretFile: String?
+        /// During a rotation of that secret: the file of the old one, whose tokens stay valid until it is removed.
+        public var previousUserTokenSecretFile: String?
         /// The App Store Server API (an In-App Purchase key): reconciliation, backfill and test notifications.
         public var serverAPI: ServerAPI?
 
         enum CodingKeys: String, ConfigKeys {
             case bundleId, appAppleId, environments, issuerId, signingKeys, rootCertificates, defaultMessageIdentifier, userTokenSecretFile
-            case serverAPI
+            case previousUserTokenSecretFile, serverAPI
         }
 
         public init(from decoder: any Decoder) throws {
@@ -53,6 +55,7 @@ public struct ReclaimConfig: Decodable, Sendable {
             rootCertificates = try container.decodeIfPresent([String].self, forKey: .rootCertificates) ?? []
             defaultMessageIdentifier = try container.decodeIfPresent(String.self, forKey: .defaultMessageIdentifier)
             userTokenSecretFile = try container.decodeIfPresent(String.self, forKey: .userTokenSecretFile)
+            previousUserTokenSecretFile = try container.decodeIfPresent(String.self, forKey: .previousUserTokenSecretFile)
             serverAPI = try container.decodeIfPresent(ServerAPI.self, forKey: .serverAPI)
             if var api = serverAPI {
                 try api.resolve(signingKeys: signingKeys, appIssuerId: issuerId, container: container)

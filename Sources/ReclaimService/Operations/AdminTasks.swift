@@ -38,10 +38,44 @@ public enum AdminTasks {
         }
     }
 
-    /// Revokes a key by id; false when there is no such active key.
-    public static func revokeKey(id: UUID, url: DatabaseURL, logger: Logger) async throws -> Bool {
+    /// Admin and console keys as printable lines: id, scope, app (or every app), prefix, name, created, revoked.
+    /// Never the key.
+    public static func listAdminKeys(url: DatabaseURL, logger: Logger) async throws -> [String] {
         try await Database.withDatabase(url, maxConnections: 1, logger: logger) { client in
-            try await client.withConnection(logger: logger) { try await APIKeyStore.revoke(id: id, connection: $0, logger: logger) }
+            try await client.withConnection(logger: logger) { try await APIKeyStore.list(bundleId: nil, connection: $0, logger: logger) }.filter {
+                $0.scope != .app
+            }.map { key in
+                let revoked = key.revokedAt.map { "revoked \($0.formatted(.iso8601))" } ?? "active"
+                return
+                    "\(key.id.uuidString.lowercased())\t\(key.scope.rawValue)\t\(key.bundleId ?? "every app")\t\(key.prefix)…\t\(key.name ?? "-")\tcreated \(key.createdAt.formatted(.iso8601))\t\(revoked)"
+            }
+        }
+    }
+
+    /// Why a key was not revoked.
+    public enum RevokeRefusal: Error, CustomStringConvertible {
+        case noActiveKey(UUID)
+        case adminKey(UUID)
+
+        public var description: String {
+            switch self {
+            case .noActiveKey(let id): "no active key with id \(id.uuidString.lowercased())"
+            case .adminKey(let id):
+                "\(id.uuidString.lowercased()) is an admin key: revoking it ends the admin API and /console for whoever uses it; add --admin if you mean it"
+            }
+        }
+    }
+
+    /// Revokes a key by id. An admin key only when `allowAdmin`: its id sits in the same lists as app keys, and
+    /// revoking the operator's own key by a slip locks them out.
+    public static func revokeKey(id: UUID, allowAdmin: Bool = false, url: DatabaseURL, logger: Logger) async throws {
+        try await Database.withDatabase(url, maxConnections: 1, logger: logger) { client in
+            try await client.withConnection(logger: logger) { connection in
+                let key = try await APIKeyStore.list(bundleId: nil, connection: connection, logger: logger).first { $0.id == id }
+                guard let key, key.revokedAt == nil else { throw RevokeRefusal.noActiveKey(id) }
+                if key.scope == .admin && !allowAdmin { throw RevokeRefusal.adminKey(id) }
+                guard try await APIKeyStore.revoke(id: id, connection: connection, logger: logger) else { throw RevokeRefusal.noActiveKey(id) }
+            }
         }
     }
 

@@ -35,6 +35,7 @@ public struct ReclaimServer: Sendable {
             backgroundLogger: logger
         )
         let dependencies = try Dependencies(config: config, postgres: postgres, metricsRegistry: metricsRegistry, logger: logger)
+        StartupMetrics.register(config: config)
         if migrateOnStart {
             try await Database.withDatabase(databaseURL, maxConnections: 2, logger: logger) { client in
                 try await Migrator().migrate(client: client, logger: logger)

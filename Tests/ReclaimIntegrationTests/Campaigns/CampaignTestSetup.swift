@@ -27,6 +27,7 @@ struct CampaignTestSetup {
         extraApps: String = "",
         ca: TestCertificateAuthority? = nil,
         userTokenSecret: String? = nil,
+        previousUserTokenSecret: String? = nil,
         settings: String = ""
     ) throws {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("reclaim-campaigns-\(UUID().uuidString.prefix(8))")
@@ -39,6 +40,11 @@ struct CampaignTestSetup {
             let secretFile = directory.appendingPathComponent("user-token-secret")
             try userTokenSecret.write(to: secretFile, atomically: true, encoding: .utf8)
             userTokens = "userTokenSecretFile: \(secretFile.path)"
+            if let previousUserTokenSecret {
+                let previousFile = directory.appendingPathComponent("previous-user-token-secret")
+                try previousUserTokenSecret.write(to: previousFile, atomically: true, encoding: .utf8)
+                userTokens += "\n    previousUserTokenSecretFile: \(previousFile.path)"
+            }
         }
         var roots = "[]"
         if let ca {

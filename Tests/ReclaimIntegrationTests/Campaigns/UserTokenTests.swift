@@ -12,7 +12,7 @@ struct UserTokenTests {
     static let secret = "0123456789abcdef0123456789abcdef-test-secret"
 
     /// A token made the way an app backend would, by Python's hmac (not Reclaim's code).
-    static func token(for appAccountToken: String, expiresIn seconds: Int) throws -> String {
+    static func token(for appAccountToken: String, expiresIn seconds: Int, secret: String = Self.secret) throws -> String {
         let text = try Subprocess.run(
             "/usr/bin/env",
             [
@@ -60,6 +60,34 @@ struct UserTokenTests {
                 #expect(status == .ok)
                 #expect(body.contains("\"offerIdentifier\":\"WINBACK30\""), "\(body)")
                 #expect(try await get(valid, query: user.uppercased()).0 == .ok, "the token is for the user, whatever the case of the query")
+            }
+        }
+    }
+
+    @Test("a secret rotated with an overlap: tokens of the new and of the previous secret are accepted, any other refused")
+    func rotation() async throws {
+        let previous = "fedcba9876543210fedcba9876543210-old-secret"
+        let setup = try CampaignTestSetup(userTokenSecret: Self.secret, previousUserTokenSecret: previous)
+        defer { setup.remove() }
+        let user = "00000000-0000-0000-0000-000000000051"
+        try await withProcessedCorpus(setup) { client, dependencies in
+            let appKey = try await TestKeys(client: client).create(scope: .app, bundleId: "GeniusParentingAI", logger: logger)
+            let app = Application(router: buildRouter(dependencies), configuration: .init(address: .hostname("127.0.0.1", port: 0)))
+            try await app.test(.live) { http in
+                func status(_ token: String) async throws -> HTTPResponse.Status {
+                    try await http.execute(
+                        uri: "/v1/offers?appAccountToken=\(user)",
+                        method: .get,
+                        headers: [.authorization: "Bearer \(appKey)", .init("X-Reclaim-User-Token")!: token]
+                    ) { $0.status }
+                }
+                let stranger = "0123456789abcdef0123456789abcdef-a-third-one"
+                let fresh = try await status(try Self.token(for: user, expiresIn: 600))
+                let old = try await status(try Self.token(for: user, expiresIn: 600, secret: previous))
+                let other = try await status(try Self.token(for: user, expiresIn: 600, secret: stranger))
+                #expect(fresh == .ok, "the new secret")
+                #expect(old == .ok, "the previous secret")
+                #expect(other == .unauthorized, "neither")
             }
         }
     }

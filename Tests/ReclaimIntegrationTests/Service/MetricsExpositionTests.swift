@@ -7,6 +7,10 @@ import ReclaimStore
 import ServiceLifecycle
 import Testing
 
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
 @Suite("/metrics")
 struct MetricsExpositionTests {
     @Test("valid Prometheus text (prometheus_client's parser) with request counts and latencies per route and status")
@@ -95,5 +99,41 @@ struct MetricsExpositionTests {
         )
         guard run.status == 0 else { throw PythonCrossCheck.Failure(description: "prometheus_client refused: \(run.errors)\(run.output)") }
         return Set(run.output.split(separator: "\n").map(String.init))
+    }
+
+    @Test("a fresh reclaim serve exposes every counter the dashboards and alerts read at zero, and reclaim_build_info")
+    func zeroFromStartUp() async throws {
+        let setup = try CampaignTestSetup()
+        defer { setup.remove() }
+        try await withTestDatabase { _, url in
+            let server = try ServerProcess(
+                role: "all",
+                config: setup.configFile,
+                databaseURL: url.connectionString,
+                log: setup.directory.appendingPathComponent("serve.log")
+            )
+            try server.start()
+            defer { server.stop() }
+            try await server.waitUntilUp()
+            // Nothing has happened yet: no notification, decision, offer or timeout.
+            let (data, _) = try await URLSession.shared.data(from: URL(string: "http://127.0.0.1:\(server.port)/metrics")!)
+            let text = String(decoding: data, as: UTF8.self)
+            for series in [
+                #"reclaim_offers_delivered_total{campaign="winback-expired"} 0"#,
+                #"reclaim_offers_issued_total{campaign="retain-auto-renew-off"} 0"#,
+                #"reclaim_offers_redeemed_total{campaign="winback-expired"} 0"#,
+                #"reclaim_offers_expired_total 0"#,
+                #"reclaim_offers_withdrawn_total 0"#,
+                #"reclaim_campaign_decisions_total{campaign="winback-expired",outcome="held_out"} 0"#,
+                #"reclaim_offer_signatures_total{purpose="delivery"} 0"#,
+                #"reclaim_database_timeouts_total{operation="transaction"} 0"#,
+                #"reclaim_notifications_total{outcome="stored"} 0"#,
+                #"reclaim_jobs_dead_total 0"#,
+                #"reclaim_build_info{version="\#(ReclaimVersion.current)",schema_version="\#(Migrator.targetVersion)"} 1"#,
+            ] {
+                #expect(text.contains(series), "\(series)\n\(text.prefix(3000))")
+            }
+            _ = try Self.parse(text)
+        }
     }
 }

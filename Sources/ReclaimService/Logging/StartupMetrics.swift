@@ -1,0 +1,44 @@
+import Metrics
+import ReclaimDomain
+import ReclaimStore
+
+/// This build's version; `reclaim --version` prints it and `reclaim_build_info` carries it.
+public enum ReclaimVersion {
+    public static let current = "1.0.0"
+}
+
+/// Metrics that must exist from start-up: a counter created on first use is absent until then, so a dashboard
+/// panel says "no data" and a `rate()` in an alert has nothing to compare. Every counter the dashboards and alerts
+/// read is created at zero here, for every configured campaign, with `reclaim_build_info`.
+enum StartupMetrics {
+    static func register(config: ReclaimConfig) {
+        Gauge(
+            label: "reclaim_build_info",
+            dimensions: [("version", ReclaimVersion.current), ("schema_version", String(Migrator.targetVersion))]
+        ).record(1)
+        for campaign in config.campaigns.map(\.id) {
+            for outcome in CampaignDecision.Outcome.allCases {
+                Counter(label: "reclaim_campaign_decisions_total", dimensions: [("campaign", campaign), ("outcome", outcome.rawValue)])
+                    .increment(by: 0)
+            }
+            for label in ["reclaim_offers_issued_total", "reclaim_offers_delivered_total", "reclaim_offers_redeemed_total"] {
+                Counter(label: label, dimensions: [("campaign", campaign)]).increment(by: 0)
+            }
+        }
+        Counter(label: "reclaim_offers_redeemed_total", dimensions: [("campaign", "not_issued_by_reclaim")]).increment(by: 0)
+        Counter(label: "reclaim_offers_withdrawn_total").increment(by: 0)
+        Counter(label: "reclaim_offers_expired_total").increment(by: 0)
+        for purpose in ["issue", "grant", "delivery", "refresh", "retention_messaging"] {
+            Counter(label: "reclaim_offer_signatures_total", dimensions: [("purpose", purpose)]).increment(by: 0)
+        }
+        for operation in ["acquire", "query", "transaction"] {
+            Counter(label: "reclaim_database_timeouts_total", dimensions: [("operation", operation)]).increment(by: 0)
+        }
+        for outcome in ["stored", "duplicate"] {
+            Counter(label: "reclaim_notifications_total", dimensions: [("outcome", outcome)]).increment(by: 0)
+        }
+        for label in ["reclaim_jobs_completed_total", "reclaim_jobs_failed_total", "reclaim_jobs_dead_total"] {
+            Counter(label: label).increment(by: 0)
+        }
+    }
+}
