@@ -5,7 +5,7 @@
 -- at once, leaves one consistent schema. The binary embeds a copy (scripts/embed-schema);
 -- a test fails when the copy and this file differ.
 --
--- reclaim-schema-version: 11
+-- reclaim-schema-version: 12
 --
 -- A database at an older version is upgraded by the scripts in migrations/ (NNN-name.sql takes
 -- version NNN-1 to NNN); applying this file to an empty database gives the same result.
@@ -214,6 +214,7 @@ CREATE TABLE reclaim.grants (
     admin_key_id            uuid,
     created_at              timestamptz NOT NULL DEFAULT now(),
     request_sha256          bytea,
+    message_identifier      text,
     UNIQUE (bundle_id, idempotency_key),
     CHECK (app_account_token IS NOT NULL OR original_transaction_id IS NOT NULL)
 );
@@ -230,6 +231,7 @@ COMMENT ON COLUMN reclaim.grants.campaign IS 'Label for reporting, e.g. referral
 COMMENT ON COLUMN reclaim.grants.admin_key_id IS 'The admin key that made the grant.';
 COMMENT ON COLUMN reclaim.grants.created_at IS 'When the grant was made.';
 COMMENT ON COLUMN reclaim.grants.request_sha256 IS 'SHA-256 of the normalized request (every field, defaults applied): the same Idempotency-Key with any other request is refused (422 idempotency-key-reused). NULL for grants made before schema 9, which are compared on their stored fields.';
+COMMENT ON COLUMN reclaim.grants.message_identifier IS 'Retention Messaging: the approved message Apple shows with this grant''s offer; NULL: the message of the configured campaign named like the grant''s campaign, if any.';
 
 CREATE TABLE reclaim.campaign_decisions (
     id                      uuid        PRIMARY KEY,

@@ -15,6 +15,9 @@ public struct GrantRequest: Sendable, Equatable {
     public var campaign: String
     /// How long the offer stays deliverable, in seconds (1 s to 90 days; default 7 days).
     public var deliverableFor: Int64
+    /// Retention Messaging: the approved message Apple shows with this offer in its cancellation sheet; nil: the
+    /// message of the configured campaign named `campaign`, if any.
+    public var messageIdentifier: String?
 
     public static let defaultDeliverableFor: Int64 = 7 * 86_400
     public static let maximumDeliverableFor: Int64 = 90 * 86_400
@@ -28,7 +31,8 @@ public struct GrantRequest: Sendable, Equatable {
         offerIdentifier: String,
         reason: String,
         campaign: String,
-        deliverableFor: Int64 = GrantRequest.defaultDeliverableFor
+        deliverableFor: Int64 = GrantRequest.defaultDeliverableFor,
+        messageIdentifier: String? = nil
     ) {
         self.bundleId = bundleId
         self.appAccountToken = appAccountToken
@@ -39,15 +43,18 @@ public struct GrantRequest: Sendable, Equatable {
         self.reason = reason
         self.campaign = campaign
         self.deliverableFor = deliverableFor
+        self.messageIdentifier = messageIdentifier
     }
 
     /// SHA-256 of every field, each length-prefixed in a fixed order: the same Idempotency-Key with a request
     /// whose fingerprint differs is another grant.
     public var fingerprint: [UInt8] {
-        let fields: [String?] = [
+        var fields: [String?] = [
             bundleId, appAccountToken?.lowercaseString, originalTransactionId, environment, productId, offerIdentifier, reason, campaign,
             String(deliverableFor),
         ]
+        // Appended only when given, so that a grant made before the field existed keeps its fingerprint.
+        if let messageIdentifier { fields.append(messageIdentifier) }
         var canonical = "reclaim-grant-v1"
         for field in fields {
             if let field { canonical += "|\(field.utf8.count):\(field)" } else { canonical += "|-" }
@@ -73,6 +80,7 @@ extension GrantRequest {
         let reason: String
         let campaign: String
         let deliverableFor: String?
+        let messageIdentifier: String?
     }
 
     /// Decodes and validates a request body; throws ``InvalidInput`` with the reason in words.
@@ -92,6 +100,9 @@ extension GrantRequest {
             guard !value.isEmpty, value.count <= 200, !value.unicodeScalars.contains("\u{2063}") else {
                 throw InvalidInput("\(name) must be 1 to 200 characters")
             }
+        }
+        if let message = body.messageIdentifier, message.isEmpty || message.count > 200 {
+            throw InvalidInput("messageIdentifier must be 1 to 200 characters")
         }
         guard body.appAccountToken != nil || body.originalTransactionId != nil else {
             throw InvalidInput("name the subscriber by appAccountToken or originalTransactionId")
@@ -125,7 +136,8 @@ extension GrantRequest {
             offerIdentifier: body.offerIdentifier,
             reason: body.reason,
             campaign: body.campaign,
-            deliverableFor: deliverableFor
+            deliverableFor: deliverableFor,
+            messageIdentifier: body.messageIdentifier
         )
     }
 }

@@ -23,6 +23,7 @@ struct GrantRoutes {
             let bundleId: String
             let campaign: String
             let reason: String
+            let messageIdentifier: String?
         }
         struct Offer: Encodable {
             let id: String
@@ -67,7 +68,8 @@ struct GrantRoutes {
                 id: stored.id.uuidString.lowercased(),
                 bundleId: stored.request.bundleId,
                 campaign: stored.request.campaign,
-                reason: stored.request.reason
+                reason: stored.request.reason,
+                messageIdentifier: stored.request.messageIdentifier
             ),
             offer: stored.offerId.map { offerId in
                 .init(

@@ -264,6 +264,13 @@ paths:
                   pattern: "^[0-9]+[smhdw]$"
                   example: 7d
                   description: How long the offer can be delivered, 1s to 90d (default 7d).
+                messageIdentifier:
+                  type: string
+                  minLength: 1
+                  maxLength: 200
+                  description: >-
+                    Retention Messaging: the approved message Apple shows with this offer; default the message of the
+                    configured campaign named `campaign`, if any.
       responses:
         "200":
           description: >-
@@ -450,6 +457,7 @@ components:
             bundleId: { type: string }
             campaign: { type: string }
             reason: { type: string }
+            messageIdentifier: { type: string }
         offer:
           type: object
           required: [id, originalTransactionId, environment, productIdentifier, offerIdentifier, expiresAt]

@@ -13,7 +13,7 @@ import ReclaimStore
 ///   the signature): a refusal is an ``IngestRefusal``.
 /// - It carries no bundleId: the app is the configured one with its appAppleId that accepts its environment;
 ///   none matches, the answer is empty (Apple then shows its default).
-/// - The subscriber's live offer, when its campaign names a `messageIdentifier`, is answered as a promotional
+/// - The subscriber's live offer, when its grant or its campaign names a `messageIdentifier`, is answered as a promotional
 ///   offer: a StoreKit 2 promotional offer JWS with `transactionId` = the request's originalTransactionId, as
 ///   Apple requires, signed now with a new nonce (``OfferIssuer/retentionSignature(for:transactionId:)``: a
 ///   stored signature may already have been handed to the app).
@@ -63,14 +63,26 @@ public struct RetentionMessaging: Sendable {
             return Answer()
         }
         let subscriber = SubscriberKey(bundleId: app.bundleId, environment: environment, originalTransactionId: realtime.originalTransactionId)
-        let offer = try await postgres.withConnection(logger: logger) {
-            try await OfferStore.liveOffer(of: subscriber, connection: $0, logger: logger)
+        let (offer, grantMessage) = try await postgres.withConnection(logger: logger) { connection in
+            let offer = try await OfferStore.liveOffer(of: subscriber, connection: connection, logger: logger)
+            // A grant names its own message, or takes its campaign label's (one round trip more, only with an offer).
+            let grantMessage = try await offer.asyncMap {
+                try await GrantStore.messageIdentifier(ofOffer: $0.id, connection: connection, logger: logger)
+            }
+            return (offer, grantMessage ?? nil)
         }
-        if let offer, let messageIdentifier = config.campaigns.first(where: { $0.id == offer.campaignId })?.messageIdentifier,
-            let jws = try issuer.retentionSignature(for: offer, transactionId: realtime.originalTransactionId)
-        {
+        let messageIdentifier = grantMessage ?? offer.flatMap { offer in config.campaigns.first { $0.id == offer.campaignId }?.messageIdentifier }
+        if let offer, let messageIdentifier, let jws = try issuer.retentionSignature(for: offer, transactionId: realtime.originalTransactionId) {
             return Answer(promotionalOffer: .init(messageIdentifier: messageIdentifier, promotionalOfferSignatureV2: jws))
         }
         return Answer(message: app.defaultMessageIdentifier.map(Answer.Message.init))
+    }
+}
+
+extension Optional {
+    /// `map` with an async transform.
+    fileprivate func asyncMap<T>(_ transform: (Wrapped) async throws -> T) async rethrows -> T? {
+        guard let self else { return nil }
+        return try await transform(self)
     }
 }

@@ -17,14 +17,16 @@ public enum GrantStore {
         let rows = try await connection.query(
             """
             SELECT g.id, g.app_account_token, g.original_transaction_id, g.product_id, g.offer_identifier, g.reason, g.campaign,
-                   g.created_at, o.id, o.original_transaction_id, o.environment, o.deliverable_until, g.request_sha256
+                   g.created_at, o.id, o.original_transaction_id, o.environment, o.deliverable_until, g.request_sha256,
+                   g.message_identifier
             FROM reclaim.grants g LEFT JOIN reclaim.offers o ON o.grant_id = g.id
             WHERE g.bundle_id = \(bundleId) AND g.idempotency_key = \(idempotencyKey)
             """,
             logger: logger
         )
-        for try await r in rows.decode((UUID, UUID?, String?, String, String, String, String, Date, UUID?, String?, String?, Date?, ByteBuffer?).self)
-        {
+        for try await r in rows.decode(
+            (UUID, UUID?, String?, String, String, String, String, Date, UUID?, String?, String?, Date?, ByteBuffer?, String?).self
+        ) {
             return StoredGrant(
                 id: r.0,
                 request: GrantRequest(
@@ -34,7 +36,8 @@ public enum GrantStore {
                     productId: r.3,
                     offerIdentifier: r.4,
                     reason: r.5,
-                    campaign: r.6
+                    campaign: r.6,
+                    messageIdentifier: r.13
                 ),
                 offerId: r.8,
                 originalTransactionId: r.9,
@@ -89,10 +92,10 @@ public enum GrantStore {
         var query: PostgresQuery = """
             WITH g AS (
                 INSERT INTO reclaim.grants (id, bundle_id, idempotency_key, app_account_token, original_transaction_id, product_id,
-                                            offer_identifier, reason, campaign, admin_key_id, request_sha256)
+                                            offer_identifier, reason, campaign, admin_key_id, request_sha256, message_identifier)
                 VALUES (\(id), \(request.bundleId), \(idempotencyKey), \(request.appAccountToken), \(request.originalTransactionId),
                         \(request.productId), \(request.offerIdentifier), \(request.reason), \(request.campaign), \(adminKeyId),
-                        \(ByteBuffer(bytes: request.fingerprint)))
+                        \(ByteBuffer(bytes: request.fingerprint)), \(request.messageIdentifier))
                 ON CONFLICT (bundle_id, idempotency_key) DO NOTHING
                 RETURNING id)
             """
@@ -108,5 +111,19 @@ public enum GrantStore {
         let rows = try await connection.query(query, logger: logger)
         for try await _ in rows { return true }
         return false
+    }
+
+    /// The Retention Messaging message the grant behind `offerId` names; nil when the offer is no grant's, or its
+    /// grant names none.
+    public static func messageIdentifier(ofOffer offerId: UUID, connection: PostgresConnection, logger: Logger) async throws -> String? {
+        let rows = try await connection.query(
+            """
+            SELECT g.message_identifier FROM reclaim.offers o JOIN reclaim.grants g ON g.id = o.grant_id
+            WHERE o.id = \(offerId)
+            """,
+            logger: logger
+        )
+        for try await message in rows.decode(String?.self) { return message }
+        return nil
     }
 }

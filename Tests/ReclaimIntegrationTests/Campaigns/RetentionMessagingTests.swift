@@ -5,6 +5,7 @@ import HummingbirdTesting
 import NIOCore
 import ReclaimDomain
 import ReclaimService
+import ReclaimStore
 import ReclaimTestSupport
 import SwiftASN1
 import Testing
@@ -80,6 +81,40 @@ struct RetentionMessagingTests {
                 #expect(forged.1.contains("urn:reclaim:problem:untrusted-certificate-chain"))
                 let malformed = try await post("{\"nope\": 1}")
                 #expect(malformed.0 == .badRequest)
+
+                // A grant supersedes the campaign's offer. With a message of its own it is offered in Apple's sheet
+                // with that message; before, the request was answered with the default message (the grant had none).
+                let admin = try await TestKeys(client: client).create(scope: .admin, bundleId: nil, logger: TestPostgres.logger)
+                func grant(_ key: String, campaign: String, message: String?) async throws -> HTTPResponse.Status {
+                    var body: [String: String] = [
+                        "bundleId": "GeniusParentingAI", "originalTransactionId": "2000000970472825",
+                        "productId": "ca.geniusparentingai.basic.monthly",
+                        "offerIdentifier": "REFERRAL1", "reason": "referral", "campaign": campaign,
+                    ]
+                    if let message { body["messageIdentifier"] = message }
+                    return try await http.execute(
+                        uri: "/v1/grants",
+                        method: .post,
+                        headers: [.contentType: "application/json", .authorization: "Bearer \(admin)", .init("Idempotency-Key")!: key],
+                        body: ByteBuffer(bytes: Array(try JSONSerialization.data(withJSONObject: body)))
+                    ) { $0.status }
+                }
+                #expect(try await grant("g1", campaign: "referrals", message: "referral-message") == .created)
+                let granted = try await post(try request(originalTransactionId: "2000000970472825"))
+                let grantOffer = try #require(
+                    (try JSONSerialization.jsonObject(with: Data(granted.1.utf8)) as? [String: Any])?["promotionalOffer"] as? [String: String],
+                    "\(granted)"
+                )
+                #expect(grantOffer["messageIdentifier"] == "referral-message")
+                let grantClaims = try PythonCrossCheck.claimsWithPyJWT(
+                    try #require(grantOffer["promotionalOfferSignatureV2"]),
+                    publicKeyPEM: setup.key.publicKey.pemRepresentation
+                )
+                #expect(grantClaims["offerIdentifier"] as? String == "REFERRAL1")
+                // A grant without one, labelled with a configured campaign's id, takes that campaign's message.
+                #expect(try await grant("g2", campaign: "winback-expired", message: nil) == .created)
+                let labelled = try await post(try request(originalTransactionId: "2000000970472825"))
+                #expect(labelled.1.contains(#""messageIdentifier":"winback-message""#), "\(labelled)")
             }
         }
     }
