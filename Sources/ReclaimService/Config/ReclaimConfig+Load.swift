@@ -127,6 +127,7 @@ extension ReclaimConfig {
         if server.failedAuthenticationsPerMinute < 1 { problems.append("server.failedAuthenticationsPerMinute must be at least 1") }
         if server.headerTimeout.seconds < 1 { problems.append("server.headerTimeout must be at least 1s") }
         if server.bodyTimeout.seconds < 1 { problems.append("server.bodyTimeout must be at least 1s") }
+        problems += TrustedProxies.problems(server.trustedProxies)
         // Ingest, the worker lanes, their LISTEN connection and the background tasks each need one.
         // worker.concurrency is bounded above, so `+ 3` cannot overflow.
         if server.databaseConnections > 1000 || server.databaseConnections < min(worker.concurrency, 500) + 3 {

@@ -305,6 +305,9 @@ public struct ReclaimConfig: Decodable, Sendable {
         public var bodyTimeout: ConfigDuration = ConfigDuration(seconds: 30)
         /// PostgreSQL connections one `reclaim serve` process opens at most (on demand).
         public var databaseConnections: Int = 40
+        /// Proxies (IP addresses or CIDRs) whose `X-Forwarded-For` names the client for per-client budgets; empty:
+        /// the peer is the client.
+        public var trustedProxies: [String] = []
 
         public init() {}
 
@@ -323,11 +326,12 @@ public struct ReclaimConfig: Decodable, Sendable {
             headerTimeout = try container.decodeDurationIfPresent(forKey: .headerTimeout) ?? headerTimeout
             bodyTimeout = try container.decodeDurationIfPresent(forKey: .bodyTimeout) ?? bodyTimeout
             databaseConnections = try container.decodeIfPresent(Int.self, forKey: .databaseConnections) ?? databaseConnections
+            trustedProxies = try container.decodeIfPresent([String].self, forKey: .trustedProxies) ?? trustedProxies
         }
 
         enum CodingKeys: String, ConfigKeys {
             case maxBodyBytes, rejectedInputsKept, maxConnections, idleTimeout, maxPendingNotifications, rateLimitPerKey, rateLimitBurst
-            case failedAuthenticationsPerMinute, keyCacheTTL, headerTimeout, bodyTimeout, databaseConnections
+            case failedAuthenticationsPerMinute, keyCacheTTL, headerTimeout, bodyTimeout, databaseConnections, trustedProxies
         }
     }
 

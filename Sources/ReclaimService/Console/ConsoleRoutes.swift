@@ -66,7 +66,7 @@ struct ConsoleRoutes: Sendable {
         }
         let caller: APIKeyStore.Caller?
         do {
-            caller = try await authentication.signIn(key: key, context: context)
+            caller = try await authentication.signIn(key: key, request: request, context: context)
         } catch let problem as Problem where problem.status == .tooManyRequests {
             var response = Self.login(message: "Too many failed sign-ins from this address. Wait a minute and retry.", status: .tooManyRequests)
             if let wait = problem.retryAfter { response.headers[.retryAfter] = "\(wait)" }

@@ -1,4 +1,5 @@
 import Foundation
+import HTTPTypes
 import Hummingbird
 import Logging
 import NIOCore
@@ -18,6 +19,8 @@ struct KeyAuthentication: Sendable {
     let perKey: RateLimiter
     let failedAuthentication: RateLimiter
     let cache: AuthenticatedKeyCache
+    /// Proxies whose `X-Forwarded-For` names the client (``TrustedProxies``).
+    let proxies: TrustedProxies
 
     var now: @Sendable () -> Date = Date.init
 
@@ -29,6 +32,7 @@ struct KeyAuthentication: Sendable {
             burst: Double(server.failedAuthenticationsPerMinute)
         )
         cache = AuthenticatedKeyCache(ttl: .seconds(server.keyCacheTTL.seconds))
+        proxies = TrustedProxies(server.trustedProxies)
     }
 
     /// The app of an app key.
@@ -47,8 +51,8 @@ struct KeyAuthentication: Sendable {
 
     /// The caller of a key typed into the /console sign-in form, under the same budget of failed
     /// authentications per client address as the `Authorization` header; nil for an unknown or revoked key.
-    func signIn(key: String, context: ReclaimRequestContext) async throws -> APIKeyStore.Caller? {
-        let client = try admittedClient(context)
+    func signIn(key: String, request: Request, context: ReclaimRequestContext) async throws -> APIKeyStore.Caller? {
+        let client = try admittedClient(request, context)
         if key.utf8.count <= Self.maxKeyBytes, let caller = try await authenticate(key, logger: context.logger) { return caller }
         let refusal = refusal(of: client, "the key is unknown or revoked")
         if refusal.status == .tooManyRequests { throw refusal }
@@ -83,12 +87,17 @@ struct KeyAuthentication: Sendable {
         try await postgres.withConnection(logger: logger) { try await APIKeyStore.authenticate(key, connection: $0, logger: logger) }
     }
 
+    static let forwardedFor = HTTPField.Name("X-Forwarded-For")!
+
     /// Keys are 50-odd characters: anything far longer is refused before it is hashed.
     static let maxKeyBytes = 256
 
     /// The client's address, once it is known to have failed authentications left (429 otherwise).
-    private func admittedClient(_ context: ReclaimRequestContext) throws -> String {
-        let client = context.channel.remoteAddress?.ipAddress ?? "unknown"
+    private func admittedClient(_ request: Request, _ context: ReclaimRequestContext) throws -> String {
+        let client = proxies.client(
+            peer: context.channel.remoteAddress,
+            forwardedFor: request.headers[values: Self.forwardedFor].joined(separator: ",")
+        )
         if failedAuthentication.isLimited(client) { throw Self.limited(retryAfter: 60) }
         return client
     }
@@ -104,7 +113,7 @@ struct KeyAuthentication: Sendable {
     }
 
     private func caller(of request: Request, context: ReclaimRequestContext, expecting: String) async throws -> APIKeyStore.Caller {
-        let client = try admittedClient(context)
+        let client = try admittedClient(request, context)
         func refuse(_ detail: String) -> Problem { refusal(of: client, detail) }
         guard let header = request.headers[.authorization] else { throw refuse("send the \(expecting) as Authorization: Bearer <key>") }
         let parts = header.split(separator: " ", maxSplits: 1)

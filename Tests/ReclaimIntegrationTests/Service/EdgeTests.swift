@@ -20,12 +20,12 @@ struct EdgeTests {
             """
     )
 
-    func withServer(_ body: @escaping @Sendable (Int, Database) async throws -> Void) async throws {
+    func withServer(config: ReclaimConfig = Self.config, _ body: @escaping @Sendable (Int, Database) async throws -> Void) async throws {
         try await withTestDatabase { client, _ in
-            let dependencies = try Dependencies.test(postgres: client, config: Self.config)
+            let dependencies = try Dependencies.test(postgres: client, config: config)
             let app = Application(
                 router: buildRouter(dependencies),
-                server: httpServer(Self.config.server),
+                server: httpServer(config.server),
                 configuration: .init(address: .hostname("127.0.0.1", port: 0))
             )
             try await app.test(.live) { http in try await body(try #require(http.port), client) }
@@ -79,6 +79,46 @@ struct EdgeTests {
             for _ in 0..<5 { failed.append(try await get("rk_app_wrong").0) }
             #expect(failed.prefix(3).allSatisfy { $0 == 401 }, "\(failed)")
             #expect(failed.suffix(2).allSatisfy { $0 == 429 }, "\(failed)")
+        }
+    }
+
+    @Test("behind a trusted proxy each client has its own failed-authentication budget; nobody else's X-Forwarded-For is believed")
+    func trustedProxies() async throws {
+        @Sendable func failures(port: Int, from clients: [String]) async throws -> [String: [Int]] {
+            var statuses: [String: [Int]] = [:]
+            for client in clients {
+                for _ in 0..<4 {
+                    var request = URLRequest(url: URL(string: "http://127.0.0.1:\(port)/v1/offers?appAccountToken=\(UUID())")!)
+                    request.setValue("Bearer rk_app_wrong", forHTTPHeaderField: "Authorization")
+                    // What a proxy appends: the client it received from, after anything the client claimed itself.
+                    request.setValue("198.51.100.9, \(client)", forHTTPHeaderField: "X-Forwarded-For")
+                    let (_, response) = try await URLSession.shared.data(for: request)
+                    statuses[client, default: []].append((response as? HTTPURLResponse)?.statusCode ?? 0)
+                }
+            }
+            return statuses
+        }
+        // The server's peer is the test client on 127.0.0.1: trusted as the proxy, each forwarded client spends its
+        // own budget of 3 failures.
+        let behindProxy = try ReclaimConfig.parse(
+            yaml: """
+                apps: [{bundleId: com.example.app, environments: [Sandbox]}]
+                server: {failedAuthenticationsPerMinute: 3, trustedProxies: [127.0.0.1/32, "::1"]}
+                """
+        )
+        try await withServer(config: behindProxy) { port, _ in
+            let statuses = try await failures(port: port, from: ["203.0.113.1", "203.0.113.2"])
+            #expect(statuses["203.0.113.1"] == [401, 401, 401, 429], "\(statuses)")
+            #expect(statuses["203.0.113.2"] == [401, 401, 401, 429], "one client's failures do not lock out another: \(statuses)")
+        }
+        // No trusted proxy: the header is anyone's to send, and is ignored; both "clients" are the one peer.
+        try await withServer { port, _ in
+            let statuses = try await failures(port: port, from: ["203.0.113.1", "203.0.113.2"])
+            #expect(statuses["203.0.113.1"] == [401, 401, 401, 429], "\(statuses)")
+            #expect(statuses["203.0.113.2"] == [429, 429, 429, 429], "\(statuses)")
+        }
+        #expect(throws: ConfigError.self) {
+            try ReclaimConfig.parse(yaml: "apps: []\nserver: {trustedProxies: [10.0.0.0/33]}")
         }
     }
 }
