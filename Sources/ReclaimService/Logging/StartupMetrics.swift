@@ -40,5 +40,15 @@ enum StartupMetrics {
         for label in ["reclaim_jobs_completed_total", "reclaim_jobs_failed_total", "reclaim_jobs_dead_total"] {
             Counter(label: label).increment(by: 0)
         }
+        // Reconciliation, for each app it runs for (those with serverAPI) and each environment it accepts.
+        for app in config.apps where app.serverAPI != nil {
+            for environment in app.environments where ["Production", "Sandbox"].contains(environment) {
+                let dimensions = [("app", app.bundleId), ("environment", environment)]
+                Counter(label: "reclaim_reconciliation_missed_total", dimensions: dimensions).increment(by: 0)
+                for outcome in ["completed", "failed"] {
+                    Counter(label: "reclaim_reconciliation_runs_total", dimensions: dimensions + [("outcome", outcome)]).increment(by: 0)
+                }
+            }
+        }
     }
 }

@@ -1,6 +1,7 @@
 import AsyncHTTPClient
 import Foundation
 import Logging
+import Metrics
 import PostgresNIO
 import ReclaimStore
 
@@ -74,7 +75,14 @@ public struct Reconciler: Sendable {
                     // A refusal is counted and recorded in rejected_inputs by ingest; a database that cannot take
                     // the notification throws: the run stops and a later one retries.
                     switch try await ingest.ingest(signedPayload: item.signedPayload) {
-                    case .stored: counts.new += 1
+                    case .stored:
+                        counts.new += 1
+                        // Apple's history had it and Reclaim did not: a notification that never arrived (alert
+                        // ReclaimNotificationsMissed).
+                        Counter(
+                            label: "reclaim_reconciliation_missed_total",
+                            dimensions: [("app", client.bundleId), ("environment", client.environment)]
+                        ).increment()
                     case .duplicate: break
                     case .refused(let refusal):
                         counts.refused += 1
@@ -92,10 +100,18 @@ public struct Reconciler: Sendable {
                 }
             } while token != nil
         } catch {
+            Counter(
+                label: "reclaim_reconciliation_runs_total",
+                dimensions: [("app", client.bundleId), ("environment", client.environment), ("outcome", "failed")]
+            ).increment()
             try? await record { [counts] in try await ReconciliationRunStore.finish(id, counts, error: "\(error)", connection: $0, logger: $1) }
             throw error
         }
         try await record { [counts] in try await ReconciliationRunStore.finish(id, counts, error: nil, connection: $0, logger: $1) }
+        Counter(
+            label: "reclaim_reconciliation_runs_total",
+            dimensions: [("app", client.bundleId), ("environment", client.environment), ("outcome", "completed")]
+        ).increment()
         logger.info(
             "reconciled",
             metadata: [

@@ -128,6 +128,21 @@ struct DeployFilesTests {
         let rules = (alerts["groups"] as? [[String: Any]] ?? []).flatMap { $0["rules"] as? [[String: Any]] ?? [] }
         #expect(rules.count >= 5)
         #expect(rules.allSatisfy { $0["alert"] is String && $0["expr"] is String })
+        // Alerts that fire wherever Prometheus found Reclaim: no expression depends on the scrape job's name (pod
+        // discovery names it otherwise), and the metrics that are not Reclaim's alone are joined to its build info.
+        let operations = try Self.read("docs/operations.md")
+        for rule in rules {
+            let name = rule["alert"] as? String ?? ""
+            let expr = rule["expr"] as? String ?? ""
+            #expect(!expr.contains("job="), "\(name) selects a job: \(expr)")
+            if expr.contains("hb_requests") || expr.contains("up ") {
+                #expect(expr.contains("reclaim_build_info"), "\(name) does not find Reclaim's targets by reclaim_build_info: \(expr)")
+            }
+            let url = (rule["annotations"] as? [String: Any])?["runbook_url"] as? String ?? ""
+            #expect(url.contains("$externalLabels.runbook_base_url") && url.contains("\"https://"), "\(name): \(url)")
+            let anchor = String(url.split(separator: "#").last ?? "")
+            #expect(anchor == name.lowercased() && operations.contains("### \(name)\n"), "\(name): no section #\(anchor) in docs/operations.md")
+        }
     }
 
     @Test("every SQL query of the Grafana dashboard runs against the views of a database filled by the corpus")
