@@ -145,6 +145,52 @@ struct DeployFilesTests {
         }
     }
 
+    @Test(
+        "Kubernetes: the HPA owns the API's count, both roles have a disruption budget, no placeholder Secret is applied, the Ingress exposes /v1/ only; compose builds once, gives /tmp a tmpfs, and fits max_connections"
+    )
+    func kubernetesAndCompose() throws {
+        func objects(_ folder: String) throws -> [[String: Any]] {
+            try Self.files(under: folder, extensions: ["yaml"]).flatMap { try Yams.load_all(yaml: try Self.read($0)) }.compactMap {
+                $0 as? [String: Any]
+            }
+        }
+        let applied = try objects("deploy/kubernetes")
+        func spec(_ object: [String: Any]) -> [String: Any] { object["spec"] as? [String: Any] ?? [:] }
+        func name(_ object: [String: Any]) -> String { (object["metadata"] as? [String: Any])?["name"] as? String ?? "" }
+        let hpa = try #require(applied.first { $0["kind"] as? String == "HorizontalPodAutoscaler" })
+        let scaled = (spec(hpa)["scaleTargetRef"] as? [String: Any])?["name"] as? String
+        let deployment = try #require(applied.first { $0["kind"] as? String == "Deployment" && name($0) == scaled })
+        #expect(spec(deployment)["replicas"] == nil, "kubectl apply would reset the HPA's count")
+        let budgets = applied.filter { $0["kind"] as? String == "PodDisruptionBudget" }
+        let components = Set(
+            budgets.compactMap {
+                ((spec($0)["selector"] as? [String: Any])?["matchLabels"] as? [String: Any])?["app.kubernetes.io/component"] as? String
+            }
+        )
+        #expect(components == ["api", "worker"], "\(components)")
+        #expect(!applied.contains { $0["kind"] as? String == "Secret" }, "placeholders would overwrite real Secrets on every apply")
+
+        let examples = try objects("deploy/kubernetes-examples")
+        #expect(examples.contains { $0["kind"] as? String == "Secret" })
+        let ingress = try #require(examples.first { $0["kind"] as? String == "Ingress" })
+        let rules = spec(ingress)["rules"] as? [[String: Any]] ?? []
+        let paths = rules.flatMap { (($0["http"] as? [String: Any])?["paths"] as? [[String: Any]]) ?? [] }.compactMap { $0["path"] as? String }
+        #expect(paths == ["/v1/"], "only the API from the Internet, never /metrics or /console: \(paths)")
+
+        let compose = try #require(try Self.yaml(try Self.read("deploy/compose.yaml")) as? [String: Any])
+        let services = compose["services"] as? [String: [String: Any]] ?? [:]
+        let reclaim = services.filter { ($0.value["image"] as? String)?.hasPrefix("reclaim") == true }
+        #expect(Set(reclaim.keys) == ["migrate", "api", "worker"])
+        #expect(reclaim.filter { $0.value["build"] != nil }.count == 1, "the image is built once")
+        for (service, definition) in reclaim {
+            #expect((definition["tmpfs"] as? [String])?.contains { $0.hasPrefix("/tmp") } == true, "\(service): /tmp on a read-only root")
+        }
+        let command = (services["postgres"]?["command"] as? [String] ?? []).joined(separator: " ")
+        let maxConnections = try #require(command.firstMatch(of: /max_connections=(\d+)/).flatMap { Int($0.output.1) })
+        // The documented scale: api and up to 4 workers, each with the default server.databaseConnections.
+        #expect(maxConnections >= 5 * ReclaimConfig.Server().databaseConnections + 10, "\(maxConnections)")
+    }
+
     @Test("every SQL query of the Grafana dashboard runs against the views of a database filled by the corpus")
     func grafanaSQL() async throws {
         let dashboard = try #require(
