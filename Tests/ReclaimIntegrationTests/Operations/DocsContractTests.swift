@@ -76,4 +76,19 @@ struct DocsContractTests {
         }
         #expect(try runProcess(reclaim, ["--version"]).output.contains(ReclaimVersion.current))
     }
+
+    @Test("the README's run command installs what running needs, not the test tools; scripts/test adds those")
+    func installDeps() throws {
+        let script = Binaries.repositoryRoot.appendingPathComponent("scripts/install-deps").path
+        let running = Set(try runProcess("/bin/bash", [script, "--list"]).output.split(whereSeparator: \.isWhitespace).map(String.init))
+        let testing = Set(try runProcess("/bin/bash", [script, "--test", "--list"]).output.split(whereSeparator: \.isWhitespace).map(String.init))
+        #expect(running.contains("postgresql"))
+        for tool in ["chromium", "chromium-driver", "pip:selenium", "pip:schemathesis"] {
+            #expect(!running.contains(tool), "running Reclaim does not need \(tool)")
+            #expect(testing.contains(tool), "the tests need \(tool)")
+        }
+        #expect(Self.readme.contains("scripts/install-deps && swift run reclaim dev"))
+        #expect(try DeployFilesTests.read("scripts/test").contains("scripts/install-deps --test"))
+        #expect(Self.readme.contains("brew install postgresql"), "what a macOS user runs instead")
+    }
 }
