@@ -89,24 +89,4 @@ public struct OfferSigner: Sendable {
         )
         return try CompactJWSSigner.sign(claims, with: key)
     }
-
-    /// A StoreKit 2 introductory-offer-eligibility compact JWS. `issuedAt` is UNIX seconds.
-    public func introductoryOfferEligibility(
-        product: String,
-        allowIntroductoryOffer: Bool,
-        transactionId: String,
-        nonce: UUID,
-        issuedAt: Int64
-    ) throws(OfferSigningError) -> String {
-        let claims = try IntroductoryOfferEligibilityClaims(
-            issuerId: issuerId ?? "",
-            bundleId: bundleId,
-            productId: product,
-            allowIntroductoryOffer: allowIntroductoryOffer,
-            transactionId: transactionId,
-            nonce: nonce,
-            issuedAt: issuedAt
-        )
-        return try CompactJWSSigner.sign(claims, with: key)
-    }
 }
