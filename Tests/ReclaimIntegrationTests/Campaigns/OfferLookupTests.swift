@@ -16,17 +16,11 @@ struct OfferLookupTests {
     /// A subscriber of the corpus's app whose purchases carry no appAccountToken.
     static let tokenless = "2000000000000777"
 
+    /// The lookup's answer: `GET /v1/offers`'s offers, for a proven subscription.
     struct Answer: Decodable {
-        struct Offer: Decodable {
-            struct StoreKit2: Decodable { let compactJWS: String }
-            let productIdentifier: String
-            let offerIdentifier: String
-            let storeKit1: StoreKit1OfferSignature
-            let storeKit2: StoreKit2
-        }
         let originalTransactionId: String
         let appAccountToken: String?
-        let offers: [Offer]
+        let offers: [OfferDeliveryTests.Answer.Offer]
     }
 
     /// The first `signedTransactionInfo` of the real sandbox corpus: signed by Apple in July 2025.

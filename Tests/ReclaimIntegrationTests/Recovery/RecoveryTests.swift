@@ -117,6 +117,14 @@ struct RecoveryTests {
                 let config = try setup.config(port: port)
                 let dependencies = try Dependencies.test(postgres: client, config: config)
                 try await processNotifications(alreadyReceived, client: client, dependencies: dependencies)
+                // What alert ReclaimNotificationsMissed watches: notifications Apple's history had and Reclaim did not.
+                let missed = {
+                    TestMetrics.counterValue(
+                        "reclaim_reconciliation_missed_total",
+                        dimensions: [("app", "com.example.app"), ("environment", "Sandbox")]
+                    )
+                }
+                let missedBefore = missed()
 
                 let outcomes = try await RecoveryTasks.reconcile(
                     config: config,
@@ -128,6 +136,7 @@ struct RecoveryTests {
                     logger: logger
                 ) { _ in }
                 #expect(outcomes.map(\.counts) == [.init(pages: 3, found: 50, new: 40, refused: 0)])
+                #expect(missed() - missedBefore == 40)
                 #expect(standIn.refusedTokens.isEmpty, "the stand-in refused a bearer token: \(standIn.refusedTokens)")
                 let requests = standIn.received
                 #expect(requests.count == 5, "page 1, page 2 cut, page 2 rate-limited, page 2, page 3")
@@ -154,6 +163,7 @@ struct RecoveryTests {
                     logger: logger
                 ) { _ in }
                 #expect(again.map(\.counts) == [.init(pages: 3, found: 50, new: 0, refused: 0)])
+                #expect(missed() - missedBefore == 40, "duplicates are not missed notifications")
                 try await processNotifications([], client: client, dependencies: dependencies)
                 #expect(try await firstInt(client, "SELECT count(*) FROM reclaim.offers") == 50)
                 #expect(try await firstInt(client, "SELECT count(*) FROM reclaim.jobs") == 50)
