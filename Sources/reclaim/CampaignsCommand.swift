@@ -6,7 +6,7 @@ struct CampaignsCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "campaigns",
         abstract: "Check the campaign config, or try it on a folder of notifications.",
-        subcommands: [Check.self, Simulate.self]
+        subcommands: [Check.self, Simulate.self, Report.self]
     )
 
     struct Check: AsyncParsableCommand {
@@ -40,6 +40,30 @@ struct CampaignsCommand: AsyncParsableCommand {
                 at = date
             }
             print(try await CampaignTasks.simulate(try config.load(), directory: URL(fileURLWithPath: directory), now: at))
+        }
+    }
+
+    struct Report: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract:
+                "Each campaign against its holdout: group sizes, redemption and 30-day retention with 95% intervals, the lift and whether it is real (reclaim.campaign_lift_statistics)."
+        )
+        @Option(help: "Only this campaign.") var campaign: String?
+        @Option(help: "Production (default) or Sandbox; never the two summed.") var environment: String = "Production"
+        @Flag(help: "JSON instead of a table.") var json = false
+        @OptionGroup var database: DatabaseOptions
+
+        func run() async throws {
+            guard ["Production", "Sandbox"].contains(environment) else { throw ValidationError("--environment must be Production or Sandbox") }
+            print(
+                try await CampaignTasks.report(
+                    campaign: campaign,
+                    environment: environment,
+                    json: json,
+                    url: try database.resolved(),
+                    logger: Bootstrap.logging()
+                )
+            )
         }
     }
 }

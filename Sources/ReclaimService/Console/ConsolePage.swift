@@ -143,9 +143,13 @@ struct ConsolePage {
     static func lift(_ c: ConsoleReport.Campaign) -> String {
         guard c.liftHeldOut > 0 else { return "not measurable: nobody was held out (holdoutPercent is 0 or too few subscribers)" }
         guard c.treated > 0 else { return "not measurable: nobody was treated" }
-        let points = (Double(c.treatedRetained30d) / Double(c.treated) - Double(c.heldOutRetained30d) / Double(c.liftHeldOut)) * 100
-        let sign = points > 0 ? "+" : ""
-        return "\(sign)\(String(format: "%.1f", points)) percentage points (groups of \(c.treated) and \(c.liftHeldOut): mind their size)"
+        func points(_ fraction: Double) -> String { (fraction > 0 ? "+" : "") + String(format: "%.1f", fraction * 100) }
+        let lift = Double(c.treatedRetained30d) / Double(c.treated) - Double(c.heldOutRetained30d) / Double(c.liftHeldOut)
+        var text = "\(points(lift)) percentage points"
+        if let lower = c.liftLower, let upper = c.liftUpper { text += " (95% interval \(points(lower)) to \(points(upper)))" }
+        text += ": \(c.verdict)"
+        if let needed = c.neededPerGroup { text += "; a lift this large needs about \(needed) subscribers per group" }
+        return text + " (groups of \(c.treated) and \(c.liftHeldOut))"
     }
 
     static func percent(_ fraction: Double) -> String {

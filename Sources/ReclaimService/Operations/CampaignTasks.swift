@@ -1,7 +1,10 @@
 import Foundation
+import Logging
 import ReclaimDomain
+import ReclaimStore
 
-/// `reclaim campaigns check` and `reclaim campaigns simulate`: the campaign config, checked and tried out.
+/// `reclaim campaigns check`, `simulate` and `report`: the campaign config, checked and tried out, and what the
+/// campaigns did.
 public enum CampaignTasks {
     /// Validates the config (done by loading it) and the signing keys; returns a summary of each campaign.
     public static func check(_ config: ReclaimConfig) throws -> String {
@@ -76,5 +79,40 @@ public enum CampaignTasks {
             }
         }
         return out.joined(separator: "\n")
+    }
+
+    /// What each campaign did against its holdout, from `reclaim.campaign_lift_statistics`: a table for a terminal,
+    /// or JSON.
+    public static func report(campaign: String?, environment: String, json: Bool, url: DatabaseURL, logger: Logger) async throws -> String {
+        let rows = try await Database.withDatabase(url, maxConnections: 1, logger: logger) { client in
+            try await client.withConnection(logger: logger) {
+                try await LiftStatistics.load(environment: environment, campaign: campaign, connection: $0, logger: logger)
+            }
+        }
+        if json {
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+            return String(decoding: try encoder.encode(rows), as: UTF8.self)
+        }
+        guard !rows.isEmpty else {
+            return "no campaign has treated or held out anyone in \(environment)" + (campaign.map { " (campaign \($0))" } ?? "")
+        }
+        func percent(_ rate: LiftStatistics.Rate, signed: Bool = false) -> String {
+            guard let value = rate.value else { return "–" }
+            func format(_ x: Double) -> String { (signed && x > 0 ? "+" : "") + String(format: "%.1f%%", x * 100) }
+            guard let lower = rate.lower, let upper = rate.upper else { return format(value) }
+            return "\(format(value)) [\(format(lower)), \(format(upper))]"
+        }
+        var lines = ["\(environment), 95% intervals in brackets (Wilson; Newcombe for the lift):"]
+        for row in rows {
+            lines.append("\(row.campaignId) [\(row.bundleId)]")
+            lines.append("  treated \(row.treated), held out \(row.heldOut)")
+            lines.append("  redeemed            \(percent(row.redemptionRate))")
+            lines.append("  retained 30 days    treated \(percent(row.treatedRetention)), held out \(percent(row.heldOutRetention))")
+            var verdict = "  lift in retention   \(percent(row.retentionLift, signed: true)): \(row.verdict)"
+            if let needed = row.neededPerGroup { verdict += " (a lift this large needs about \(needed) per group)" }
+            lines.append(verdict)
+        }
+        return lines.joined(separator: "\n")
     }
 }

@@ -41,6 +41,11 @@ public struct ConsoleReport: Sendable {
         public let treatedRedeemed: Int
         public let treatedRetained30d: Int
         public let heldOutRetained30d: Int
+        /// The retention lift's 95% interval and verdict (``LiftStatistics``); nil bounds without both groups.
+        public let liftLower: Double?
+        public let liftUpper: Double?
+        public let verdict: String
+        public let neededPerGroup: Int64?
     }
 
     public struct Rejection: Sendable, Equatable {
@@ -105,15 +110,18 @@ public struct ConsoleReport: Sendable {
         )
         public static let campaigns = ConsoleQuery(
             id: "sql-campaigns",
-            source: "reclaim.campaign_funnel, reclaim.campaign_lift",
+            source: "reclaim.campaign_funnel, reclaim.campaign_lift, reclaim.campaign_lift_statistics",
             sql: """
                 SELECT f.bundle_id, f.campaign_id, f.decided, f.held_out, f.offered, f.delivered, f.shown, f.redeemed,
                        coalesce(l.treated, 0) AS treated, coalesce(l.held_out, 0) AS lift_held_out,
                        coalesce(l.treated_redeemed, 0) AS treated_redeemed,
                        coalesce(l.treated_retained_30d, 0) AS treated_retained_30d,
-                       coalesce(l.held_out_retained_30d, 0) AS held_out_retained_30d
+                       coalesce(l.held_out_retained_30d, 0) AS held_out_retained_30d,
+                       s.retention_lift_lower, s.retention_lift_upper, coalesce(s.verdict, 'no holdout to compare') AS verdict,
+                       s.needed_per_group
                 FROM reclaim.campaign_funnel f
                 LEFT JOIN reclaim.campaign_lift l USING (bundle_id, environment, campaign_id)
+                LEFT JOIN reclaim.campaign_lift_statistics s USING (bundle_id, environment, campaign_id)
                 WHERE ($1::text IS NULL OR f.bundle_id = $1) AND f.environment = $2
                 ORDER BY 1, 2
                 """
@@ -183,22 +191,28 @@ public struct ConsoleReport: Sendable {
             report.deadJobs.append(DeadJob(id: id, kind: kind, attempts: attempts, lastError: error, diedAt: died))
         }
         let campaigns = try await connection.query(query(Queries.campaigns), logger: logger)
-        for try await r in campaigns.decode((String, String, Int, Int, Int, Int, Int, Int, Int, Int, Int, Int, Int).self) {
+        for try await row in campaigns {
+            let c = row.makeRandomAccess()
+            func int(_ index: Int) throws -> Int { try c[index].decode(Int.self) }
             report.campaigns.append(
                 Campaign(
-                    bundleId: r.0,
-                    campaignId: r.1,
-                    decided: r.2,
-                    heldOut: r.3,
-                    offered: r.4,
-                    delivered: r.5,
-                    shown: r.6,
-                    redeemed: r.7,
-                    treated: r.8,
-                    liftHeldOut: r.9,
-                    treatedRedeemed: r.10,
-                    treatedRetained30d: r.11,
-                    heldOutRetained30d: r.12
+                    bundleId: try c[0].decode(String.self),
+                    campaignId: try c[1].decode(String.self),
+                    decided: try int(2),
+                    heldOut: try int(3),
+                    offered: try int(4),
+                    delivered: try int(5),
+                    shown: try int(6),
+                    redeemed: try int(7),
+                    treated: try int(8),
+                    liftHeldOut: try int(9),
+                    treatedRedeemed: try int(10),
+                    treatedRetained30d: try int(11),
+                    heldOutRetained30d: try int(12),
+                    liftLower: try c[13].decode(Double?.self),
+                    liftUpper: try c[14].decode(Double?.self),
+                    verdict: try c[15].decode(String.self),
+                    neededPerGroup: try c[16].decode(Int64?.self)
                 )
             )
         }

@@ -1,0 +1,63 @@
+import Foundation
+import Logging
+import PostgresNIO
+
+/// One row of `reclaim.campaign_lift_statistics`: a campaign's treated and held-out groups, their rates with 95%
+/// intervals, the retention lift with its interval, and the verdict (schema.sql documents each column).
+public struct LiftStatistics: Sendable, Equatable, Encodable {
+    public struct Rate: Sendable, Equatable, Encodable {
+        public let value: Double?
+        public let lower: Double?
+        public let upper: Double?
+    }
+
+    public let bundleId: String
+    public let environment: String
+    public let campaignId: String
+    public let treated: Int64
+    public let heldOut: Int64
+    public let redemptionRate: Rate
+    public let treatedRetention: Rate
+    public let heldOutRetention: Rate
+    public let retentionLift: Rate
+    public let verdict: String
+    public let neededPerGroup: Int64?
+
+    /// The rows of the view, of one environment, optionally one campaign.
+    public static func load(environment: String, campaign: String?, connection: PostgresConnection, logger: Logger) async throws -> [LiftStatistics] {
+        let rows = try await connection.query(
+            """
+            SELECT bundle_id, environment, campaign_id, treated, held_out,
+                   redemption_rate, redemption_rate_lower, redemption_rate_upper,
+                   treated_retention, treated_retention_lower, treated_retention_upper,
+                   held_out_retention, held_out_retention_lower, held_out_retention_upper,
+                   retention_lift, retention_lift_lower, retention_lift_upper, verdict, needed_per_group
+            FROM reclaim.campaign_lift_statistics
+            WHERE environment = \(environment) AND (\(campaign)::text IS NULL OR campaign_id = \(campaign))
+            ORDER BY bundle_id, campaign_id
+            """,
+            logger: logger
+        )
+        var found: [LiftStatistics] = []
+        for try await row in rows {
+            let cells = row.makeRandomAccess()
+            func double(_ index: Int) throws -> Double? { try cells[index].decode(Double?.self) }
+            found.append(
+                LiftStatistics(
+                    bundleId: try cells[0].decode(String.self),
+                    environment: try cells[1].decode(String.self),
+                    campaignId: try cells[2].decode(String.self),
+                    treated: try cells[3].decode(Int64.self),
+                    heldOut: try cells[4].decode(Int64.self),
+                    redemptionRate: Rate(value: try double(5), lower: try double(6), upper: try double(7)),
+                    treatedRetention: Rate(value: try double(8), lower: try double(9), upper: try double(10)),
+                    heldOutRetention: Rate(value: try double(11), lower: try double(12), upper: try double(13)),
+                    retentionLift: Rate(value: try double(14), lower: try double(15), upper: try double(16)),
+                    verdict: try cells[17].decode(String.self),
+                    neededPerGroup: try cells[18].decode(Int64?.self)
+                )
+            )
+        }
+        return found
+    }
+}
