@@ -5,7 +5,7 @@
 -- at once, leaves one consistent schema. The binary embeds a copy (scripts/embed-schema);
 -- a test fails when the copy and this file differ.
 --
--- reclaim-schema-version: 13
+-- reclaim-schema-version: 14
 --
 -- A database at an older version is upgraded by the scripts in migrations/ (NNN-name.sql takes
 -- version NNN-1 to NNN); applying this file to an empty database gives the same result.
@@ -245,6 +245,7 @@ CREATE TABLE reclaim.campaign_decisions (
     outcome                 text        NOT NULL CHECK (outcome IN ('offered', 'held_out', 'skipped')),
     reason                  text        NOT NULL,
     decided_at              timestamptz NOT NULL DEFAULT now(),
+    variant_id              text,
     UNIQUE (campaign_id, notification_uuid)
 );
 CREATE INDEX campaign_decisions_subscriber_idx ON reclaim.campaign_decisions (bundle_id, environment, original_transaction_id, campaign_id, triggered_at);
@@ -260,6 +261,7 @@ COMMENT ON COLUMN reclaim.campaign_decisions.notification_uuid IS 'The notificat
 COMMENT ON COLUMN reclaim.campaign_decisions.triggered_at IS 'signedDate of the triggering notification: cooldowns, date windows and tenure are measured at this time.';
 COMMENT ON COLUMN reclaim.campaign_decisions.outcome IS 'offered (an offer row was signed), held_out (in the campaign''s control group: no offer, for measuring lift) or skipped (a rule said no; see reason).';
 COMMENT ON COLUMN reclaim.campaign_decisions.reason IS 'Why, in words: which rule decided (e.g. "cooldown: last decided 2026-01-02, cooldown 90d").';
+COMMENT ON COLUMN reclaim.campaign_decisions.variant_id IS 'For offered: the campaign variant whose offer was issued (an experiment''s arm); NULL for a campaign without variants, and for held out and skipped.';
 COMMENT ON COLUMN reclaim.campaign_decisions.decided_at IS 'When the worker decided.';
 
 CREATE TABLE reclaim.offers (
@@ -295,6 +297,7 @@ CREATE TABLE reclaim.offers (
     redeemed_currency        text,
     ended_at                 timestamptz,
     end_reason               text,
+    variant_id               text,
     CHECK (decision_id IS NOT NULL OR grant_id IS NOT NULL)
 );
 -- Apple lets a subscriber have one offer at a time: the database refuses a second live one.
@@ -339,6 +342,7 @@ COMMENT ON COLUMN reclaim.offers.redeemed_price IS 'Price paid, in milli-units o
 COMMENT ON COLUMN reclaim.offers.redeemed_currency IS 'ISO 4217 currency of the redeeming transaction.';
 COMMENT ON COLUMN reclaim.offers.ended_at IS 'When it left the live states (redeemed, withdrawn or expired).';
 COMMENT ON COLUMN reclaim.offers.end_reason IS 'Why it was withdrawn or expired, in words.';
+COMMENT ON COLUMN reclaim.offers.variant_id IS 'The campaign variant it offers; NULL for a campaign without variants, and for grants.';
 
 CREATE TABLE reclaim.offer_redemptions (
     notification_uuid       uuid        PRIMARY KEY REFERENCES reclaim.notifications (notification_uuid),

@@ -122,7 +122,7 @@ public struct DevEnvironment: Sendable {
         let demo = DemoNotifications(
             ca: ca,
             bundleId: Self.demoBundleId,
-            productId: campaign?.offer.productId ?? "com.example.reclaim.monthly",
+            productId: campaign?.offer?.productId ?? "com.example.reclaim.monthly",
             appAccountToken: Self.demoAppAccountToken
         )
         let originalTransactionId = DemoNotifications.originalTransactionId(

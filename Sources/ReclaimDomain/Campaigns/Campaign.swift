@@ -8,10 +8,12 @@ public struct Campaign: Sendable, Equatable {
     public var bundleId: String
     public var trigger: CampaignTrigger
     public var conditions: CampaignConditions
-    /// The subscription product the offer is for.
-    public var productId: String
-    /// The promotional offer's id in App Store Connect.
-    public var offerIdentifier: String
+    /// The offers it makes: one (with the empty id) unless the campaign is an experiment with `variants`.
+    public var variants: [CampaignVariant]
+    /// The subscription product of its (first) offer.
+    public var productId: String { variants.first?.productId ?? "" }
+    /// The promotional offer id in App Store Connect of its (first) offer.
+    public var offerIdentifier: String { variants.first?.offerIdentifier ?? "" }
     /// How long after the triggering notification the offer is handed out.
     public var deliverableFor: TimeInterval
     /// Minimum time between two decisions (offered or held out) of this campaign for one subscriber.
@@ -43,14 +45,14 @@ public struct Campaign: Sendable, Equatable {
         priority: Int = 0,
         startsAt: Date? = nil,
         endsAt: Date? = nil,
-        standAsideForWinBack: Bool = true
+        standAsideForWinBack: Bool = true,
+        variants: [CampaignVariant]? = nil
     ) {
         self.id = id
         self.bundleId = bundleId
         self.trigger = trigger
         self.conditions = conditions
-        self.productId = productId
-        self.offerIdentifier = offerIdentifier
+        self.variants = variants ?? [CampaignVariant(id: "", productId: productId, offerIdentifier: offerIdentifier)]
         self.deliverableFor = deliverableFor
         self.cooldown = cooldown
         self.maxOffersPerSubscriber = maxOffersPerSubscriber

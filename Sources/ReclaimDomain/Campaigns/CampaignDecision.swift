@@ -19,12 +19,22 @@ public struct CampaignDecision: Sendable, Equatable {
     public var supersedes: UUID?
     /// For `offered`: the end of the delivery window (trigger time plus the campaign's deliverableFor).
     public var deliverableUntil: Date
+    /// For `offered`: the variant whose offer is issued (``VariantAssignment``).
+    public var variant: CampaignVariant?
 
-    public init(campaign: Campaign, outcome: Outcome, reason: String, supersedes: UUID? = nil, deliverableUntil: Date) {
+    public init(
+        campaign: Campaign,
+        outcome: Outcome,
+        reason: String,
+        supersedes: UUID? = nil,
+        deliverableUntil: Date,
+        variant: CampaignVariant? = nil
+    ) {
         self.campaign = campaign
         self.outcome = outcome
         self.reason = reason
         self.supersedes = supersedes
         self.deliverableUntil = deliverableUntil
+        self.variant = variant
     }
 }

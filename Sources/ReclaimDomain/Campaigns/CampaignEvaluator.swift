@@ -104,14 +104,27 @@ public enum CampaignEvaluator {
         if bucket < campaign.holdoutPercent * (Holdout.buckets / 100) {
             return decide(.heldOut, "held out: bucket \(bucket) of \(Holdout.buckets) is in the \(campaign.holdoutPercent)% control group", nil)
         }
+        // The arm: the one an earlier decision gave this subscriber, else drawn by weight.
+        let earlier = history.decisions.filter { $0.campaignId == campaign.id && $0.outcome == .offered }.max { $0.triggeredAt < $1.triggeredAt }
+        let variant = VariantAssignment.variant(
+            of: campaign.variants,
+            originalTransactionId: state.originalTransactionId,
+            campaignId: campaign.id,
+            earlier: earlier?.variantId
+        )
+        let arm = variant.map { $0.id.isEmpty ? "" : " (variant \($0.id))" } ?? ""
+        var decision: CampaignDecision
         if let live = history.liveOffer {
-            return decide(
+            decision = decide(
                 .offered,
-                "eligible; supersedes live offer \(live.id.uuidString.lowercased()) of \(live.campaignId) (priority \(live.priority) < \(campaign.priority))",
+                "eligible\(arm); supersedes live offer \(live.id.uuidString.lowercased()) of \(live.campaignId) (priority \(live.priority) < \(campaign.priority))",
                 live.id
             )
+        } else {
+            decision = decide(.offered, "eligible\(arm): \(campaign.trigger) and every condition met", nil)
         }
-        return decide(.offered, "eligible: \(campaign.trigger) and every condition met", nil)
+        decision.variant = variant
+        return decision
     }
 
     static func iso(_ date: Date) -> String { date.formatted(.iso8601) }

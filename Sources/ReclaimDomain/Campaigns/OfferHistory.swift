@@ -8,11 +8,14 @@ public struct OfferHistory: Sendable, Equatable {
         public var outcome: CampaignDecision.Outcome
         /// signedDate of the notification that triggered it.
         public var triggeredAt: Date
+        /// The variant it offered; nil for a campaign without variants, or a decision that offered nothing.
+        public var variantId: String?
 
-        public init(campaignId: String, outcome: CampaignDecision.Outcome, triggeredAt: Date) {
+        public init(campaignId: String, outcome: CampaignDecision.Outcome, triggeredAt: Date, variantId: String? = nil) {
             self.campaignId = campaignId
             self.outcome = outcome
             self.triggeredAt = triggeredAt
+            self.variantId = variantId
         }
     }
 

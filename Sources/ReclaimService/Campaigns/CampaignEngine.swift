@@ -68,15 +68,18 @@ public struct CampaignEngine: Sendable {
                 )
             }
             let campaign = decision.campaign
+            // The variant's offer (a campaign without variants has one, with the empty id).
+            let variant = decision.variant ?? campaign.variants.first
             let offer = try issuer.issue(
                 .init(
                     subscriber: step.state,
                     campaignId: campaign.id,
-                    productId: campaign.productId,
-                    offerIdentifier: campaign.offerIdentifier,
+                    productId: variant?.productId ?? campaign.productId,
+                    offerIdentifier: variant?.offerIdentifier ?? campaign.offerIdentifier,
                     priority: campaign.priority,
                     deliverableUntil: decision.deliverableUntil,
-                    decisionId: id
+                    decisionId: id,
+                    variantId: variant.flatMap { $0.id.isEmpty ? nil : $0.id }
                 ),
                 purpose: "issue"
             )

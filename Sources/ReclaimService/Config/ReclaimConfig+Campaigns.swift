@@ -16,8 +16,8 @@ extension ReclaimConfig {
                     expirationIntents: campaign.conditions.expirationIntents,
                     storefronts: campaign.conditions.storefronts
                 ),
-                productId: campaign.offer.productId,
-                offerIdentifier: campaign.offer.offerIdentifier,
+                productId: campaign.offer?.productId ?? "",
+                offerIdentifier: campaign.offer?.offerIdentifier ?? "",
                 deliverableFor: TimeInterval(campaign.deliverableFor.seconds),
                 cooldown: TimeInterval(campaign.cooldown.seconds),
                 maxOffersPerSubscriber: campaign.maxOffersPerSubscriber,
@@ -25,7 +25,12 @@ extension ReclaimConfig {
                 priority: campaign.priority,
                 startsAt: try campaign.startsAt.map { try Self.date($0) },
                 endsAt: try campaign.endsAt.map { try Self.date($0) },
-                standAsideForWinBack: campaign.standAsideForWinBack
+                standAsideForWinBack: campaign.standAsideForWinBack,
+                variants: campaign.variants.map { variants in
+                    variants.map {
+                        CampaignVariant(id: $0.id, productId: $0.offer.productId, offerIdentifier: $0.offer.offerIdentifier, weight: $0.weight)
+                    }
+                }
             )
         }
     }
@@ -50,8 +55,26 @@ extension ReclaimConfig {
             } catch {
                 problem("trigger", error.description)
             }
-            if campaign.offer.productId.isEmpty { problem("offer.productId", "must not be empty") }
-            if campaign.offer.offerIdentifier.isEmpty { problem("offer.offerIdentifier", "must not be empty") }
+            switch (campaign.offer, campaign.variants) {
+            case (let offer?, nil):
+                if offer.productId.isEmpty { problem("offer.productId", "must not be empty") }
+                if offer.offerIdentifier.isEmpty { problem("offer.offerIdentifier", "must not be empty") }
+            case (nil, let variants?):
+                if variants.isEmpty { problem("variants", "is empty: list the offers to compare, or give one offer") }
+                var variantIds = Set<String>()
+                for (position, variant) in variants.enumerated() {
+                    let key = "variants[\(position)]"
+                    if variant.id.isEmpty { problem("\(key).id", "must not be empty") }
+                    if !variantIds.insert(variant.id).inserted { problem("\(key).id", "\(variant.id) is listed twice") }
+                    if variant.offer.productId.isEmpty { problem("\(key).offer.productId", "must not be empty") }
+                    if variant.offer.offerIdentifier.isEmpty { problem("\(key).offer.offerIdentifier", "must not be empty") }
+                    if !(1...1_000_000).contains(variant.weight) { problem("\(key).weight", "must be from 1 to 1000000, got \(variant.weight)") }
+                }
+            case (nil, nil):
+                problem("offer", "missing: give the offer, or variants to compare")
+            case (.some, .some):
+                problem("variants", "give either offer or variants, not both: each variant names its offer")
+            }
             if campaign.deliverableFor.seconds <= 0 { problem("deliverableFor", "must be positive") }
             // A grant ranks at Int32.max above every campaign; the column is a PostgreSQL integer.
             if campaign.priority < -1_000_000 || campaign.priority > 1_000_000 {

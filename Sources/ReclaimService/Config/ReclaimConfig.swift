@@ -186,7 +186,10 @@ public struct ReclaimConfig: Decodable, Sendable {
         public var app: String
         /// `TYPE` or `TYPE/SUBTYPE` of the notification that makes the subscriber eligible.
         public var trigger: String
-        public var offer: Offer
+        /// The offer; nil when the campaign lists `variants` instead.
+        public var offer: Offer?
+        /// An experiment: the offers to compare, each given to a share of new subscribers by its weight.
+        public var variants: [Variant]?
         public var conditions: Conditions
         public var deliverableFor: ConfigDuration
         public var cooldown: ConfigDuration
@@ -216,6 +219,23 @@ public struct ReclaimConfig: Decodable, Sendable {
             }
         }
 
+        /// One arm of an experiment.
+        public struct Variant: Decodable, Sendable {
+            public var id: String
+            public var offer: Offer
+            /// Relative share of new subscribers (default 1).
+            public var weight: Int
+
+            enum CodingKeys: String, ConfigKeys { case id, offer, weight }
+
+            public init(from decoder: any Decoder) throws {
+                let container = try decoder.configContainer(keyedBy: CodingKeys.self)
+                id = try container.decode(String.self, forKey: .id)
+                offer = try container.decode(Offer.self, forKey: .offer)
+                weight = try container.decodeIfPresent(Int.self, forKey: .weight) ?? 1
+            }
+        }
+
         /// Who qualifies; every key is optional and every key given must hold.
         public struct Conditions: Decodable, Sendable {
             public var products: [String]?
@@ -237,7 +257,7 @@ public struct ReclaimConfig: Decodable, Sendable {
         }
 
         enum CodingKeys: String, ConfigKeys {
-            case id, app, trigger, offer, conditions, deliverableFor, cooldown, maxOffersPerSubscriber, holdoutPercent, priority
+            case id, app, trigger, offer, variants, conditions, deliverableFor, cooldown, maxOffersPerSubscriber, holdoutPercent, priority
             case startsAt, endsAt, standAsideForWinBack, messageIdentifier
         }
 
@@ -246,7 +266,8 @@ public struct ReclaimConfig: Decodable, Sendable {
             id = try container.decode(String.self, forKey: .id)
             app = try container.decode(String.self, forKey: .app)
             trigger = try container.decode(String.self, forKey: .trigger)
-            offer = try container.decode(Offer.self, forKey: .offer)
+            offer = try container.decodeIfPresent(Offer.self, forKey: .offer)
+            variants = try container.decodeIfPresent([Variant].self, forKey: .variants)
             conditions = try container.decodeIfPresent(Conditions.self, forKey: .conditions) ?? Conditions()
             deliverableFor = try container.decodeDurationIfPresent(forKey: .deliverableFor) ?? ConfigDuration(seconds: 7 * 86_400)
             cooldown = try container.decodeDurationIfPresent(forKey: .cooldown) ?? ConfigDuration(seconds: 90 * 86_400)

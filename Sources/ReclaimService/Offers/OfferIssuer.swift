@@ -38,6 +38,8 @@ public struct OfferIssuer: Sendable {
         public var deliverableUntil: Date
         public var decisionId: UUID?
         public var grantId: UUID?
+        /// The campaign variant, when the campaign has variants.
+        public var variantId: String? = nil
     }
 
     /// The new offer, signed both ways for `issue.subscriber`, counted as issued. `purpose` names the signature
@@ -63,7 +65,8 @@ public struct OfferIssuer: Sendable {
             productId: issue.productId,
             offerIdentifier: issue.offerIdentifier,
             signed: signed,
-            deliverableUntil: issue.deliverableUntil
+            deliverableUntil: issue.deliverableUntil,
+            variantId: issue.variantId
         )
     }
 

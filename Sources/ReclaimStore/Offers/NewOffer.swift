@@ -16,6 +16,8 @@ public struct NewOffer: Sendable {
     public var offerIdentifier: String
     public var signed: SignedOffer
     public var deliverableUntil: Date
+    /// The campaign variant it offers; nil for a campaign without variants, and for grants.
+    public var variantId: String?
 
     public init(
         id: UUID = UUID(),
@@ -26,7 +28,8 @@ public struct NewOffer: Sendable {
         productId: String,
         offerIdentifier: String,
         signed: SignedOffer,
-        deliverableUntil: Date
+        deliverableUntil: Date,
+        variantId: String? = nil
     ) {
         self.id = id
         self.decisionId = decisionId
@@ -37,5 +40,6 @@ public struct NewOffer: Sendable {
         self.offerIdentifier = offerIdentifier
         self.signed = signed
         self.deliverableUntil = deliverableUntil
+        self.variantId = variantId
     }
 }

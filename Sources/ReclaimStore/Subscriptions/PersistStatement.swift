@@ -19,13 +19,13 @@ struct PersistStatement: PostgresPreparedStatement {
         ), dec AS (
             INSERT INTO reclaim.campaign_decisions (
                 id, campaign_id, bundle_id, environment, original_transaction_id, app_account_token, notification_uuid,
-                triggered_at, outcome, reason)
-            SELECT d.id, d.campaign, $2, $3, $4, $5, $23, $24, d.outcome, d.reason
-            FROM unnest($25::uuid[], $26::text[], $27::text[], $28::text[]) AS d(id, campaign, outcome, reason)
+                triggered_at, outcome, reason, variant_id)
+            SELECT d.id, d.campaign, $2, $3, $4, $5, $23, $24, d.outcome, d.reason, NULLIF(d.variant, '')
+            FROM unnest($25::uuid[], $26::text[], $27::text[], $28::text[], $29::text[]) AS d(id, campaign, outcome, reason, variant)
             ON CONFLICT (campaign_id, notification_uuid) DO NOTHING
             RETURNING id
         )
-        \(OfferInsert.sql(firstParameter: 29, where: "o.decision_id IN (SELECT id FROM dec)"))
+        \(OfferInsert.sql(firstParameter: 30, where: "o.decision_id IN (SELECT id FROM dec)"))
         """
     typealias Row = Int
 
@@ -36,7 +36,7 @@ struct PersistStatement: PostgresPreparedStatement {
     let triggeredAt: Date
 
     func makeBindings() throws -> PostgresBindings {
-        var bindings = PostgresBindings(capacity: 28 + OfferInsert.parameterCount)
+        var bindings = PostgresBindings(capacity: 29 + OfferInsert.parameterCount)
         bindings.append(stateChanged)
         bindings.append(state.bundleId)
         bindings.append(state.environment)
@@ -66,6 +66,8 @@ struct PersistStatement: PostgresPreparedStatement {
         bindings.append(decisions.map(\.decision.campaign.id))
         bindings.append(decisions.map(\.decision.outcome.rawValue))
         bindings.append(decisions.map(\.decision.reason))
+        // '' for a campaign without variants (arrays cannot carry NULL; NULLIF restores it).
+        bindings.append(decisions.map { $0.decision.variant?.id ?? "" })
         OfferInsert.bind(
             decisions.compactMap(\.offer),
             subscriber: state.subscriber,

@@ -28,7 +28,8 @@ struct CampaignTestSetup {
         ca: TestCertificateAuthority? = nil,
         userTokenSecret: String? = nil,
         previousUserTokenSecret: String? = nil,
-        settings: String = ""
+        settings: String = "",
+        winbackOffer: String = "offer: {productId: ca.geniusparentingai.basic.monthly, offerIdentifier: WINBACK30}"
     ) throws {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("reclaim-campaigns-\(UUID().uuidString.prefix(8))")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -75,7 +76,7 @@ struct CampaignTestSetup {
               - id: winback-expired
                 app: GeniusParentingAI
                 trigger: EXPIRED/VOLUNTARY
-                offer: {productId: ca.geniusparentingai.basic.monthly, offerIdentifier: WINBACK30}
+                \(winbackOffer)
                 messageIdentifier: winback-message
                 deliverableFor: 2000d
                 cooldown: 0s

@@ -38,7 +38,7 @@ struct ConfigTests {
         #expect(campaign.deliverableFor.seconds == 7 * 86_400)
         #expect(campaign.cooldown.seconds == 90 * 86_400)
         #expect(campaign.holdoutPercent == 10)
-        #expect(campaign.offer.offerIdentifier == "RETAIN50")
+        #expect(campaign.offer?.offerIdentifier == "RETAIN50")
         #expect(config.worker.concurrency == 8)
     }
 

@@ -1,0 +1,48 @@
+import Crypto
+import Foundation
+
+/// One offer a campaign may make: an experiment's arm. A campaign without `variants` has one, with the empty id.
+public struct CampaignVariant: Sendable, Equatable {
+    /// Recorded on every decision and offer; stable across config reloads as long as it stays.
+    public var id: String
+    public var productId: String
+    public var offerIdentifier: String
+    /// Relative share of new subscribers, at least 1.
+    public var weight: Int
+
+    public init(id: String, productId: String, offerIdentifier: String, weight: Int = 1) {
+        self.id = id
+        self.productId = productId
+        self.offerIdentifier = offerIdentifier
+        self.weight = weight
+    }
+}
+
+/// Which variant a subscriber gets: the one an earlier decision of the campaign gave them, while it is still
+/// configured (so a changed weight moves only new subscribers), else one drawn by weight from a stable hash of
+/// the subscriber and campaign, independent of the holdout's.
+public enum VariantAssignment {
+    public static func variant(
+        of variants: [CampaignVariant],
+        originalTransactionId: String,
+        campaignId: String,
+        earlier: String?
+    ) -> CampaignVariant? {
+        if let earlier, let kept = variants.first(where: { $0.id == earlier }) { return kept }
+        let total = variants.reduce(0) { $0 + max(0, $1.weight) }
+        guard total > 0 else { return variants.first }
+        var point = Int(bucket(originalTransactionId: originalTransactionId, campaignId: campaignId) % UInt64(total))
+        for variant in variants where variant.weight > 0 {
+            if point < variant.weight { return variant }
+            point -= variant.weight
+        }
+        return variants.last
+    }
+
+    /// SHA-256 of `originalTransactionId NUL campaignId NUL "variant"`, first 8 bytes big-endian: another draw
+    /// than ``Holdout/bucket(originalTransactionId:campaignId:)``, so arms and control group are independent.
+    public static func bucket(originalTransactionId: String, campaignId: String) -> UInt64 {
+        let digest = SHA256.hash(data: Data((originalTransactionId + "\u{0}" + campaignId + "\u{0}variant").utf8))
+        return digest.prefix(8).reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
+    }
+}
