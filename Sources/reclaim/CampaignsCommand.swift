@@ -46,7 +46,7 @@ struct CampaignsCommand: AsyncParsableCommand {
     struct Report: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract:
-                "Each campaign against its holdout: group sizes, redemption and 30-day retention with 95% intervals, the lift and whether it is real (reclaim.campaign_lift_statistics)."
+                "Each campaign (each variant of an experiment) against its holdout: group sizes, redemption and 30-day retention with 95% intervals, the lift and whether it is real (reclaim.campaign_variant_lift)."
         )
         @Option(help: "Only this campaign.") var campaign: String?
         @Option(help: "Production (default) or Sandbox; never the two summed.") var environment: String = "Production"

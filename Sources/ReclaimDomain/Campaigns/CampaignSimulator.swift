@@ -53,14 +53,19 @@ public struct CampaignSimulator: Sendable {
         }
         for decision in step.decisions {
             lines.append("\(decision.campaign.id): \(decision.outcome.rawValue): \(decision.reason)")
-            history.decisions.append(.init(campaignId: decision.campaign.id, outcome: decision.outcome, triggeredAt: snapshot.signedDate))
+            // The arm is remembered as the workers store it: an experiment's variant, none for a plain campaign.
+            let variantId = decision.variant.flatMap { $0.id.isEmpty ? nil : $0.id }
+            history.decisions.append(
+                .init(campaignId: decision.campaign.id, outcome: decision.outcome, triggeredAt: snapshot.signedDate, variantId: variantId)
+            )
             if decision.outcome == .offered {
+                let offer = decision.variant ?? decision.campaign.variants.first
                 history.liveOffer = .init(
                     id: UUID(),
                     campaignId: decision.campaign.id,
                     priority: decision.campaign.priority,
-                    productId: decision.campaign.productId,
-                    offerIdentifier: decision.campaign.offerIdentifier,
+                    productId: offer?.productId ?? decision.campaign.productId,
+                    offerIdentifier: offer?.offerIdentifier ?? decision.campaign.offerIdentifier,
                     triggeredAt: snapshot.signedDate
                 )
             }

@@ -117,7 +117,7 @@ struct ConsolePage {
                 treatedRedeemed: Self.share(c.treatedRedeemed, of: c.treated),
                 treatedRetained: Self.share(c.treatedRetained30d, of: c.treated),
                 heldOutRetained: Self.share(c.heldOutRetained30d, of: c.liftHeldOut),
-                lift: Self.lift(c),
+                lift: Self.lift(c, report.lifts),
                 funnelChart: ConsoleCharts.funnel([("issued", c.offered), ("delivered", c.delivered), ("shown", c.shown), ("redeemed", c.redeemed)])
             )
         }
@@ -140,16 +140,22 @@ struct ConsolePage {
     }
 
     /// Treated minus held-out 30-day retention, in percentage points; words when there is nothing to compare.
-    static func lift(_ c: ConsoleReport.Campaign) -> String {
+    /// The campaign's lift in 30-day retention, per variant of an experiment, each with its 95% interval and verdict.
+    static func lift(_ c: ConsoleReport.Campaign, _ lifts: [LiftStatistics]) -> String {
         guard c.liftHeldOut > 0 else { return "not measurable: nobody was held out (holdoutPercent is 0 or too few subscribers)" }
         guard c.treated > 0 else { return "not measurable: nobody was treated" }
         func points(_ fraction: Double) -> String { (fraction > 0 ? "+" : "") + String(format: "%.1f", fraction * 100) }
-        let lift = Double(c.treatedRetained30d) / Double(c.treated) - Double(c.heldOutRetained30d) / Double(c.liftHeldOut)
-        var text = "\(points(lift)) percentage points"
-        if let lower = c.liftLower, let upper = c.liftUpper { text += " (95% interval \(points(lower)) to \(points(upper)))" }
-        text += ": \(c.verdict)"
-        if let needed = c.neededPerGroup { text += "; a lift this large needs about \(needed) subscribers per group" }
-        return text + " (groups of \(c.treated) and \(c.liftHeldOut))"
+        let rows = lifts.filter { $0.bundleId == c.bundleId && $0.campaignId == c.campaignId && $0.treated > 0 }
+        return rows.map { row in
+            var text = row.variantId.isEmpty ? "" : "variant \(row.variantId): "
+            text += row.retentionLift.value.map { "\(points($0)) percentage points" } ?? "–"
+            if let lower = row.retentionLift.lower, let upper = row.retentionLift.upper {
+                text += " (95% interval \(points(lower)) to \(points(upper)))"
+            }
+            text += ": \(row.verdict)"
+            if let needed = row.neededPerGroup { text += "; a lift this large needs about \(needed) subscribers per group" }
+            return text + " (groups of \(row.treated) and \(row.heldOut))"
+        }.joined(separator: "; ")
     }
 
     static func percent(_ fraction: Double) -> String {

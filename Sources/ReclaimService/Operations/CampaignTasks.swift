@@ -13,7 +13,11 @@ public enum CampaignTasks {
         guard !campaigns.isEmpty else { return "no campaigns configured" }
         var lines = ["\(campaigns.count) campaign\(campaigns.count == 1 ? "" : "s") OK:"]
         for campaign in campaigns.sorted(by: { ($0.bundleId, $1.priority, $0.id) < ($1.bundleId, $0.priority, $1.id) }) {
-            var line = "  \(campaign.id) [\(campaign.bundleId)] on \(campaign.trigger) → \(campaign.productId) / \(campaign.offerIdentifier)"
+            let offers =
+                campaign.variants.count == 1 && campaign.variants[0].id.isEmpty
+                ? "\(campaign.productId) / \(campaign.offerIdentifier)"
+                : campaign.variants.map { "\($0.id) \($0.productId) / \($0.offerIdentifier) ×\($0.weight)" }.joined(separator: ", ")
+            var line = "  \(campaign.id) [\(campaign.bundleId)] on \(campaign.trigger) → \(offers)"
             line += ", priority \(campaign.priority), holdout \(campaign.holdoutPercent)%"
             line +=
                 ", deliverable \(CampaignEvaluatorFormat.duration(campaign.deliverableFor)), cooldown \(CampaignEvaluatorFormat.duration(campaign.cooldown))"
@@ -81,8 +85,8 @@ public enum CampaignTasks {
         return out.joined(separator: "\n")
     }
 
-    /// What each campaign did against its holdout, from `reclaim.campaign_lift_statistics`: a table for a terminal,
-    /// or JSON.
+    /// What each campaign (each variant of an experiment) did against its holdout, from
+    /// `reclaim.campaign_variant_lift`: a table for a terminal, or JSON.
     public static func report(campaign: String?, environment: String, json: Bool, url: DatabaseURL, logger: Logger) async throws -> String {
         let rows = try await Database.withDatabase(url, maxConnections: 1, logger: logger) { client in
             try await client.withConnection(logger: logger) {
@@ -105,7 +109,7 @@ public enum CampaignTasks {
         }
         var lines = ["\(environment), 95% intervals in brackets (Wilson; Newcombe for the lift):"]
         for row in rows {
-            lines.append("\(row.campaignId) [\(row.bundleId)]")
+            lines.append("\(row.campaignId)\(row.variantId.isEmpty ? "" : ", variant \(row.variantId)") [\(row.bundleId)]")
             lines.append("  treated \(row.treated), held out \(row.heldOut)")
             lines.append("  redeemed            \(percent(row.redemptionRate))")
             lines.append("  retained 30 days    treated \(percent(row.treatedRetention)), held out \(percent(row.heldOutRetention))")

@@ -2,8 +2,9 @@ import Foundation
 import Logging
 import PostgresNIO
 
-/// One row of `reclaim.campaign_lift_statistics`: a campaign's treated and held-out groups, their rates with 95%
-/// intervals, the retention lift with its interval, and the verdict (schema.sql documents each column).
+/// One row of `reclaim.campaign_variant_lift`: a campaign variant's treated group against the campaign's held-out
+/// group, their rates with 95% intervals, the retention lift with its interval, and the verdict (schema.sql
+/// documents each column).
 public struct LiftStatistics: Sendable, Equatable, Encodable {
     public struct Rate: Sendable, Equatable, Encodable {
         public let value: Double?
@@ -14,6 +15,8 @@ public struct LiftStatistics: Sendable, Equatable, Encodable {
     public let bundleId: String
     public let environment: String
     public let campaignId: String
+    /// Empty for a campaign without variants.
+    public let variantId: String
     public let treated: Int64
     public let heldOut: Int64
     public let redemptionRate: Rate
@@ -23,18 +26,25 @@ public struct LiftStatistics: Sendable, Equatable, Encodable {
     public let verdict: String
     public let neededPerGroup: Int64?
 
-    /// The rows of the view, of one environment, optionally one campaign.
-    public static func load(environment: String, campaign: String?, connection: PostgresConnection, logger: Logger) async throws -> [LiftStatistics] {
+    /// The rows of the view, of one environment, optionally one app and one campaign.
+    public static func load(
+        environment: String,
+        bundleId: String? = nil,
+        campaign: String?,
+        connection: PostgresConnection,
+        logger: Logger
+    ) async throws -> [LiftStatistics] {
         let rows = try await connection.query(
             """
-            SELECT bundle_id, environment, campaign_id, treated, held_out,
+            SELECT bundle_id, environment, campaign_id, variant_id, treated, held_out,
                    redemption_rate, redemption_rate_lower, redemption_rate_upper,
                    treated_retention, treated_retention_lower, treated_retention_upper,
                    held_out_retention, held_out_retention_lower, held_out_retention_upper,
                    retention_lift, retention_lift_lower, retention_lift_upper, verdict, needed_per_group
-            FROM reclaim.campaign_lift_statistics
+            FROM reclaim.campaign_variant_lift
             WHERE environment = \(environment) AND (\(campaign)::text IS NULL OR campaign_id = \(campaign))
-            ORDER BY bundle_id, campaign_id
+              AND (\(bundleId)::text IS NULL OR bundle_id = \(bundleId))
+            ORDER BY bundle_id, campaign_id, variant_id
             """,
             logger: logger
         )
@@ -47,14 +57,15 @@ public struct LiftStatistics: Sendable, Equatable, Encodable {
                     bundleId: try cells[0].decode(String.self),
                     environment: try cells[1].decode(String.self),
                     campaignId: try cells[2].decode(String.self),
-                    treated: try cells[3].decode(Int64.self),
-                    heldOut: try cells[4].decode(Int64.self),
-                    redemptionRate: Rate(value: try double(5), lower: try double(6), upper: try double(7)),
-                    treatedRetention: Rate(value: try double(8), lower: try double(9), upper: try double(10)),
-                    heldOutRetention: Rate(value: try double(11), lower: try double(12), upper: try double(13)),
-                    retentionLift: Rate(value: try double(14), lower: try double(15), upper: try double(16)),
-                    verdict: try cells[17].decode(String.self),
-                    neededPerGroup: try cells[18].decode(Int64?.self)
+                    variantId: try cells[3].decode(String.self),
+                    treated: try cells[4].decode(Int64.self),
+                    heldOut: try cells[5].decode(Int64.self),
+                    redemptionRate: Rate(value: try double(6), lower: try double(7), upper: try double(8)),
+                    treatedRetention: Rate(value: try double(9), lower: try double(10), upper: try double(11)),
+                    heldOutRetention: Rate(value: try double(12), lower: try double(13), upper: try double(14)),
+                    retentionLift: Rate(value: try double(15), lower: try double(16), upper: try double(17)),
+                    verdict: try cells[18].decode(String.self),
+                    neededPerGroup: try cells[19].decode(Int64?.self)
                 )
             )
         }

@@ -41,11 +41,6 @@ public struct ConsoleReport: Sendable {
         public let treatedRedeemed: Int
         public let treatedRetained30d: Int
         public let heldOutRetained30d: Int
-        /// The retention lift's 95% interval and verdict (``LiftStatistics``); nil bounds without both groups.
-        public let liftLower: Double?
-        public let liftUpper: Double?
-        public let verdict: String
-        public let neededPerGroup: Int64?
     }
 
     public struct Rejection: Sendable, Equatable {
@@ -61,6 +56,8 @@ public struct ConsoleReport: Sendable {
     public var queue: [QueueState] = []
     public var deadJobs: [DeadJob] = []
     public var campaigns: [Campaign] = []
+    /// Each campaign variant's lift with its interval and verdict (`reclaim.campaign_variant_lift`).
+    public var lifts: [LiftStatistics] = []
     /// nil when not shown (a key limited to one app).
     public var rejections: [Rejection]?
     public var rejectionsPerProblem: [(problem: String, count: Int)]?
@@ -110,18 +107,15 @@ public struct ConsoleReport: Sendable {
         )
         public static let campaigns = ConsoleQuery(
             id: "sql-campaigns",
-            source: "reclaim.campaign_funnel, reclaim.campaign_lift, reclaim.campaign_lift_statistics",
+            source: "reclaim.campaign_funnel, reclaim.campaign_lift",
             sql: """
                 SELECT f.bundle_id, f.campaign_id, f.decided, f.held_out, f.offered, f.delivered, f.shown, f.redeemed,
                        coalesce(l.treated, 0) AS treated, coalesce(l.held_out, 0) AS lift_held_out,
                        coalesce(l.treated_redeemed, 0) AS treated_redeemed,
                        coalesce(l.treated_retained_30d, 0) AS treated_retained_30d,
-                       coalesce(l.held_out_retained_30d, 0) AS held_out_retained_30d,
-                       s.retention_lift_lower, s.retention_lift_upper, coalesce(s.verdict, 'no holdout to compare') AS verdict,
-                       s.needed_per_group
+                       coalesce(l.held_out_retained_30d, 0) AS held_out_retained_30d
                 FROM reclaim.campaign_funnel f
                 LEFT JOIN reclaim.campaign_lift l USING (bundle_id, environment, campaign_id)
-                LEFT JOIN reclaim.campaign_lift_statistics s USING (bundle_id, environment, campaign_id)
                 WHERE ($1::text IS NULL OR f.bundle_id = $1) AND f.environment = $2
                 ORDER BY 1, 2
                 """
@@ -208,14 +202,17 @@ public struct ConsoleReport: Sendable {
                     liftHeldOut: try int(9),
                     treatedRedeemed: try int(10),
                     treatedRetained30d: try int(11),
-                    heldOutRetained30d: try int(12),
-                    liftLower: try c[13].decode(Double?.self),
-                    liftUpper: try c[14].decode(Double?.self),
-                    verdict: try c[15].decode(String.self),
-                    neededPerGroup: try c[16].decode(Int64?.self)
+                    heldOutRetained30d: try int(12)
                 )
             )
         }
+        report.lifts = try await LiftStatistics.load(
+            environment: environment,
+            bundleId: bundleId,
+            campaign: nil,
+            connection: connection,
+            logger: logger
+        )
         guard bundleId == nil else { return report }
         var rejections: [Rejection] = []
         for try await (at, endpoint, problem, reason) in try await connection.query(query(Queries.rejections), logger: logger).decode(

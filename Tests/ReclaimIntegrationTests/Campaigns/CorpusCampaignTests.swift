@@ -140,4 +140,28 @@ struct CorpusCampaignTests {
         #expect(count("withdrawn: ") == 8)
         #expect(report.contains("→ would now hold: winback-expired (ca.geniusparentingai.basic.monthly / WINBACK30)"))
     }
+
+    @Test("reclaim campaigns simulate shows an experiment's arm on every decision, the same arm the workers record")
+    func simulateShowsVariants() async throws {
+        let setup = try CampaignTestSetup(
+            winbackOffer: """
+                variants:
+                      - {id: thirty, offer: {productId: ca.geniusparentingai.basic.monthly, offerIdentifier: WINBACK30}, weight: 1}
+                      - {id: fifty, offer: {productId: ca.geniusparentingai.basic.monthly, offerIdentifier: WINBACK50}, weight: 1}
+                """
+        )
+        defer { setup.remove() }
+        let directory = try #require(AppleSandboxFixtures.directory)
+        let report = try await CampaignTasks.simulate(setup.config, directory: directory, now: nil)
+        let arm = VariantAssignment.variant(
+            of: try setup.config.domainCampaigns().first { $0.id == "winback-expired" }?.variants ?? [],
+            originalTransactionId: "2000000970472825",
+            campaignId: "winback-expired",
+            earlier: nil
+        )
+        let id = try #require(arm?.id)
+        #expect(report.components(separatedBy: "winback-expired: offered: eligible (variant \(id))").count - 1 == 7, "\(report)")
+        #expect(report.contains("→ would now hold: winback-expired (ca.geniusparentingai.basic.monthly / \(arm?.offerIdentifier ?? ""))"))
+        #expect(try CampaignTasks.check(setup.config).contains("winback-expired [GeniusParentingAI] on EXPIRED/VOLUNTARY → thirty "))
+    }
 }

@@ -64,20 +64,21 @@ struct LiftStatisticsTests {
     @Test("the view's verdicts: better, worse, not yet distinguishable with the group size it needs, no holdout")
     func verdicts() async throws {
         try await withTestDatabase { client, url in
-            // The view reads campaign_lift; counts given here stand in for it (same columns, same types).
+            // The view reads campaign_variant_counts; counts given here stand in for it (same columns, same types).
             try await client.query(
                 """
-                CREATE OR REPLACE VIEW reclaim.campaign_lift AS SELECT * FROM (VALUES
-                    ('a'::text, 'Production'::text, 'better'::text, 500::bigint, 500::bigint, 100::bigint, 300::bigint, 200::bigint),
-                    ('a', 'Production', 'worse',    500, 500, 100, 200, 300),
-                    ('a', 'Production', 'unclear',  20, 20, 5, 11, 9),
-                    ('a', 'Production', 'noholdout', 30, 0, 5, 20, 0)
-                ) AS t(bundle_id, environment, campaign_id, treated, held_out, treated_redeemed, treated_retained_30d, held_out_retained_30d)
+                CREATE OR REPLACE VIEW reclaim.campaign_variant_counts AS SELECT * FROM (VALUES
+                    ('a'::text, 'Production'::text, 'better'::text, ''::text, 500::bigint, 500::bigint, 100::bigint, 300::bigint, 200::bigint),
+                    ('a', 'Production', 'worse', '', 500, 500, 100, 200, 300),
+                    ('a', 'Production', 'unclear', '', 20, 20, 5, 11, 9),
+                    ('a', 'Production', 'noholdout', '', 30, 0, 5, 20, 0)
+                ) AS t(bundle_id, environment, campaign_id, variant_id, treated, held_out, treated_redeemed, treated_retained_30d,
+                       held_out_retained_30d)
                 """,
                 logger: logger
             )
             let rows = try await client.query(
-                "SELECT campaign_id, verdict, needed_per_group FROM reclaim.campaign_lift_statistics ORDER BY campaign_id",
+                "SELECT campaign_id, verdict, needed_per_group FROM reclaim.campaign_variant_lift ORDER BY campaign_id",
                 logger: logger
             )
             var found: [String: (String, Int64?)] = [:]
@@ -103,23 +104,35 @@ struct LiftStatisticsTests {
         }
     }
 
-    @Test("/console states the lift with its interval and verdict, from the same view")
+    @Test("/console states each variant's lift with its interval and verdict, from the same view")
     func consoleLift() async throws {
         try await withTestDatabase { client, _ in
             try await client.query(
                 """
-                CREATE OR REPLACE VIEW reclaim.campaign_lift AS SELECT * FROM (VALUES
-                    ('GeniusParentingAI'::text, 'Sandbox'::text, 'winback-expired'::text, 20::bigint, 20::bigint, 5::bigint, 11::bigint, 9::bigint)
-                ) AS t(bundle_id, environment, campaign_id, treated, held_out, treated_redeemed, treated_retained_30d, held_out_retained_30d)
+                CREATE OR REPLACE VIEW reclaim.campaign_variant_counts AS SELECT * FROM (VALUES
+                    ('GeniusParentingAI'::text, 'Sandbox'::text, 'winback-expired'::text, 'thirty'::text, 20::bigint, 20::bigint, 5::bigint,
+                     11::bigint, 9::bigint),
+                    ('GeniusParentingAI', 'Sandbox', 'winback-expired', 'fifty', 500, 20, 100, 300, 9)
+                ) AS t(bundle_id, environment, campaign_id, variant_id, treated, held_out, treated_redeemed, treated_retained_30d,
+                       held_out_retained_30d)
+                """,
+                logger: logger
+            )
+            // The funnel and the campaign-level lift the page shows beside it, likewise.
+            try await client.query(
+                """
+                CREATE OR REPLACE VIEW reclaim.campaign_funnel AS SELECT * FROM (VALUES
+                    ('GeniusParentingAI'::text, 'Sandbox'::text, 'winback-expired'::text, 540::bigint, 20::bigint, 0::bigint, 520::bigint,
+                     400::bigint, 300::bigint, 105::bigint, 0::bigint, 0::bigint)
+                ) AS t(bundle_id, environment, campaign_id, decided, held_out, skipped, offered, delivered, shown, redeemed, withdrawn, expired)
                 """,
                 logger: logger
             )
             try await client.query(
                 """
-                CREATE OR REPLACE VIEW reclaim.campaign_funnel AS SELECT * FROM (VALUES
-                    ('GeniusParentingAI'::text, 'Sandbox'::text, 'winback-expired'::text, 40::bigint, 20::bigint, 0::bigint, 20::bigint,
-                     15::bigint, 12::bigint, 5::bigint, 0::bigint, 0::bigint)
-                ) AS t(bundle_id, environment, campaign_id, decided, held_out, skipped, offered, delivered, shown, redeemed, withdrawn, expired)
+                CREATE OR REPLACE VIEW reclaim.campaign_lift AS SELECT * FROM (VALUES
+                    ('GeniusParentingAI'::text, 'Sandbox'::text, 'winback-expired'::text, 520::bigint, 20::bigint, 105::bigint, 311::bigint, 9::bigint)
+                ) AS t(bundle_id, environment, campaign_id, treated, held_out, treated_redeemed, treated_retained_30d, held_out_retained_30d)
                 """,
                 logger: logger
             )
@@ -127,9 +140,13 @@ struct LiftStatisticsTests {
                 try await ConsoleReport.load(bundleId: nil, environment: "Sandbox", connection: $0, logger: logger)
             }
             let campaign = try #require(report.campaigns.first)
-            let text = ConsolePage.lift(campaign)
-            #expect(text.hasPrefix("+10.0 percentage points (95% interval "), "\(text)")
-            #expect(text.contains(": not yet distinguishable; a lift this large needs about 191 subscribers per group"), "\(text)")
+            let text = ConsolePage.lift(campaign, report.lifts)
+            #expect(text.contains("variant thirty: +10.0 percentage points (95% interval "), "\(text)")
+            #expect(
+                text.contains(": not yet distinguishable; a lift this large needs about 191 subscribers per group (groups of 20 and 20)"),
+                "\(text)"
+            )
+            #expect(text.contains("variant fifty: +15.0 percentage points"), "\(text)")
         }
     }
 }

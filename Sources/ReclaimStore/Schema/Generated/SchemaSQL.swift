@@ -11,7 +11,7 @@ public enum SchemaSQL {
 -- at once, leaves one consistent schema. The binary embeds a copy (scripts/embed-schema);
 -- a test fails when the copy and this file differ.
 --
--- reclaim-schema-version: 14
+-- reclaim-schema-version: 13
 --
 -- A database at an older version is upgraded by the scripts in migrations/ (NNN-name.sql takes
 -- version NNN-1 to NNN); applying this file to an empty database gives the same result.
@@ -636,53 +636,92 @@ LANGUAGE sql IMMUTABLE AS $$
 $$;
 COMMENT ON FUNCTION reclaim.newcombe_interval(bigint, bigint, bigint, bigint) IS 'Newcombe''s hybrid score 95% interval of x1/n1 - x2/n2, from the two Wilson intervals (NULLs when a group is empty).';
 
-CREATE VIEW reclaim.campaign_lift_statistics AS
-SELECT l.bundle_id, l.environment, l.campaign_id, l.treated, l.held_out,
-       l.treated_redeemed::float8 / nullif(l.treated, 0)                            AS redemption_rate,
-       r.lower AS redemption_rate_lower, r.upper AS redemption_rate_upper,
-       l.treated_retained_30d::float8 / nullif(l.treated, 0)                        AS treated_retention,
-       t.lower AS treated_retention_lower, t.upper AS treated_retention_upper,
-       l.held_out_retained_30d::float8 / nullif(l.held_out, 0)                      AS held_out_retention,
-       h.lower AS held_out_retention_lower, h.upper AS held_out_retention_upper,
-       l.treated_retained_30d::float8 / nullif(l.treated, 0)
-           - l.held_out_retained_30d::float8 / nullif(l.held_out, 0)                AS retention_lift,
-       d.lower AS retention_lift_lower, d.upper AS retention_lift_upper,
-       CASE WHEN l.treated = 0 OR l.held_out = 0 THEN 'no holdout to compare'
+CREATE VIEW reclaim.campaign_variant_counts AS
+WITH subjects AS (
+    -- Each subscriber once per campaign: their first decision that offered or held out, with its arm.
+    SELECT DISTINCT ON (d.bundle_id, d.campaign_id, d.environment, d.original_transaction_id)
+           d.bundle_id, d.campaign_id, d.environment, d.original_transaction_id, d.outcome, d.triggered_at,
+           coalesce(d.variant_id, '') AS variant_id
+    FROM reclaim.campaign_decisions d
+    WHERE d.outcome IN ('offered', 'held_out')
+    ORDER BY d.bundle_id, d.campaign_id, d.environment, d.original_transaction_id, d.triggered_at),
+measured AS (
+    SELECT s.bundle_id, s.environment, s.campaign_id, s.variant_id, s.outcome,
+           EXISTS (SELECT 1 FROM reclaim.offers o JOIN reclaim.campaign_decisions d2 ON d2.id = o.decision_id
+                   WHERE d2.campaign_id = s.campaign_id AND o.bundle_id = s.bundle_id AND o.environment = s.environment
+                     AND o.original_transaction_id = s.original_transaction_id AND o.state = 'redeemed') AS redeemed,
+           coalesce(sub.expires_at > s.triggered_at + interval '30 days', false) AS retained
+    FROM subjects s
+    LEFT JOIN reclaim.subscriptions sub
+      ON sub.bundle_id = s.bundle_id AND sub.environment = s.environment AND sub.original_transaction_id = s.original_transaction_id),
+treated AS (
+    SELECT bundle_id, environment, campaign_id, variant_id, count(*) AS n, count(*) FILTER (WHERE redeemed) AS redeemed,
+           count(*) FILTER (WHERE retained) AS retained
+    FROM measured WHERE outcome = 'offered' GROUP BY 1, 2, 3, 4),
+held AS (
+    SELECT bundle_id, environment, campaign_id, count(*) AS n, count(*) FILTER (WHERE retained) AS retained
+    FROM measured WHERE outcome = 'held_out' GROUP BY 1, 2, 3)
+SELECT coalesce(t.bundle_id, h.bundle_id) AS bundle_id, coalesce(t.environment, h.environment) AS environment,
+       coalesce(t.campaign_id, h.campaign_id) AS campaign_id, coalesce(t.variant_id, '') AS variant_id,
+       coalesce(t.n, 0) AS treated, coalesce(h.n, 0) AS held_out, coalesce(t.redeemed, 0) AS treated_redeemed,
+       coalesce(t.retained, 0) AS treated_retained_30d, coalesce(h.retained, 0) AS held_out_retained_30d
+FROM treated t
+FULL JOIN held h ON h.bundle_id = t.bundle_id AND h.environment = t.environment AND h.campaign_id = t.campaign_id;
+COMMENT ON VIEW reclaim.campaign_variant_counts IS 'Per campaign, environment and variant: subscribers treated with that variant (their first decision offered it) against the campaign''s held-out group, with redemptions and 30-day retention: the counts campaign_variant_lift works on.';
+COMMENT ON COLUMN reclaim.campaign_variant_counts.bundle_id IS 'The app.';
+COMMENT ON COLUMN reclaim.campaign_variant_counts.environment IS 'Production or Sandbox; compare within one.';
+COMMENT ON COLUMN reclaim.campaign_variant_counts.campaign_id IS 'The campaign.';
+COMMENT ON COLUMN reclaim.campaign_variant_counts.variant_id IS 'The variant (empty for a campaign without variants).';
+COMMENT ON COLUMN reclaim.campaign_variant_counts.treated IS 'Subscribers whose first decision of the campaign offered this variant.';
+COMMENT ON COLUMN reclaim.campaign_variant_counts.held_out IS 'The campaign''s held-out subscribers (the same on every variant''s row).';
+COMMENT ON COLUMN reclaim.campaign_variant_counts.treated_redeemed IS 'Treated subscribers who redeemed an offer of the campaign.';
+COMMENT ON COLUMN reclaim.campaign_variant_counts.treated_retained_30d IS 'Treated subscribers whose subscription runs more than 30 days past their first trigger.';
+COMMENT ON COLUMN reclaim.campaign_variant_counts.held_out_retained_30d IS 'Held-out subscribers whose subscription runs more than 30 days past their first trigger.';
+
+CREATE VIEW reclaim.campaign_variant_lift AS
+SELECT c.bundle_id, c.environment, c.campaign_id, c.variant_id, c.treated, c.held_out,
+       rates.redemption AS redemption_rate, r.lower AS redemption_rate_lower, r.upper AS redemption_rate_upper,
+       rates.pt AS treated_retention, t.lower AS treated_retention_lower, t.upper AS treated_retention_upper,
+       rates.ph AS held_out_retention, h.lower AS held_out_retention_lower, h.upper AS held_out_retention_upper,
+       rates.pt - rates.ph AS retention_lift, d.lower AS retention_lift_lower, d.upper AS retention_lift_upper,
+       CASE WHEN c.treated = 0 OR c.held_out = 0 THEN 'no holdout to compare'
             WHEN d.lower > 0 THEN 'better'
             WHEN d.upper < 0 THEN 'worse'
-            ELSE 'not yet distinguishable' END                                          AS verdict,
+            ELSE 'not yet distinguishable' END AS verdict,
        -- The group size (each group) at which a difference this large would be distinguishable, by the normal
        -- approximation n = z^2 (p1 q1 + p2 q2) / d^2; NULL when it already is, or there is no difference to see.
        CASE WHEN d.lower <= 0 AND d.upper >= 0 AND rates.pt <> rates.ph
             THEN ceil(1.959963984540054 ^ 2 * (rates.pt * (1 - rates.pt) + rates.ph * (1 - rates.ph)) / (rates.pt - rates.ph) ^ 2)::bigint
        END AS needed_per_group
-FROM reclaim.campaign_lift l
-CROSS JOIN LATERAL reclaim.wilson_interval(l.treated_redeemed, l.treated) AS r
-CROSS JOIN LATERAL reclaim.wilson_interval(l.treated_retained_30d, l.treated) AS t
-CROSS JOIN LATERAL reclaim.wilson_interval(l.held_out_retained_30d, l.held_out) AS h
-CROSS JOIN LATERAL reclaim.newcombe_interval(l.treated_retained_30d, l.treated, l.held_out_retained_30d, l.held_out) AS d
-CROSS JOIN LATERAL (SELECT l.treated_retained_30d::float8 / nullif(l.treated, 0) AS pt,
-                           l.held_out_retained_30d::float8 / nullif(l.held_out, 0) AS ph) AS rates;
-COMMENT ON VIEW reclaim.campaign_lift_statistics IS 'campaign_lift with 95% confidence intervals: Wilson for each proportion, Newcombe for the retention lift (treated minus held out), and a verdict: better or worse when the lift''s interval excludes 0, else not yet distinguishable, with the group size at which the observed lift would be.';
-COMMENT ON COLUMN reclaim.campaign_lift_statistics.bundle_id IS 'The app.';
-COMMENT ON COLUMN reclaim.campaign_lift_statistics.environment IS 'Production or Sandbox; compare within one.';
-COMMENT ON COLUMN reclaim.campaign_lift_statistics.campaign_id IS 'The campaign.';
-COMMENT ON COLUMN reclaim.campaign_lift_statistics.treated IS 'Subscribers whose first decision of this campaign offered.';
-COMMENT ON COLUMN reclaim.campaign_lift_statistics.held_out IS 'Subscribers whose first decision of this campaign held them out.';
-COMMENT ON COLUMN reclaim.campaign_lift_statistics.redemption_rate IS 'Share of the treated who redeemed an offer of this campaign.';
-COMMENT ON COLUMN reclaim.campaign_lift_statistics.redemption_rate_lower IS 'Its 95% Wilson interval, lower bound.';
-COMMENT ON COLUMN reclaim.campaign_lift_statistics.redemption_rate_upper IS 'Its 95% Wilson interval, upper bound.';
-COMMENT ON COLUMN reclaim.campaign_lift_statistics.treated_retention IS 'Share of the treated retained 30 days past their first trigger.';
-COMMENT ON COLUMN reclaim.campaign_lift_statistics.treated_retention_lower IS 'Its 95% Wilson interval, lower bound.';
-COMMENT ON COLUMN reclaim.campaign_lift_statistics.treated_retention_upper IS 'Its 95% Wilson interval, upper bound.';
-COMMENT ON COLUMN reclaim.campaign_lift_statistics.held_out_retention IS 'Share of the held out retained 30 days past their first trigger.';
-COMMENT ON COLUMN reclaim.campaign_lift_statistics.held_out_retention_lower IS 'Its 95% Wilson interval, lower bound.';
-COMMENT ON COLUMN reclaim.campaign_lift_statistics.held_out_retention_upper IS 'Its 95% Wilson interval, upper bound.';
-COMMENT ON COLUMN reclaim.campaign_lift_statistics.retention_lift IS 'treated_retention minus held_out_retention.';
-COMMENT ON COLUMN reclaim.campaign_lift_statistics.retention_lift_lower IS 'Its 95% Newcombe interval, lower bound.';
-COMMENT ON COLUMN reclaim.campaign_lift_statistics.retention_lift_upper IS 'Its 95% Newcombe interval, upper bound.';
-COMMENT ON COLUMN reclaim.campaign_lift_statistics.verdict IS 'better, worse, not yet distinguishable, or no holdout to compare.';
-COMMENT ON COLUMN reclaim.campaign_lift_statistics.needed_per_group IS 'For not yet distinguishable: about how many subscribers each group needs before a lift this large would be distinguishable.';
+FROM reclaim.campaign_variant_counts c
+CROSS JOIN LATERAL (SELECT c.treated_redeemed::float8 / nullif(c.treated, 0) AS redemption,
+                           c.treated_retained_30d::float8 / nullif(c.treated, 0) AS pt,
+                           c.held_out_retained_30d::float8 / nullif(c.held_out, 0) AS ph) AS rates
+CROSS JOIN LATERAL reclaim.wilson_interval(c.treated_redeemed, c.treated) AS r
+CROSS JOIN LATERAL reclaim.wilson_interval(c.treated_retained_30d, c.treated) AS t
+CROSS JOIN LATERAL reclaim.wilson_interval(c.held_out_retained_30d, c.held_out) AS h
+CROSS JOIN LATERAL reclaim.newcombe_interval(c.treated_retained_30d, c.treated, c.held_out_retained_30d, c.held_out) AS d;
+COMMENT ON VIEW reclaim.campaign_variant_lift IS 'Each campaign variant against the campaign''s holdout, with 95% confidence intervals: Wilson for each proportion, Newcombe for the retention lift (treated minus held out), and a verdict: better or worse when the lift''s interval excludes 0, else not yet distinguishable, with the group size at which the observed lift would be.';
+COMMENT ON COLUMN reclaim.campaign_variant_lift.bundle_id IS 'The app.';
+COMMENT ON COLUMN reclaim.campaign_variant_lift.environment IS 'Production or Sandbox; compare within one.';
+COMMENT ON COLUMN reclaim.campaign_variant_lift.campaign_id IS 'The campaign.';
+COMMENT ON COLUMN reclaim.campaign_variant_lift.variant_id IS 'The variant (empty for a campaign without variants).';
+COMMENT ON COLUMN reclaim.campaign_variant_lift.treated IS 'Subscribers whose first decision of the campaign offered this variant.';
+COMMENT ON COLUMN reclaim.campaign_variant_lift.held_out IS 'The campaign''s held-out subscribers.';
+COMMENT ON COLUMN reclaim.campaign_variant_lift.redemption_rate IS 'Share of the treated who redeemed an offer of the campaign.';
+COMMENT ON COLUMN reclaim.campaign_variant_lift.redemption_rate_lower IS 'Its 95% Wilson interval, lower bound.';
+COMMENT ON COLUMN reclaim.campaign_variant_lift.redemption_rate_upper IS 'Its 95% Wilson interval, upper bound.';
+COMMENT ON COLUMN reclaim.campaign_variant_lift.treated_retention IS 'Share of the treated retained 30 days past their first trigger.';
+COMMENT ON COLUMN reclaim.campaign_variant_lift.treated_retention_lower IS 'Its 95% Wilson interval, lower bound.';
+COMMENT ON COLUMN reclaim.campaign_variant_lift.treated_retention_upper IS 'Its 95% Wilson interval, upper bound.';
+COMMENT ON COLUMN reclaim.campaign_variant_lift.held_out_retention IS 'Share of the held out retained 30 days past their first trigger.';
+COMMENT ON COLUMN reclaim.campaign_variant_lift.held_out_retention_lower IS 'Its 95% Wilson interval, lower bound.';
+COMMENT ON COLUMN reclaim.campaign_variant_lift.held_out_retention_upper IS 'Its 95% Wilson interval, upper bound.';
+COMMENT ON COLUMN reclaim.campaign_variant_lift.retention_lift IS 'treated_retention minus held_out_retention.';
+COMMENT ON COLUMN reclaim.campaign_variant_lift.retention_lift_lower IS 'Its 95% Newcombe interval, lower bound.';
+COMMENT ON COLUMN reclaim.campaign_variant_lift.retention_lift_upper IS 'Its 95% Newcombe interval, upper bound.';
+COMMENT ON COLUMN reclaim.campaign_variant_lift.verdict IS 'better, worse, not yet distinguishable, or no holdout to compare.';
+COMMENT ON COLUMN reclaim.campaign_variant_lift.needed_per_group IS 'For not yet distinguishable: about how many subscribers each group needs before a lift this large would be distinguishable.';
 
 CREATE VIEW reclaim.subscriber_status AS
 SELECT bundle_id, environment, coalesce(product_id, '') AS product_id, status, count(*) AS subscribers
@@ -758,6 +797,5 @@ COMMENT ON COLUMN reclaim.rejected_inputs_daily.rejections IS 'Refusals.';
         11: SchemaUpgrade011.text,
         12: SchemaUpgrade012.text,
         13: SchemaUpgrade013.text,
-        14: SchemaUpgrade014.text,
     ]
 }
