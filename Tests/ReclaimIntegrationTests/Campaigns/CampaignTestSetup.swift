@@ -19,6 +19,13 @@ struct CampaignTestSetup {
 
     static let issuerId = "11111111-2222-3333-4444-555555555555"
 
+    /// The win-back campaign as an experiment: two variants of equal weight instead of its one offer.
+    static let winbackExperiment = """
+        variants:
+              - {id: thirty, offer: {productId: ca.geniusparentingai.basic.monthly, offerIdentifier: WINBACK30}, weight: 1}
+              - {id: fifty, offer: {productId: ca.geniusparentingai.basic.monthly, offerIdentifier: WINBACK50}, weight: 1}
+        """
+
     /// - Parameter ca: a test CA the corpus's app also trusts (for realtime requests the test signs itself).
     /// - Parameter userTokenSecret: when given, the app requires user tokens signed with it.
     /// - Parameter settings: top-level YAML appended to the config (`worker:`, `database:` …).

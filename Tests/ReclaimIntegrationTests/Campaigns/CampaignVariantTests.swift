@@ -13,11 +13,7 @@ struct CampaignVariantTests {
     )
     func corpusThroughAnExperiment() async throws {
         let setup = try CampaignTestSetup(
-            winbackOffer: """
-                variants:
-                      - {id: thirty, offer: {productId: ca.geniusparentingai.basic.monthly, offerIdentifier: WINBACK30}, weight: 1}
-                      - {id: fifty, offer: {productId: ca.geniusparentingai.basic.monthly, offerIdentifier: WINBACK50}, weight: 1}
-                """
+            winbackOffer: CampaignTestSetup.winbackExperiment
         )
         defer { setup.remove() }
         try await withProcessedCorpus(setup) { client, _ in

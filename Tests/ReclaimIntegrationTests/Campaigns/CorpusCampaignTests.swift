@@ -144,11 +144,7 @@ struct CorpusCampaignTests {
     @Test("reclaim campaigns simulate shows an experiment's arm on every decision, the same arm the workers record")
     func simulateShowsVariants() async throws {
         let setup = try CampaignTestSetup(
-            winbackOffer: """
-                variants:
-                      - {id: thirty, offer: {productId: ca.geniusparentingai.basic.monthly, offerIdentifier: WINBACK30}, weight: 1}
-                      - {id: fifty, offer: {productId: ca.geniusparentingai.basic.monthly, offerIdentifier: WINBACK50}, weight: 1}
-                """
+            winbackOffer: CampaignTestSetup.winbackExperiment
         )
         defer { setup.remove() }
         let directory = try #require(AppleSandboxFixtures.directory)
