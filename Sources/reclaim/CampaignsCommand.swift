@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import ReclaimDomain
 import ReclaimService
 
 struct CampaignsCommand: AsyncParsableCommand {
@@ -50,15 +51,22 @@ struct CampaignsCommand: AsyncParsableCommand {
         )
         @Option(help: "Only this campaign.") var campaign: String?
         @Option(help: "Production (default) or Sandbox; never the two summed.") var environment: String = "Production"
+        @Option(help: "Only subscribers first triggered within this long, e.g. 30d; default all time.") var since: String?
         @Flag(help: "JSON instead of a table.") var json = false
         @OptionGroup var database: DatabaseOptions
 
         func run() async throws {
             guard ["Production", "Sandbox"].contains(environment) else { throw ValidationError("--environment must be Production or Sandbox") }
+            var start: Date?
+            if let since {
+                guard let seconds = DurationText.seconds(since), seconds > 0 else { throw ValidationError("--since must be a duration such as 30d") }
+                start = Date().addingTimeInterval(-Double(seconds))
+            }
             print(
                 try await CampaignTasks.report(
                     campaign: campaign,
                     environment: environment,
+                    since: start,
                     json: json,
                     url: try database.resolved(),
                     logger: Bootstrap.logging()

@@ -27,6 +27,11 @@ public struct Campaign: Sendable, Equatable {
     /// Notifications signed before `startsAt` or at or after `endsAt` do not trigger the campaign.
     public var startsAt: Date?
     public var endsAt: Date?
+    /// How long after its trigger the campaign fires (0: at once). A delayed campaign is re-checked when it fires,
+    /// against the subscriber's state then (``CampaignEvaluator/fire(_:state:history:triggeredAt:now:)``).
+    public var delay: TimeInterval
+    /// How long after its trigger a delayed campaign may still fire (a backlog, workers down); past it, it is skipped.
+    public var window: TimeInterval
     /// Skip subscribers for whom Apple already lists win-back offers (`eligibleWinBackOfferIds`): Apple shows
     /// those itself, and a second discount would compete with it.
     public var standAsideForWinBack: Bool
@@ -46,13 +51,17 @@ public struct Campaign: Sendable, Equatable {
         startsAt: Date? = nil,
         endsAt: Date? = nil,
         standAsideForWinBack: Bool = true,
-        variants: [CampaignVariant]? = nil
+        variants: [CampaignVariant]? = nil,
+        delay: TimeInterval = 0,
+        window: TimeInterval? = nil
     ) {
         self.id = id
         self.bundleId = bundleId
         self.trigger = trigger
         self.conditions = conditions
         self.variants = variants ?? [CampaignVariant(id: "", productId: productId, offerIdentifier: offerIdentifier)]
+        self.delay = delay
+        self.window = window ?? delay + 86_400
         self.deliverableFor = deliverableFor
         self.cooldown = cooldown
         self.maxOffersPerSubscriber = maxOffersPerSubscriber

@@ -26,9 +26,11 @@ public enum CampaignEvaluator {
         history: OfferHistory,
         now: Date
     ) -> [CampaignDecision] {
+        // Delayed campaigns do not decide now: ``schedule(campaigns:state:event:)`` names them, and they decide
+        // when they fire.
         let triggered =
             campaigns
-            .filter { $0.bundleId == state.bundleId && $0.trigger.matches(type: event.type, subtype: event.subtype) }
+            .filter { $0.delay <= 0 && $0.bundleId == state.bundleId && $0.trigger.matches(type: event.type, subtype: event.subtype) }
             .sorted { ($0.priority, $1.id) > ($1.priority, $0.id) }
         var decisions: [CampaignDecision] = []
         var taken: CampaignDecision?
@@ -55,6 +57,50 @@ public enum CampaignEvaluator {
             decisions.append(decision)
         }
         return decisions
+    }
+
+    /// A delayed campaign this event triggers, and when it fires.
+    public struct Scheduled: Sendable, Equatable {
+        public var campaign: Campaign
+        public var fireAt: Date
+    }
+
+    /// The delayed campaigns `event` triggers, unless the event is older than the state or outside the campaign's
+    /// dates: each fires `delay` after the event's signedDate, when ``fire(_:state:history:triggeredAt:now:)``
+    /// decides it on the state of that moment.
+    public static func schedule(campaigns: [Campaign], state: SubscriptionState, event: SubscriptionEvent) -> [Scheduled] {
+        let at = event.signedDate
+        if let last = state.lastSignedDate, last > at { return [] }
+        return campaigns.filter { campaign in
+            campaign.delay > 0 && campaign.bundleId == state.bundleId && campaign.trigger.matches(type: event.type, subtype: event.subtype)
+                && campaign.startsAt.map { at >= $0 } != false && campaign.endsAt.map { at < $0 } != false
+        }.map { Scheduled(campaign: $0, fireAt: at.addingTimeInterval($0.delay)) }
+    }
+
+    /// A delayed campaign firing: decided on the subscriber's state and history now, not at the trigger. A
+    /// subscriber who came back in the meantime (the subscription is active again) is skipped; so is a fire past
+    /// the campaign's window. Otherwise every rule of ``evaluate(campaigns:state:event:history:now:)`` applies, the
+    /// staleness of the trigger excepted (later notifications are what the re-check reads), and the offer is
+    /// deliverable for `deliverableFor` from now.
+    public static func fire(_ campaign: Campaign, state: SubscriptionState, history: OfferHistory, triggeredAt: Date, now: Date) -> CampaignDecision {
+        let deliverableUntil = now.addingTimeInterval(campaign.deliverableFor)
+        func decide(_ outcome: CampaignDecision.Outcome, _ reason: String, supersedes: UUID? = nil) -> CampaignDecision {
+            CampaignDecision(campaign: campaign, outcome: outcome, reason: reason, supersedes: supersedes, deliverableUntil: deliverableUntil)
+        }
+        if now > triggeredAt.addingTimeInterval(campaign.window) {
+            return decide(.skipped, "window passed: triggered \(iso(triggeredAt)), window \(duration(campaign.window))")
+        }
+        if state.status == .active {
+            return decide(.skipped, "came back: the subscription is active again \(duration(campaign.delay)) after the trigger")
+        }
+        // The trigger's own staleness is not a rule here: the state has moved on by design.
+        var current = state
+        current.lastSignedDate = nil
+        let event = SubscriptionEvent(notificationUUID: UUID(), type: "", signedDate: triggeredAt)
+        if let reason = skipReason(campaign, state: current, event: event, history: history, now: now, deliverableUntil: deliverableUntil) {
+            return decide(.skipped, reason)
+        }
+        return offerOrHoldOut(campaign, state: state, history: history, decide: decide)
     }
 
     /// Rules 1–7: nil when none says no.

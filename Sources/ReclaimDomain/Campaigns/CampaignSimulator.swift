@@ -70,6 +70,9 @@ public struct CampaignSimulator: Sendable {
                 )
             }
         }
+        for scheduled in step.scheduled {
+            lines.append("\(scheduled.campaign.id): scheduled: fires \(scheduled.fireAt.formatted(.iso8601)), re-checked then")
+        }
         histories[key] = history
         let name = snapshot.subtype.map { "\(snapshot.notificationType)/\($0)" } ?? snapshot.notificationType
         stories[key, default: []].append(Entry(signedDate: snapshot.signedDate, notification: name, lines: lines))

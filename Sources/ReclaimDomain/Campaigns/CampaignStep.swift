@@ -9,6 +9,8 @@ public struct CampaignStep: Sendable, Equatable {
     public var stateChanged: Bool
     public var lifecycle: OfferLifecycle.Outcome
     public var decisions: [CampaignDecision]
+    /// Delayed campaigns the notification triggered, to fire later (``CampaignEvaluator/fire(_:state:history:triggeredAt:now:)``).
+    public var scheduled: [CampaignEvaluator.Scheduled] = []
 
     public static func run(
         _ snapshot: SubscriptionSnapshot,
@@ -24,6 +26,8 @@ public struct CampaignStep: Sendable, Equatable {
         let lifecycle = OfferLifecycle.apply(event: event, liveOffer: history.liveOffer)
         if lifecycle.redemption?.offerId != nil || lifecycle.withdrawal != nil { history.liveOffer = nil }
         let decisions = CampaignEvaluator.evaluate(campaigns: campaigns, state: state, event: event, history: history, now: now)
-        return CampaignStep(state: state, stateChanged: changed, lifecycle: lifecycle, decisions: decisions)
+        // Scheduled against the state before this notification: a late notification triggers nothing.
+        let scheduled = CampaignEvaluator.schedule(campaigns: campaigns, state: before, event: event)
+        return CampaignStep(state: state, stateChanged: changed, lifecycle: lifecycle, decisions: decisions, scheduled: scheduled)
     }
 }

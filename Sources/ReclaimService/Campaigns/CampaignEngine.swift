@@ -48,42 +48,22 @@ public struct CampaignEngine: Sendable {
 
         var records: [SubscriberStore.DecisionRecord] = []
         for decision in step.decisions {
-            metrics.decided(decision)
-            logger.debug(
-                "campaign decision",
-                metadata: ["campaign": "\(decision.campaign.id)", "outcome": "\(decision.outcome.rawValue)", "reason": "\(decision.reason)"]
+            records.append(try await record(decision, of: step.state, connection: connection, logger: logger))
+        }
+        // Delayed campaigns: a job per campaign, due when it fires, in this transaction (a crash loses none).
+        for scheduled in step.scheduled {
+            let fire = CampaignFire(
+                campaignId: scheduled.campaign.id,
+                subscriber: subscriber,
+                triggeredAt: event.signedDate,
+                notificationUUID: event.notificationUUID
             )
-            let id = UUID()
-            guard decision.outcome == .offered else {
-                records.append(.init(id: id, decision: decision, offer: nil))
-                continue
-            }
-            if let superseded = decision.supersedes {
-                // Before the new offer is written: the database allows one live offer per subscriber.
-                try await issuer.withdraw(
-                    superseded,
-                    reason: "superseded by campaign \(decision.campaign.id)",
-                    connection: connection,
-                    logger: logger
-                )
-            }
-            let campaign = decision.campaign
-            // The variant's offer (a campaign without variants has one, with the empty id).
-            let variant = decision.variant ?? campaign.variants.first
-            let offer = try issuer.issue(
-                .init(
-                    subscriber: step.state,
-                    campaignId: campaign.id,
-                    productId: variant?.productId ?? campaign.productId,
-                    offerIdentifier: variant?.offerIdentifier ?? campaign.offerIdentifier,
-                    priority: campaign.priority,
-                    deliverableUntil: decision.deliverableUntil,
-                    decisionId: id,
-                    variantId: variant.flatMap { $0.id.isEmpty ? nil : $0.id }
-                ),
-                purpose: "issue"
+            try await JobQueue.enqueue(
+                NewJob(kind: CampaignFire.jobKind, payload: try fire.payload(), runAt: max(scheduled.fireAt, now())),
+                connection: connection,
+                logger: logger
             )
-            records.append(.init(id: id, decision: decision, offer: offer))
+            logger.debug("campaign scheduled", metadata: ["campaign": "\(scheduled.campaign.id)", "fireAt": "\(scheduled.fireAt)"])
         }
         try await SubscriberStore.persist(
             state: step.state,
@@ -95,5 +75,66 @@ public struct CampaignEngine: Sendable {
             logger: logger
         )
         return step.decisions
+    }
+
+    /// A delayed campaign firing (a ``CampaignFire`` job): decided on the subscriber's state now, and its offer
+    /// issued, in the job's transaction. The decision is keyed by the triggering notification, like the campaign's
+    /// decision would have been at once: a second fire of the same trigger writes nothing.
+    @discardableResult
+    public func fire(_ fire: CampaignFire, connection: PostgresConnection, logger: Logger) async throws -> CampaignDecision? {
+        guard let campaign = campaigns.first(where: { $0.id == fire.campaignId }) else {
+            logger.notice("a delayed campaign fired after it left the config; nothing to do", metadata: ["campaign": "\(fire.campaignId)"])
+            return nil
+        }
+        let (state, history) = try await SubscriberStore.lockWithHistory(fire.subscriber, connection: connection, logger: logger)
+        let decision = CampaignEvaluator.fire(campaign, state: state, history: history, triggeredAt: fire.triggeredAt, now: now())
+        let record = try await record(decision, of: state, connection: connection, logger: logger)
+        try await SubscriberStore.persist(
+            state: state,
+            stateChanged: false,
+            decisions: [record],
+            notificationUUID: fire.notificationUUID,
+            triggeredAt: fire.triggeredAt,
+            connection: connection,
+            logger: logger
+        )
+        return decision
+    }
+
+    /// A decision as it is stored: with its offer, signed, when it offered (the live offer it supersedes withdrawn
+    /// first: the database allows one live offer per subscriber).
+    private func record(
+        _ decision: CampaignDecision,
+        of state: SubscriptionState,
+        connection: PostgresConnection,
+        logger: Logger
+    ) async throws -> SubscriberStore.DecisionRecord {
+        metrics.decided(decision)
+        logger.debug(
+            "campaign decision",
+            metadata: ["campaign": "\(decision.campaign.id)", "outcome": "\(decision.outcome.rawValue)", "reason": "\(decision.reason)"]
+        )
+        let id = UUID()
+        guard decision.outcome == .offered else { return .init(id: id, decision: decision, offer: nil) }
+        if let superseded = decision.supersedes {
+            try await issuer.withdraw(superseded, reason: "superseded by campaign \(decision.campaign.id)", connection: connection, logger: logger)
+        }
+        let campaign = decision.campaign
+        // The variant's offer (a campaign without variants has one, with the empty id).
+        let variant = decision.variant ?? campaign.variants.first
+        let offer = try issuer.issue(
+            .init(
+                subscriber: state,
+                campaignId: campaign.id,
+                productId: variant?.productId ?? campaign.productId,
+                offerIdentifier: variant?.offerIdentifier ?? campaign.offerIdentifier,
+                priority: campaign.priority,
+                deliverableUntil: decision.deliverableUntil,
+                decisionId: id,
+                variantId: variant.flatMap { $0.id.isEmpty ? nil : $0.id }
+            ),
+            purpose: "issue"
+        )
+        return .init(id: id, decision: decision, offer: offer)
     }
 }

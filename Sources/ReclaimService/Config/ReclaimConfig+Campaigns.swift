@@ -30,7 +30,9 @@ extension ReclaimConfig {
                     variants.map {
                         CampaignVariant(id: $0.id, productId: $0.offer.productId, offerIdentifier: $0.offer.offerIdentifier, weight: $0.weight)
                     }
-                }
+                },
+                delay: TimeInterval(campaign.delay.seconds),
+                window: campaign.window.map { TimeInterval($0.seconds) }
             )
         }
     }
@@ -76,6 +78,11 @@ extension ReclaimConfig {
                 problem("variants", "give either offer or variants, not both: each variant names its offer")
             }
             if campaign.deliverableFor.seconds <= 0 { problem("deliverableFor", "must be positive") }
+            if campaign.delay.seconds < 0 { problem("delay", "must not be negative") }
+            if let window = campaign.window {
+                if campaign.delay.seconds == 0 { problem("window", "applies to a delayed campaign only: give delay too") }
+                if window.seconds < campaign.delay.seconds { problem("window", "must be at least the delay (\(campaign.delay))") }
+            }
             // A grant ranks at Int32.max above every campaign; the column is a PostgreSQL integer.
             if campaign.priority < -1_000_000 || campaign.priority > 1_000_000 {
                 problem("priority", "must be from -1000000 to 1000000")

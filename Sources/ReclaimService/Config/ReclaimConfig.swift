@@ -193,6 +193,10 @@ public struct ReclaimConfig: Decodable, Sendable {
         public var conditions: Conditions
         public var deliverableFor: ConfigDuration
         public var cooldown: ConfigDuration
+        /// Fire this long after the trigger, re-checked then (0s: at once).
+        public var delay: ConfigDuration
+        /// How long after the trigger a delayed campaign may still fire; nil: delay plus one day.
+        public var window: ConfigDuration?
         /// Most offers of this campaign per subscriber; nil for no limit.
         public var maxOffersPerSubscriber: Int?
         public var holdoutPercent: Int
@@ -258,7 +262,7 @@ public struct ReclaimConfig: Decodable, Sendable {
 
         enum CodingKeys: String, ConfigKeys {
             case id, app, trigger, offer, variants, conditions, deliverableFor, cooldown, maxOffersPerSubscriber, holdoutPercent, priority
-            case startsAt, endsAt, standAsideForWinBack, messageIdentifier
+            case startsAt, endsAt, standAsideForWinBack, messageIdentifier, delay, window
         }
 
         public init(from decoder: any Decoder) throws {
@@ -271,6 +275,8 @@ public struct ReclaimConfig: Decodable, Sendable {
             conditions = try container.decodeIfPresent(Conditions.self, forKey: .conditions) ?? Conditions()
             deliverableFor = try container.decodeDurationIfPresent(forKey: .deliverableFor) ?? ConfigDuration(seconds: 7 * 86_400)
             cooldown = try container.decodeDurationIfPresent(forKey: .cooldown) ?? ConfigDuration(seconds: 90 * 86_400)
+            delay = try container.decodeDurationIfPresent(forKey: .delay) ?? ConfigDuration(seconds: 0)
+            window = try container.decodeDurationIfPresent(forKey: .window)
             maxOffersPerSubscriber = try container.decodeIfPresent(Int.self, forKey: .maxOffersPerSubscriber)
             holdoutPercent = try container.decodeIfPresent(Int.self, forKey: .holdoutPercent) ?? 0
             priority = try container.decodeIfPresent(Int.self, forKey: .priority) ?? 0

@@ -87,10 +87,17 @@ public enum CampaignTasks {
 
     /// What each campaign (each variant of an experiment) did against its holdout, from
     /// `reclaim.campaign_variant_lift`: a table for a terminal, or JSON.
-    public static func report(campaign: String?, environment: String, json: Bool, url: DatabaseURL, logger: Logger) async throws -> String {
+    public static func report(
+        campaign: String?,
+        environment: String,
+        since: Date? = nil,
+        json: Bool,
+        url: DatabaseURL,
+        logger: Logger
+    ) async throws -> String {
         let rows = try await Database.withDatabase(url, maxConnections: 1, logger: logger) { client in
             try await client.withConnection(logger: logger) {
-                try await LiftStatistics.load(environment: environment, campaign: campaign, connection: $0, logger: logger)
+                try await LiftStatistics.load(environment: environment, campaign: campaign, since: since, connection: $0, logger: logger)
             }
         }
         if json {
@@ -107,7 +114,8 @@ public enum CampaignTasks {
             guard let lower = rate.lower, let upper = rate.upper else { return format(value) }
             return "\(format(value)) [\(format(lower)), \(format(upper))]"
         }
-        var lines = ["\(environment), 95% intervals in brackets (Wilson; Newcombe for the lift):"]
+        let period = since.map { "subscribers first triggered since \($0.formatted(.iso8601))" } ?? "all time"
+        var lines = ["\(environment), \(period), 95% intervals in brackets (Wilson; Newcombe for the lift):"]
         for row in rows {
             lines.append("\(row.campaignId)\(row.variantId.isEmpty ? "" : ", variant \(row.variantId)") [\(row.bundleId)]")
             lines.append("  treated \(row.treated), held out \(row.heldOut)")

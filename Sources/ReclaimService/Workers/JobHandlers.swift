@@ -2,5 +2,8 @@ import ReclaimStore
 
 /// The job kinds this release handles, by kind.
 public func jobHandlers(_ dependencies: Dependencies) -> [String: any JobHandler] {
-    [NotificationStore.processJobKind: NotificationJobHandler(verifier: dependencies.verifier, engine: dependencies.campaignEngine)]
+    [
+        NotificationStore.processJobKind: NotificationJobHandler(verifier: dependencies.verifier, engine: dependencies.campaignEngine),
+        CampaignFire.jobKind: CampaignFireJobHandler(engine: dependencies.campaignEngine),
+    ]
 }

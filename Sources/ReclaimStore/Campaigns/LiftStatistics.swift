@@ -26,11 +26,13 @@ public struct LiftStatistics: Sendable, Equatable, Encodable {
     public let verdict: String
     public let neededPerGroup: Int64?
 
-    /// The rows of the view, of one environment, optionally one app and one campaign.
+    /// The rows of the view, of one environment, optionally one app and one campaign, and only the subscribers
+    /// first triggered `since` (nil: all time).
     public static func load(
         environment: String,
         bundleId: String? = nil,
         campaign: String?,
+        since: Date? = nil,
         connection: PostgresConnection,
         logger: Logger
     ) async throws -> [LiftStatistics] {
@@ -41,7 +43,7 @@ public struct LiftStatistics: Sendable, Equatable, Encodable {
                    treated_retention, treated_retention_lower, treated_retention_upper,
                    held_out_retention, held_out_retention_lower, held_out_retention_upper,
                    retention_lift, retention_lift_lower, retention_lift_upper, verdict, needed_per_group
-            FROM reclaim.campaign_variant_lift
+            FROM reclaim.campaign_variant_lift_since(coalesce(\(since)::timestamptz, '-infinity'))
             WHERE environment = \(environment) AND (\(campaign)::text IS NULL OR campaign_id = \(campaign))
               AND (\(bundleId)::text IS NULL OR bundle_id = \(bundleId))
             ORDER BY bundle_id, campaign_id, variant_id

@@ -42,6 +42,22 @@ struct CampaignVariantTests {
                 "SELECT count(*) FROM reclaim.campaign_decisions WHERE campaign_id = 'retain-auto-renew-off' AND variant_id IS NOT NULL"
             )
             #expect(plain == 0)
+
+            // Each arm's statistics, all time and for a recent period (the corpus is from July 2025).
+            let allTime = try await client.withConnection(logger: logger) {
+                try await LiftStatistics.load(environment: "Sandbox", campaign: "winback-expired", connection: $0, logger: logger)
+            }
+            #expect(allTime.map(\.variantId) == Array(arms) && allTime.first?.treated == 1, "\(allTime)")
+            let recent = try await client.withConnection(logger: logger) {
+                try await LiftStatistics.load(
+                    environment: "Sandbox",
+                    campaign: "winback-expired",
+                    since: Date().addingTimeInterval(-30 * 86_400),
+                    connection: $0,
+                    logger: logger
+                )
+            }
+            #expect(recent.isEmpty, "nobody was first triggered in the last 30 days: \(recent)")
         }
     }
 

@@ -160,4 +160,16 @@ struct CorpusCampaignTests {
         #expect(report.contains("→ would now hold: winback-expired (ca.geniusparentingai.basic.monthly / \(arm?.offerIdentifier ?? ""))"))
         #expect(try CampaignTasks.check(setup.config).contains("winback-expired [GeniusParentingAI] on EXPIRED/VOLUNTARY → thirty "))
     }
+
+    @Test("reclaim campaigns simulate shows when a delayed campaign would fire, and decides nothing for it at the trigger")
+    func simulateShowsDelays() async throws {
+        let setup = try CampaignTestSetup(
+            winbackOffer: "offer: {productId: ca.geniusparentingai.basic.monthly, offerIdentifier: WINBACK30}\n    delay: 7d"
+        )
+        defer { setup.remove() }
+        let directory = try #require(AppleSandboxFixtures.directory)
+        let report = try await CampaignTasks.simulate(setup.config, directory: directory, now: nil)
+        #expect(report.components(separatedBy: "winback-expired: scheduled: fires ").count - 1 == 9, "the 9 voluntary expirations: \(report)")
+        #expect(!report.contains("winback-expired: offered"))
+    }
 }

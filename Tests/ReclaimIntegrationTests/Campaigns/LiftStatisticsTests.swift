@@ -16,6 +16,22 @@ struct LiftStatisticsTests {
         (45, 100, 30, 100), (512, 4_000, 41, 450), (3, 7, 0, 2), (250, 250, 249, 250), (1, 10_000, 0, 9_000),
     ]
 
+    /// Makes the counts the statistics read (`campaign_variant_counts_since`) these rows: bundle, environment,
+    /// campaign, variant, treated, held out, treated redeemed, treated retained, held out retained.
+    func counts(_ rows: [String], client: Database) async throws {
+        try await client.query(
+            PostgresQuery(
+                unsafeSQL: """
+                    CREATE OR REPLACE FUNCTION reclaim.campaign_variant_counts_since(since timestamptz)
+                    RETURNS TABLE (bundle_id text, environment text, campaign_id text, variant_id text, treated bigint, held_out bigint,
+                                   treated_redeemed bigint, treated_retained_30d bigint, held_out_retained_30d bigint)
+                    LANGUAGE sql STABLE AS $$ SELECT * FROM (VALUES \(rows.joined(separator: ", "))) AS t $$
+                    """
+            ),
+            logger: logger
+        )
+    }
+
     @Test("wilson_interval and newcombe_interval equal statsmodels' to 1e-9 on counts with zeros and tiny groups")
     func againstStatsmodels() async throws {
         // statsmodels' proportion_confint(method="wilson") and confint_proportions_2indep(method="newcomb"): an
@@ -64,18 +80,15 @@ struct LiftStatisticsTests {
     @Test("the view's verdicts: better, worse, not yet distinguishable with the group size it needs, no holdout")
     func verdicts() async throws {
         try await withTestDatabase { client, url in
-            // The view reads campaign_variant_counts; counts given here stand in for it (same columns, same types).
-            try await client.query(
-                """
-                CREATE OR REPLACE VIEW reclaim.campaign_variant_counts AS SELECT * FROM (VALUES
-                    ('a'::text, 'Production'::text, 'better'::text, ''::text, 500::bigint, 500::bigint, 100::bigint, 300::bigint, 200::bigint),
-                    ('a', 'Production', 'worse', '', 500, 500, 100, 200, 300),
-                    ('a', 'Production', 'unclear', '', 20, 20, 5, 11, 9),
-                    ('a', 'Production', 'noholdout', '', 30, 0, 5, 20, 0)
-                ) AS t(bundle_id, environment, campaign_id, variant_id, treated, held_out, treated_redeemed, treated_retained_30d,
-                       held_out_retained_30d)
-                """,
-                logger: logger
+            // The view reads campaign_variant_counts_since; counts given here stand in for it (same columns, same types).
+            try await counts(
+                [
+                    "('a'::text, 'Production'::text, 'better'::text, ''::text, 500::bigint, 500::bigint, 100::bigint, 300::bigint, 200::bigint)",
+                    "('a', 'Production', 'worse', '', 500, 500, 100, 200, 300)",
+                    "('a', 'Production', 'unclear', '', 20, 20, 5, 11, 9)",
+                    "('a', 'Production', 'noholdout', '', 30, 0, 5, 20, 0)",
+                ],
+                client: client
             )
             let rows = try await client.query(
                 "SELECT campaign_id, verdict, needed_per_group FROM reclaim.campaign_variant_lift ORDER BY campaign_id",
@@ -107,16 +120,12 @@ struct LiftStatisticsTests {
     @Test("/console states each variant's lift with its interval and verdict, from the same view")
     func consoleLift() async throws {
         try await withTestDatabase { client, _ in
-            try await client.query(
-                """
-                CREATE OR REPLACE VIEW reclaim.campaign_variant_counts AS SELECT * FROM (VALUES
-                    ('GeniusParentingAI'::text, 'Sandbox'::text, 'winback-expired'::text, 'thirty'::text, 20::bigint, 20::bigint, 5::bigint,
-                     11::bigint, 9::bigint),
-                    ('GeniusParentingAI', 'Sandbox', 'winback-expired', 'fifty', 500, 20, 100, 300, 9)
-                ) AS t(bundle_id, environment, campaign_id, variant_id, treated, held_out, treated_redeemed, treated_retained_30d,
-                       held_out_retained_30d)
-                """,
-                logger: logger
+            try await counts(
+                [
+                    "('GeniusParentingAI'::text, 'Sandbox'::text, 'winback-expired'::text, 'thirty'::text, 20::bigint, 20::bigint, 5::bigint, 11::bigint, 9::bigint)",
+                    "('GeniusParentingAI', 'Sandbox', 'winback-expired', 'fifty', 500, 20, 100, 300, 9)",
+                ],
+                client: client
             )
             // The funnel and the campaign-level lift the page shows beside it, likewise.
             try await client.query(

@@ -18,7 +18,8 @@ struct TestNotifications {
         originalTransactionId: String = "2000000000000001",
         appAccountToken: UUID? = UUID(uuidString: "00000000-0000-0000-0000-000000000051"),
         signedDate: Date = Date(),
-        transactionFields: [String: Any] = [:]
+        transactionFields: [String: Any] = [:],
+        status: Int = 1
     ) throws -> Data {
         let millis = Int64(signedDate.timeIntervalSince1970 * 1000)
         var transaction: [String: Any] = [
@@ -29,7 +30,7 @@ struct TestNotifications {
         if let appAccountToken { transaction["appAccountToken"] = appAccountToken.uuidString.lowercased() }
         transaction.merge(transactionFields) { $1 }
         var data: [String: Any] = [
-            "bundleId": bundleId, "environment": environment, "signedTransactionInfo": try ca.sign(json: transaction), "status": 1,
+            "bundleId": bundleId, "environment": environment, "signedTransactionInfo": try ca.sign(json: transaction), "status": status,
         ]
         if let appAppleId { data["appAppleId"] = appAppleId }
         var payload: [String: Any] = [

@@ -34,7 +34,10 @@ LANGUAGE sql IMMUTABLE AS $$
 $$;
 COMMENT ON FUNCTION reclaim.newcombe_interval(bigint, bigint, bigint, bigint) IS 'Newcombe''s hybrid score 95% interval of x1/n1 - x2/n2, from the two Wilson intervals (NULLs when a group is empty).';
 
-CREATE VIEW reclaim.campaign_variant_counts AS
+CREATE FUNCTION reclaim.campaign_variant_counts_since(since timestamptz)
+RETURNS TABLE (bundle_id text, environment text, campaign_id text, variant_id text, treated bigint, held_out bigint,
+               treated_redeemed bigint, treated_retained_30d bigint, held_out_retained_30d bigint)
+LANGUAGE sql STABLE AS $$
 WITH subjects AS (
     -- Each subscriber once per campaign: their first decision that offered or held out, with its arm.
     SELECT DISTINCT ON (d.bundle_id, d.campaign_id, d.environment, d.original_transaction_id)
@@ -42,6 +45,8 @@ WITH subjects AS (
            coalesce(d.variant_id, '') AS variant_id
     FROM reclaim.campaign_decisions d
     WHERE d.outcome IN ('offered', 'held_out')
+      -- Subscribers whose first trigger in the period is on or after `since`.
+      AND d.triggered_at >= since
     ORDER BY d.bundle_id, d.campaign_id, d.environment, d.original_transaction_id, d.triggered_at),
 measured AS (
     SELECT s.bundle_id, s.environment, s.campaign_id, s.variant_id, s.outcome,
@@ -65,6 +70,10 @@ SELECT coalesce(t.bundle_id, h.bundle_id) AS bundle_id, coalesce(t.environment, 
        coalesce(t.retained, 0) AS treated_retained_30d, coalesce(h.retained, 0) AS held_out_retained_30d
 FROM treated t
 FULL JOIN held h ON h.bundle_id = t.bundle_id AND h.environment = t.environment AND h.campaign_id = t.campaign_id;
+$$;
+COMMENT ON FUNCTION reclaim.campaign_variant_counts_since(timestamptz) IS 'campaign_variant_counts of the subscribers first triggered on or after since (reclaim campaigns report --since).';
+
+CREATE VIEW reclaim.campaign_variant_counts AS SELECT * FROM reclaim.campaign_variant_counts_since('-infinity');
 COMMENT ON VIEW reclaim.campaign_variant_counts IS 'Per campaign, environment and variant: subscribers treated with that variant (their first decision offered it) against the campaign''s held-out group, with redemptions and 30-day retention: the counts campaign_variant_lift works on.';
 COMMENT ON COLUMN reclaim.campaign_variant_counts.bundle_id IS 'The app.';
 COMMENT ON COLUMN reclaim.campaign_variant_counts.environment IS 'Production or Sandbox; compare within one.';
@@ -76,7 +85,13 @@ COMMENT ON COLUMN reclaim.campaign_variant_counts.treated_redeemed IS 'Treated s
 COMMENT ON COLUMN reclaim.campaign_variant_counts.treated_retained_30d IS 'Treated subscribers whose subscription runs more than 30 days past their first trigger.';
 COMMENT ON COLUMN reclaim.campaign_variant_counts.held_out_retained_30d IS 'Held-out subscribers whose subscription runs more than 30 days past their first trigger.';
 
-CREATE VIEW reclaim.campaign_variant_lift AS
+CREATE FUNCTION reclaim.campaign_variant_lift_since(since timestamptz)
+RETURNS TABLE (bundle_id text, environment text, campaign_id text, variant_id text, treated bigint, held_out bigint,
+               redemption_rate float8, redemption_rate_lower float8, redemption_rate_upper float8,
+               treated_retention float8, treated_retention_lower float8, treated_retention_upper float8,
+               held_out_retention float8, held_out_retention_lower float8, held_out_retention_upper float8,
+               retention_lift float8, retention_lift_lower float8, retention_lift_upper float8, verdict text, needed_per_group bigint)
+LANGUAGE sql STABLE AS $$
 SELECT c.bundle_id, c.environment, c.campaign_id, c.variant_id, c.treated, c.held_out,
        rates.redemption AS redemption_rate, r.lower AS redemption_rate_lower, r.upper AS redemption_rate_upper,
        rates.pt AS treated_retention, t.lower AS treated_retention_lower, t.upper AS treated_retention_upper,
@@ -91,7 +106,7 @@ SELECT c.bundle_id, c.environment, c.campaign_id, c.variant_id, c.treated, c.hel
        CASE WHEN d.lower <= 0 AND d.upper >= 0 AND rates.pt <> rates.ph
             THEN ceil(1.959963984540054 ^ 2 * (rates.pt * (1 - rates.pt) + rates.ph * (1 - rates.ph)) / (rates.pt - rates.ph) ^ 2)::bigint
        END AS needed_per_group
-FROM reclaim.campaign_variant_counts c
+FROM reclaim.campaign_variant_counts_since(since) c
 CROSS JOIN LATERAL (SELECT c.treated_redeemed::float8 / nullif(c.treated, 0) AS redemption,
                            c.treated_retained_30d::float8 / nullif(c.treated, 0) AS pt,
                            c.held_out_retained_30d::float8 / nullif(c.held_out, 0) AS ph) AS rates
@@ -99,6 +114,10 @@ CROSS JOIN LATERAL reclaim.wilson_interval(c.treated_redeemed, c.treated) AS r
 CROSS JOIN LATERAL reclaim.wilson_interval(c.treated_retained_30d, c.treated) AS t
 CROSS JOIN LATERAL reclaim.wilson_interval(c.held_out_retained_30d, c.held_out) AS h
 CROSS JOIN LATERAL reclaim.newcombe_interval(c.treated_retained_30d, c.treated, c.held_out_retained_30d, c.held_out) AS d;
+$$;
+COMMENT ON FUNCTION reclaim.campaign_variant_lift_since(timestamptz) IS 'campaign_variant_lift of the subscribers first triggered on or after since (reclaim campaigns report --since).';
+
+CREATE VIEW reclaim.campaign_variant_lift AS SELECT * FROM reclaim.campaign_variant_lift_since('-infinity');
 COMMENT ON VIEW reclaim.campaign_variant_lift IS 'Each campaign variant against the campaign''s holdout, with 95% confidence intervals: Wilson for each proportion, Newcombe for the retention lift (treated minus held out), and a verdict: better or worse when the lift''s interval excludes 0, else not yet distinguishable, with the group size at which the observed lift would be.';
 COMMENT ON COLUMN reclaim.campaign_variant_lift.bundle_id IS 'The app.';
 COMMENT ON COLUMN reclaim.campaign_variant_lift.environment IS 'Production or Sandbox; compare within one.';
