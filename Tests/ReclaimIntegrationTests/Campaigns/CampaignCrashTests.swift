@@ -66,77 +66,59 @@ struct CampaignCrashTests {
         let bodies = signed.shuffled()
 
         try await withTestDatabase { client, url in
-            let api = try ServerProcess(
-                role: "api",
-                config: config,
-                databaseURL: url.connectionString,
-                log: directory.appendingPathComponent("api.log")
-            )
-            let worker = try ServerProcess(
-                role: "worker",
-                config: config,
-                databaseURL: url.connectionString,
-                log: directory.appendingPathComponent("worker.log")
-            )
-            try api.start()
-            try worker.start()
-            defer {
-                api.stop()
-                worker.stop()
-            }
-            try await api.waitUntilUp()
-
-            let acknowledged = try await withThrowingTaskGroup(of: [UUID].self) { group in
-                let chunks = 16
-                for chunk in 0..<chunks {
-                    let mine = stride(from: chunk, to: bodies.count, by: chunks).map { bodies[$0] }
-                    group.addTask { try await Self.post(mine, port: api.port) }
-                }
-                // The killer: one process or the other, at random moments, restarted at once.
-                group.addTask {
-                    for round in 0..<10 {
-                        try await Task.sleep(for: .milliseconds(Int.random(in: 300...900)))
-                        let victim = round % 2 == 0 ? api : worker
-                        victim.killNine()
-                        try victim.start()
+            try await ServerProcess.withAPIAndWorker(config: config, databaseURL: url.connectionString, logs: directory) { api, worker in
+                let acknowledged = try await withThrowingTaskGroup(of: [UUID].self) { group in
+                    let chunks = 16
+                    for chunk in 0..<chunks {
+                        let mine = stride(from: chunk, to: bodies.count, by: chunks).map { bodies[$0] }
+                        group.addTask { try await Self.post(mine, port: api.port) }
                     }
-                    return []
+                    // The killer: one process or the other, at random moments, restarted at once.
+                    group.addTask {
+                        for round in 0..<10 {
+                            try await Task.sleep(for: .milliseconds(Int.random(in: 300...900)))
+                            let victim = round % 2 == 0 ? api : worker
+                            victim.killNine()
+                            try victim.start()
+                        }
+                        return []
+                    }
+                    var all: [UUID] = []
+                    for try await uuids in group { all += uuids }
+                    return all
                 }
-                var all: [UUID] = []
-                for try await uuids in group { all += uuids }
-                return all
-            }
-            #expect(acknowledged.count == bodies.count)
+                #expect(acknowledged.count == bodies.count)
 
-            try await eventually("every job processed", timeout: .seconds(180), every: .milliseconds(200)) {
-                let rows = try await client.query(
-                    "SELECT count(*)::bigint FROM reclaim.jobs WHERE state <> 'completed'",
+                try await eventually("every job processed", timeout: .seconds(180), every: .milliseconds(200)) {
+                    let rows = try await client.query(
+                        "SELECT count(*)::bigint FROM reclaim.jobs WHERE state <> 'completed'",
+                        logger: logger
+                    )
+                    for try await count in rows.decode(Int64.self) { return count == 0 }
+                    return false
+                }
+                let stored = try await client.query("SELECT notification_uuid FROM reclaim.notifications", logger: logger)
+                var storedIds = Set<UUID>()
+                for try await uuid in stored.decode(UUID.self) { storedIds.insert(uuid) }
+                #expect(Set(acknowledged).isSubset(of: storedIds), "an acknowledged notification is missing")
+                let perSubscriber = try await client.query(
+                    """
+                    SELECT count(*)::bigint, min(n)::bigint, max(n)::bigint FROM (
+                        SELECT s.original_transaction_id, count(o.id) AS n
+                        FROM reclaim.subscriptions s LEFT JOIN reclaim.offers o USING (bundle_id, environment, original_transaction_id)
+                        GROUP BY 1) t
+                    """,
                     logger: logger
                 )
-                for try await count in rows.decode(Int64.self) { return count == 0 }
-                return false
+                for try await (count, fewest, most) in perSubscriber.decode((Int64, Int64, Int64).self) {
+                    #expect(count == Int64(subscribers))
+                    #expect(fewest == 1, "a subscriber got no offer")
+                    #expect(most == 1, "a subscriber got two offers")
+                }
+                let decisions = try await decisionCounts(client)
+                #expect(decisions["retain/offered"] == subscribers)
+                #expect(decisions["retain/skipped"] == subscribers)
             }
-            let stored = try await client.query("SELECT notification_uuid FROM reclaim.notifications", logger: logger)
-            var storedIds = Set<UUID>()
-            for try await uuid in stored.decode(UUID.self) { storedIds.insert(uuid) }
-            #expect(Set(acknowledged).isSubset(of: storedIds), "an acknowledged notification is missing")
-            let perSubscriber = try await client.query(
-                """
-                SELECT count(*)::bigint, min(n)::bigint, max(n)::bigint FROM (
-                    SELECT s.original_transaction_id, count(o.id) AS n
-                    FROM reclaim.subscriptions s LEFT JOIN reclaim.offers o USING (bundle_id, environment, original_transaction_id)
-                    GROUP BY 1) t
-                """,
-                logger: logger
-            )
-            for try await (count, fewest, most) in perSubscriber.decode((Int64, Int64, Int64).self) {
-                #expect(count == Int64(subscribers))
-                #expect(fewest == 1, "a subscriber got no offer")
-                #expect(most == 1, "a subscriber got two offers")
-            }
-            let decisions = try await decisionCounts(client)
-            #expect(decisions["retain/offered"] == subscribers)
-            #expect(decisions["retain/skipped"] == subscribers)
         }
     }
 

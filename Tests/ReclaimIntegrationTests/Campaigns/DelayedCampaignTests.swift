@@ -114,59 +114,42 @@ struct DelayedCampaignTests {
             )
         }
         try await withTestDatabase { client, url in
-            let api = try ServerProcess(
-                role: "api",
-                config: config,
-                databaseURL: url.connectionString,
-                log: directory.appendingPathComponent("api.log")
-            )
-            let worker = try ServerProcess(
-                role: "worker",
-                config: config,
-                databaseURL: url.connectionString,
-                log: directory.appendingPathComponent("worker.log")
-            )
-            try api.start()
-            try worker.start()
-            defer {
-                api.stop()
-                worker.stop()
-            }
-            try await api.waitUntilUp()
-            _ = try await CampaignCrashTests.post(bodies.map { (UUID(), $0) }, port: api.port)
-            // The triggers are processed; their fires are due 4 s after each trigger. Kill the worker three times,
-            // the last about when the fires come due, restarting it at once.
-            for _ in 0..<3 {
-                try await Task.sleep(for: .milliseconds(Int.random(in: 1200...1600)))
-                worker.killNine()
-                try worker.start()
-            }
-            try await eventually("every trigger and fire processed", timeout: .seconds(120), every: .milliseconds(200)) {
-                let rows = try await client.query(
-                    "SELECT count(*)::bigint FROM reclaim.jobs WHERE state <> 'completed'",
+            try await ServerProcess.withAPIAndWorker(config: config, databaseURL: url.connectionString, logs: directory) { api, worker in
+                _ = try await CampaignCrashTests.post(bodies.map { (UUID(), $0) }, port: api.port)
+                // The triggers are processed; their fires are due 4 s after each trigger. Kill the worker three times,
+                // the last about when the fires come due, restarting it at once.
+                for _ in 0..<3 {
+                    try await Task.sleep(for: .milliseconds(Int.random(in: 1200...1600)))
+                    worker.killNine()
+                    try worker.start()
+                }
+                try await eventually("every trigger and fire processed", timeout: .seconds(120), every: .milliseconds(200)) {
+                    let rows = try await client.query(
+                        "SELECT count(*)::bigint FROM reclaim.jobs WHERE state <> 'completed'",
+                        logger: logger
+                    )
+                    for try await count in rows.decode(Int64.self) { return count == 0 }
+                    return false
+                }
+                #expect(try await firstInt(client, "SELECT count(*) FROM reclaim.jobs WHERE kind = 'campaign-fire'") == subscribers)
+                let perSubscriber = try await client.query(
+                    """
+                    SELECT count(*)::bigint, min(n)::bigint, max(n)::bigint FROM (
+                        SELECT s.original_transaction_id, count(o.id) AS n
+                        FROM reclaim.subscriptions s LEFT JOIN reclaim.offers o USING (bundle_id, environment, original_transaction_id)
+                        GROUP BY 1) t
+                    """,
                     logger: logger
                 )
-                for try await count in rows.decode(Int64.self) { return count == 0 }
-                return false
+                for try await (count, least, most) in perSubscriber.decode((Int64, Int64, Int64).self) {
+                    #expect(count == Int64(subscribers))
+                    #expect(least == 1 && most == 1, "each pending fire fired once: offers per subscriber \(least)…\(most)")
+                }
+                #expect(
+                    try await firstInt(client, "SELECT count(*) FROM reclaim.campaign_decisions WHERE campaign_id = 'winback-later'") == subscribers,
+                    "one decision per trigger"
+                )
             }
-            #expect(try await firstInt(client, "SELECT count(*) FROM reclaim.jobs WHERE kind = 'campaign-fire'") == subscribers)
-            let perSubscriber = try await client.query(
-                """
-                SELECT count(*)::bigint, min(n)::bigint, max(n)::bigint FROM (
-                    SELECT s.original_transaction_id, count(o.id) AS n
-                    FROM reclaim.subscriptions s LEFT JOIN reclaim.offers o USING (bundle_id, environment, original_transaction_id)
-                    GROUP BY 1) t
-                """,
-                logger: logger
-            )
-            for try await (count, least, most) in perSubscriber.decode((Int64, Int64, Int64).self) {
-                #expect(count == Int64(subscribers))
-                #expect(least == 1 && most == 1, "each pending fire fired once: offers per subscriber \(least)…\(most)")
-            }
-            #expect(
-                try await firstInt(client, "SELECT count(*) FROM reclaim.campaign_decisions WHERE campaign_id = 'winback-later'") == subscribers,
-                "one decision per trigger"
-            )
         }
     }
 }

@@ -81,3 +81,25 @@ final class ServerProcess: @unchecked Sendable {
         return Int(UInt16(bigEndian: address.sin_port))
     }
 }
+
+extension ServerProcess {
+    /// An API and a worker process on one database, both started (the API up), stopped when `body` returns: the
+    /// crash tests kill and restart them.
+    static func withAPIAndWorker<T>(
+        config: URL,
+        databaseURL: String,
+        logs directory: URL,
+        _ body: (_ api: ServerProcess, _ worker: ServerProcess) async throws -> T
+    ) async throws -> T {
+        let api = try ServerProcess(role: "api", config: config, databaseURL: databaseURL, log: directory.appendingPathComponent("api.log"))
+        let worker = try ServerProcess(role: "worker", config: config, databaseURL: databaseURL, log: directory.appendingPathComponent("worker.log"))
+        try api.start()
+        try worker.start()
+        defer {
+            api.stop()
+            worker.stop()
+        }
+        try await api.waitUntilUp()
+        return try await body(api, worker)
+    }
+}
