@@ -87,6 +87,8 @@ struct LiftStatisticsTests {
                     "('a', 'Production', 'worse', '', 500, 500, 100, 200, 300)",
                     "('a', 'Production', 'unclear', '', 20, 20, 5, 11, 9)",
                     "('a', 'Production', 'noholdout', '', 30, 0, 5, 20, 0)",
+                    // Two huge groups a hair apart: the size needed passes bigint's limit, and must not fail the query.
+                    "('a', 'Production', 'hair', '', 2000000000, 2000000001, 0, 1000000000, 1000000000)",
                 ],
                 client: client
             )
@@ -99,6 +101,7 @@ struct LiftStatisticsTests {
             #expect(found["better"]?.0 == "better" && found["better"]?.1 == nil)
             #expect(found["worse"]?.0 == "worse")
             #expect(found["noholdout"]?.0 == "no holdout to compare")
+            #expect(found["hair"]?.0 == "not yet distinguishable" && found["hair"]?.1 == 9_000_000_000_000_000_000, "\(String(describing: found["hair"]))")
             // 0.55 against 0.45 in groups of 20 is noise; by n = z²(p1q1 + p2q2)/d² it would be distinguishable at 191.
             #expect(found["unclear"]?.0 == "not yet distinguishable")
             #expect(found["unclear"]?.1 == 191, "\(String(describing: found["unclear"]))")

@@ -706,7 +706,8 @@ SELECT c.bundle_id, c.environment, c.campaign_id, c.variant_id, c.treated, c.hel
        -- The group size (each group) at which a difference this large would be distinguishable, by the normal
        -- approximation n = z^2 (p1 q1 + p2 q2) / d^2; NULL when it already is, or there is no difference to see.
        CASE WHEN d.lower <= 0 AND d.upper >= 0 AND rates.pt <> rates.ph
-            THEN ceil(1.959963984540054 ^ 2 * (rates.pt * (1 - rates.pt) + rates.ph * (1 - rates.ph)) / (rates.pt - rates.ph) ^ 2)::bigint
+            -- Capped below bigint's limit: two huge groups differing by a hair would otherwise fail the whole query.
+            THEN least(ceil(1.959963984540054 ^ 2 * (rates.pt * (1 - rates.pt) + rates.ph * (1 - rates.ph)) / (rates.pt - rates.ph) ^ 2), 9e18)::bigint
        END AS needed_per_group
 FROM reclaim.campaign_variant_counts_since(since) c
 CROSS JOIN LATERAL (SELECT c.treated_redeemed::float8 / nullif(c.treated, 0) AS redemption,
