@@ -101,7 +101,10 @@ struct LiftStatisticsTests {
             #expect(found["better"]?.0 == "better" && found["better"]?.1 == nil)
             #expect(found["worse"]?.0 == "worse")
             #expect(found["noholdout"]?.0 == "no holdout to compare")
-            #expect(found["hair"]?.0 == "not yet distinguishable" && found["hair"]?.1 == 9_000_000_000_000_000_000, "\(String(describing: found["hair"]))")
+            #expect(
+                found["hair"]?.0 == "not yet distinguishable" && found["hair"]?.1 == 9_000_000_000_000_000_000,
+                "\(String(describing: found["hair"]))"
+            )
             // 0.55 against 0.45 in groups of 20 is noise; by n = z²(p1q1 + p2q2)/d² it would be distinguishable at 191.
             #expect(found["unclear"]?.0 == "not yet distinguishable")
             #expect(found["unclear"]?.1 == 191, "\(String(describing: found["unclear"]))")

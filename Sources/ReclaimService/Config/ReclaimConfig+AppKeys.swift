@@ -1,0 +1,149 @@
+// The keys of an `apps[]` entry: the app, its signing keys and its App Store Server API key.
+import Foundation
+import ReclaimDomain
+
+extension ReclaimConfig {
+    /// One App Store app that Reclaim serves.
+    public struct App: Decodable, Sendable {
+        public var bundleId: String
+        /// Apple's numeric app id; required when Production is accepted (Production payloads must carry it).
+        public var appAppleId: Int64?
+        /// Environments whose notifications are accepted: Production, Sandbox (Xcode, LocalTesting for development).
+        public var environments: [String]
+        /// App Store Connect issuer id, needed for StoreKit 2 offer JWS.
+        public var issuerId: String?
+        /// Subscription keys (.p8) by key id; the first one signs new offers, the others remain known for rotation.
+        public var signingKeys: [SigningKeyFile]
+        /// Extra trusted root certificates (PEM files) for signed payloads; Apple Root CA - G3 is always trusted.
+        public var rootCertificates: [String]
+        /// Retention Messaging: the approved message Apple shows when no offer applies; nil answers nothing.
+        public var defaultMessageIdentifier: String?
+        /// A file holding the secret (32 bytes or more) the app's backend signs user tokens with; when set,
+        /// `GET /v1/offers` requires a valid `X-Reclaim-User-Token` for the appAccountToken asked about.
+        public var userTokenSecretFile: String?
+        /// During a rotation of that secret: the file of the old one, whose tokens stay valid until it is removed.
+        public var previousUserTokenSecretFile: String?
+        /// The App Store Server API (an In-App Purchase key): reconciliation, backfill and test notifications.
+        public var serverAPI: ServerAPI?
+
+        enum CodingKeys: String, ConfigKeys {
+            case bundleId, appAppleId, environments, issuerId, signingKeys, rootCertificates, defaultMessageIdentifier, userTokenSecretFile
+            case previousUserTokenSecretFile, serverAPI
+        }
+
+        public init(from decoder: any Decoder) throws {
+            let container = try decoder.configContainer(keyedBy: CodingKeys.self)
+            bundleId = try container.decode(String.self, forKey: .bundleId)
+            appAppleId = try container.decodeIfPresent(Int64.self, forKey: .appAppleId)
+            environments = try container.decodeIfPresent([String].self, forKey: .environments) ?? ["Production", "Sandbox"]
+            issuerId = try container.decodeIfPresent(String.self, forKey: .issuerId)
+            signingKeys = try container.decodeIfPresent([SigningKeyFile].self, forKey: .signingKeys) ?? []
+            rootCertificates = try container.decodeIfPresent([String].self, forKey: .rootCertificates) ?? []
+            defaultMessageIdentifier = try container.decodeIfPresent(String.self, forKey: .defaultMessageIdentifier)
+            userTokenSecretFile = try container.decodeIfPresent(String.self, forKey: .userTokenSecretFile)
+            previousUserTokenSecretFile = try container.decodeIfPresent(String.self, forKey: .previousUserTokenSecretFile)
+            serverAPI = try container.decodeIfPresent(ServerAPI.self, forKey: .serverAPI)
+            if var api = serverAPI {
+                try api.resolve(signingKeys: signingKeys, appIssuerId: issuerId, container: container)
+                serverAPI = api
+            }
+        }
+    }
+
+    /// An App Store Connect In-App Purchase key for the App Store Server API.
+    ///
+    /// The same kind of key signs offers: Apple generates one In-App Purchase key (a `.p8`) for both, so
+    /// `signingKey: KEYID` may name one of the app's `signingKeys` instead of repeating its id and file, and
+    /// `issuerId` defaults to the app's.
+    public struct ServerAPI: Decodable, Sendable {
+        /// The key's id (App Store Connect, Users and Access, Integrations, In-App Purchase).
+        public var keyId: String
+        /// The team's issuer id (same page); the app's `issuerId` when not given.
+        public var issuerId: String
+        /// The key's `.p8` file.
+        public var file: String
+        /// Overrides Apple's URL for every environment (a proxy, or a test's stand-in); nil: Apple's URL for each.
+        public var baseURL: String?
+        /// The keyId of one of the app's `signingKeys` to use here too; nil when `keyId` and `file` are given.
+        public var signingKey: String?
+
+        public init(keyId: String, issuerId: String, file: String, baseURL: String? = nil) {
+            self.keyId = keyId
+            self.issuerId = issuerId
+            self.file = file
+            self.baseURL = baseURL
+        }
+
+        enum CodingKeys: String, ConfigKeys { case keyId, issuerId, file, baseURL, signingKey }
+
+        public init(from decoder: any Decoder) throws {
+            let container = try decoder.configContainer(keyedBy: CodingKeys.self)
+            signingKey = try container.decodeIfPresent(String.self, forKey: .signingKey)
+            baseURL = try container.decodeIfPresent(String.self, forKey: .baseURL)
+            issuerId = try container.decodeIfPresent(String.self, forKey: .issuerId) ?? ""
+            if signingKey == nil {
+                keyId = try container.decode(String.self, forKey: .keyId)
+                file = try container.decode(String.self, forKey: .file)
+            } else {
+                for key in [CodingKeys.keyId, .file] where container.contains(key) {
+                    throw DecodingError.dataCorruptedError(
+                        forKey: key,
+                        in: container,
+                        debugDescription: "give either signingKey or keyId and file, not both: signingKey names the key and its file"
+                    )
+                }
+                keyId = ""
+                file = ""
+            }
+        }
+
+        /// Fills in what `signingKey` names and the app's issuer id; errors name the app's `serverAPI`.
+        mutating func resolve(
+            signingKeys: [SigningKeyFile],
+            appIssuerId: String?,
+            container: KeyedDecodingContainer<App.CodingKeys>
+        ) throws {
+            if let signingKey {
+                guard let key = signingKeys.first(where: { $0.keyId == signingKey }) else {
+                    let known = signingKeys.map(\.keyId).joined(separator: ", ")
+                    throw DecodingError.dataCorruptedError(
+                        forKey: .serverAPI,
+                        in: container,
+                        debugDescription: "signingKey \(signingKey) is not one of the app's signingKeys (\(known.isEmpty ? "none" : known))"
+                    )
+                }
+                keyId = key.keyId
+                file = key.file
+            }
+            if issuerId.isEmpty {
+                guard let appIssuerId, !appIssuerId.isEmpty else {
+                    throw DecodingError.dataCorruptedError(
+                        forKey: .serverAPI,
+                        in: container,
+                        debugDescription:
+                            "issuerId is missing: give it here or as the app's issuerId (App Store Connect, Users and Access, Integrations)"
+                    )
+                }
+                issuerId = appIssuerId
+            }
+        }
+    }
+
+    public struct SigningKeyFile: Decodable, Sendable {
+        public var keyId: String
+        public var file: String
+
+        public init(keyId: String, file: String) {
+            self.keyId = keyId
+            self.file = file
+        }
+
+        enum CodingKeys: String, ConfigKeys { case keyId, file }
+
+        public init(from decoder: any Decoder) throws {
+            let container = try decoder.configContainer(keyedBy: CodingKeys.self)
+            keyId = try container.decode(String.self, forKey: .keyId)
+            file = try container.decode(String.self, forKey: .file)
+        }
+    }
+}

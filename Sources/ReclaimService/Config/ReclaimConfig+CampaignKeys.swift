@@ -1,0 +1,113 @@
+// The keys of a `campaigns[]` entry.
+import Foundation
+import ReclaimDomain
+
+extension ReclaimConfig {
+    /// A win-back or retention campaign (see ``ReclaimDomain/Campaign`` for the meaning of each key).
+    public struct Campaign: Decodable, Sendable {
+        public var id: String
+        /// Bundle id of the app.
+        public var app: String
+        /// `TYPE` or `TYPE/SUBTYPE` of the notification that makes the subscriber eligible.
+        public var trigger: String
+        /// The offer; nil when the campaign lists `variants` instead.
+        public var offer: Offer?
+        /// An experiment: the offers to compare, each given to a share of new subscribers by its weight.
+        public var variants: [Variant]?
+        public var conditions: Conditions
+        public var deliverableFor: ConfigDuration
+        public var cooldown: ConfigDuration
+        /// Fire this long after the trigger, re-checked then (0s: at once).
+        public var delay: ConfigDuration
+        /// How long after the trigger a delayed campaign may still fire; nil: delay plus one day.
+        public var window: ConfigDuration?
+        /// Most offers of this campaign per subscriber; nil for no limit.
+        public var maxOffersPerSubscriber: Int?
+        public var holdoutPercent: Int
+        public var priority: Int
+        /// ISO 8601 date or date-time (UTC when no zone is given); nil for no bound.
+        public var startsAt: String?
+        public var endsAt: String?
+        /// Skip subscribers Apple already lists win-back offers for (default true).
+        public var standAsideForWinBack: Bool
+        /// Retention Messaging: the approved message Apple shows with this campaign's offer; without one the
+        /// offer is not offered in Apple's cancellation sheet.
+        public var messageIdentifier: String?
+
+        public struct Offer: Decodable, Sendable {
+            public var productId: String
+            public var offerIdentifier: String
+
+            enum CodingKeys: String, ConfigKeys { case productId, offerIdentifier }
+
+            public init(from decoder: any Decoder) throws {
+                let container = try decoder.configContainer(keyedBy: CodingKeys.self)
+                productId = try container.decode(String.self, forKey: .productId)
+                offerIdentifier = try container.decode(String.self, forKey: .offerIdentifier)
+            }
+        }
+
+        /// One arm of an experiment.
+        public struct Variant: Decodable, Sendable {
+            public var id: String
+            public var offer: Offer
+            /// Relative share of new subscribers (default 1).
+            public var weight: Int
+
+            enum CodingKeys: String, ConfigKeys { case id, offer, weight }
+
+            public init(from decoder: any Decoder) throws {
+                let container = try decoder.configContainer(keyedBy: CodingKeys.self)
+                id = try container.decode(String.self, forKey: .id)
+                offer = try container.decode(Offer.self, forKey: .offer)
+                weight = try container.decodeIfPresent(Int.self, forKey: .weight) ?? 1
+            }
+        }
+
+        /// Who qualifies; every key is optional and every key given must hold.
+        public struct Conditions: Decodable, Sendable {
+            public var products: [String]?
+            public var minimumTenure: ConfigDuration?
+            public var expirationIntents: [Int]?
+            public var storefronts: [String]?
+
+            public init() {}
+
+            public init(from decoder: any Decoder) throws {
+                let container = try decoder.configContainer(keyedBy: CodingKeys.self)
+                products = try container.decodeIfPresent([String].self, forKey: .products)
+                minimumTenure = try container.decodeDurationIfPresent(forKey: .minimumTenure)
+                expirationIntents = try container.decodeIfPresent([Int].self, forKey: .expirationIntents)
+                storefronts = try container.decodeIfPresent([String].self, forKey: .storefronts)
+            }
+
+            enum CodingKeys: String, ConfigKeys { case products, minimumTenure, expirationIntents, storefronts }
+        }
+
+        enum CodingKeys: String, ConfigKeys {
+            case id, app, trigger, offer, variants, conditions, deliverableFor, cooldown, maxOffersPerSubscriber, holdoutPercent, priority
+            case startsAt, endsAt, standAsideForWinBack, messageIdentifier, delay, window
+        }
+
+        public init(from decoder: any Decoder) throws {
+            let container = try decoder.configContainer(keyedBy: CodingKeys.self)
+            id = try container.decode(String.self, forKey: .id)
+            app = try container.decode(String.self, forKey: .app)
+            trigger = try container.decode(String.self, forKey: .trigger)
+            offer = try container.decodeIfPresent(Offer.self, forKey: .offer)
+            variants = try container.decodeIfPresent([Variant].self, forKey: .variants)
+            conditions = try container.decodeIfPresent(Conditions.self, forKey: .conditions) ?? Conditions()
+            deliverableFor = try container.decodeDurationIfPresent(forKey: .deliverableFor) ?? ConfigDuration(seconds: 7 * 86_400)
+            cooldown = try container.decodeDurationIfPresent(forKey: .cooldown) ?? ConfigDuration(seconds: 90 * 86_400)
+            delay = try container.decodeDurationIfPresent(forKey: .delay) ?? ConfigDuration(seconds: 0)
+            window = try container.decodeDurationIfPresent(forKey: .window)
+            maxOffersPerSubscriber = try container.decodeIfPresent(Int.self, forKey: .maxOffersPerSubscriber)
+            holdoutPercent = try container.decodeIfPresent(Int.self, forKey: .holdoutPercent) ?? 0
+            priority = try container.decodeIfPresent(Int.self, forKey: .priority) ?? 0
+            startsAt = try container.decodeIfPresent(String.self, forKey: .startsAt)
+            endsAt = try container.decodeIfPresent(String.self, forKey: .endsAt)
+            standAsideForWinBack = try container.decodeIfPresent(Bool.self, forKey: .standAsideForWinBack) ?? true
+            messageIdentifier = try container.decodeIfPresent(String.self, forKey: .messageIdentifier)
+        }
+    }
+}
