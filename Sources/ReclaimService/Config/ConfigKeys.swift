@@ -94,6 +94,9 @@ extension ReclaimConfig {
         add("offers", Offers.CodingKeys.self)
         add("reconciliation", Reconciliation.CodingKeys.self)
         add("database", DatabaseTimeouts.CodingKeys.self)
+        add("apps.forwarding", ForwardingTarget.CodingKeys.self)
+        add("apps.webhooks", Webhook.CodingKeys.self)
+        add("forwarding", Forwarding.CodingKeys.self)
         return paths
     }
 }

@@ -25,10 +25,14 @@ extension ReclaimConfig {
         public var previousUserTokenSecretFile: String?
         /// The App Store Server API (an In-App Purchase key): reconciliation, backfill and test notifications.
         public var serverAPI: ServerAPI?
+        /// Other receivers of the app's notifications, each sent every stored notification byte for byte.
+        public var forwarding: [ForwardingTarget] = []
+        /// Receivers of Reclaim's own events (offers, grants), signed as Standard Webhooks.
+        public var webhooks: [Webhook] = []
 
         enum CodingKeys: String, ConfigKeys {
             case bundleId, appAppleId, environments, issuerId, signingKeys, rootCertificates, defaultMessageIdentifier, userTokenSecretFile
-            case previousUserTokenSecretFile, serverAPI
+            case previousUserTokenSecretFile, serverAPI, forwarding, webhooks
         }
 
         public init(from decoder: any Decoder) throws {
@@ -43,6 +47,8 @@ extension ReclaimConfig {
             userTokenSecretFile = try container.decodeIfPresent(String.self, forKey: .userTokenSecretFile)
             previousUserTokenSecretFile = try container.decodeIfPresent(String.self, forKey: .previousUserTokenSecretFile)
             serverAPI = try container.decodeIfPresent(ServerAPI.self, forKey: .serverAPI)
+            forwarding = try container.decodeIfPresent([ForwardingTarget].self, forKey: .forwarding) ?? []
+            webhooks = try container.decodeIfPresent([Webhook].self, forKey: .webhooks) ?? []
             if var api = serverAPI {
                 try api.resolve(signingKeys: signingKeys, appIssuerId: issuerId, container: container)
                 serverAPI = api

@@ -18,7 +18,7 @@ extension ReclaimConfig {
         var config = ReclaimConfig()
         if let root {
             guard root.mapping != nil else {
-                throw ConfigError("\(source): the top level must be a mapping with apps, campaigns, server, worker, offers, reconciliation, database")
+                throw ConfigError("\(source): the top level must be a mapping with apps, campaigns, server, worker, offers, reconciliation, database, forwarding")
             }
             var problems: [String] = []
             let sections = CodingKeys.allCases.map(\.stringValue)
@@ -34,6 +34,7 @@ extension ReclaimConfig {
             config.reconciliation =
                 Self.decode(Reconciliation.self, root["reconciliation"], at: "reconciliation", problems: &problems) ?? Reconciliation()
             config.database = Self.decode(DatabaseTimeouts.self, root["database"], at: "database", problems: &problems) ?? DatabaseTimeouts()
+            config.forwarding = Self.decode(Forwarding.self, root["forwarding"], at: "forwarding", problems: &problems) ?? Forwarding()
             if !problems.isEmpty {
                 throw ConfigError("\(source):\n" + problems.map { "  - \($0)" }.joined(separator: "\n"))
             }
@@ -110,6 +111,7 @@ extension ReclaimConfig {
             problems.append("reconciliation.lookBack must be from 1h to 180d (Apple keeps 180 days of history in Production, 30 in Sandbox)")
         }
         problems += campaignProblems()
+        problems += outboundProblems()
         if !(1...500).contains(worker.concurrency) { problems.append("worker.concurrency must be from 1 to 500") }
         if !(1...10_000).contains(worker.batchSize) { problems.append("worker.batchSize must be from 1 to 10000") }
         if !(0...10_000_000).contains(server.rejectedInputsKept) { problems.append("server.rejectedInputsKept must be from 0 to 10000000") }

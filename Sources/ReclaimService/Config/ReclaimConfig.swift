@@ -16,6 +16,7 @@ public struct ReclaimConfig: Decodable, Sendable {
     public var offers: Offers
     public var reconciliation: Reconciliation
     public var database: DatabaseTimeouts
+    public var forwarding: Forwarding
 
     /// Periodic reconciliation by the worker role (`reclaim reconcile` on a timer).
     public struct Reconciliation: Decodable, Sendable {
@@ -172,7 +173,7 @@ public struct ReclaimConfig: Decodable, Sendable {
         }
     }
 
-    enum CodingKeys: String, ConfigKeys { case apps, campaigns, server, worker, offers, reconciliation, database }
+    enum CodingKeys: String, ConfigKeys { case apps, campaigns, server, worker, offers, reconciliation, database, forwarding }
 
     public init(
         apps: [App] = [],
@@ -181,7 +182,8 @@ public struct ReclaimConfig: Decodable, Sendable {
         worker: Worker = Worker(),
         offers: Offers = Offers(),
         reconciliation: Reconciliation = Reconciliation(),
-        database: DatabaseTimeouts = DatabaseTimeouts()
+        database: DatabaseTimeouts = DatabaseTimeouts(),
+        forwarding: Forwarding = Forwarding()
     ) {
         self.apps = apps
         self.campaigns = campaigns
@@ -190,6 +192,7 @@ public struct ReclaimConfig: Decodable, Sendable {
         self.offers = offers
         self.reconciliation = reconciliation
         self.database = database
+        self.forwarding = forwarding
     }
 
     public init(from decoder: any Decoder) throws {
@@ -201,5 +204,6 @@ public struct ReclaimConfig: Decodable, Sendable {
         offers = try container.decodeIfPresent(Offers.self, forKey: .offers) ?? Offers()
         reconciliation = try container.decodeIfPresent(Reconciliation.self, forKey: .reconciliation) ?? Reconciliation()
         database = try container.decodeIfPresent(DatabaseTimeouts.self, forKey: .database) ?? DatabaseTimeouts()
+        forwarding = try container.decodeIfPresent(Forwarding.self, forKey: .forwarding) ?? Forwarding()
     }
 }

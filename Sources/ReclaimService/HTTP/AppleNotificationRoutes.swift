@@ -29,7 +29,7 @@ struct AppleNotificationRoutes {
                 }
             )
             let stored: Bool
-            switch try await ingest.ingest(body: body, requestLogger: context.logger) {
+            switch try await ingest.ingest(body: body, contentType: request.headers[.contentType], requestLogger: context.logger) {
             case .stored: stored = true
             case .duplicate: stored = false
             case .refused(let refusal): throw Problem(refusal)

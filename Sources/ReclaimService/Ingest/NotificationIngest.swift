@@ -18,6 +18,8 @@ public struct NotificationIngest: Sendable {
     let apps: [AppIdentity]
     let batcher: CommitBatcher<NotificationRecord, Bool>
     let rejections: RejectionRecorder
+    /// Apps with forwarding targets: their notifications keep the body's shape so it can be sent on as received.
+    let forwardingApps: Set<String>
     let logger: Logger
     let storedCounter = Counter(label: "reclaim_notifications_total", dimensions: [("outcome", "stored")])
     let duplicateCounter = Counter(label: "reclaim_notifications_total", dimensions: [("outcome", "duplicate")])
@@ -32,6 +34,7 @@ public struct NotificationIngest: Sendable {
             keep: dependencies.config.server.rejectedInputsKept,
             logger: dependencies.logger
         )
+        self.forwardingApps = Set(dependencies.config.apps.filter { !$0.forwarding.isEmpty }.map(\.bundleId))
         self.logger = dependencies.logger
         self.batcher = CommitBatcher(
             postgres: dependencies.postgres,
@@ -49,7 +52,8 @@ public struct NotificationIngest: Sendable {
     /// Verifies and stores one request body, `{"signedPayload": "<JWS>"}`.
     /// - Parameter requestLogger: the request's logger (its lines carry the request id); default the service's.
     /// - Throws: ``IngestUnavailable`` when a genuine notification could not be stored now.
-    public func ingest(body: ByteBuffer, requestLogger: Logger? = nil) async throws(IngestUnavailable) -> IngestResult {
+    /// - Parameter contentType: the request's `Content-Type`, forwarded with the body.
+    public func ingest(body: ByteBuffer, contentType: String? = nil, requestLogger: Logger? = nil) async throws(IngestUnavailable) -> IngestResult {
         guard let envelope = SignedPayloadBody.decode(body.readableBytesView) else {
             return refuse(
                 IngestRefusal(.malformedBody, "the body must be JSON of the form {\"signedPayload\": \"<JWS>\"}"),
@@ -57,21 +61,26 @@ public struct NotificationIngest: Sendable {
                 logger: requestLogger ?? logger
             )
         }
-        return try await ingest(signedPayload: envelope.signedPayload, body: body, logger: requestLogger ?? logger)
+        return try await ingest(signedPayload: envelope.signedPayload, body: body, contentType: contentType, logger: requestLogger ?? logger)
     }
 
     /// Verifies and stores one signed payload, as Apple's notification history returns it.
     public func ingest(signedPayload: String, logger: Logger? = nil) async throws(IngestUnavailable) -> IngestResult {
-        try await ingest(signedPayload: signedPayload, body: nil, logger: logger ?? self.logger)
+        try await ingest(signedPayload: signedPayload, body: nil, contentType: nil, logger: logger ?? self.logger)
     }
 
     /// - Parameter body: the request's body, recorded with a refusal (nil: the history's signed payload is).
-    private func ingest(signedPayload: String, body: ByteBuffer?, logger: Logger) async throws(IngestUnavailable) -> IngestResult {
-        let record: NotificationRecord
+    private func ingest(signedPayload: String, body: ByteBuffer?, contentType: String?, logger: Logger) async throws(IngestUnavailable)
+        -> IngestResult
+    {
+        var record: NotificationRecord
         do {
             record = try await verify(signedPayload)
         } catch {
-            return refuse(error, body: body ?? ByteBuffer(string: signedPayload), logger: logger)
+            return refuse(error, body: body ?? ByteBuffer(string: signedPayload), claimedApp: claimedApp(signedPayload), logger: logger)
+        }
+        if forwardingApps.contains(record.bundleId) {
+            record.received = body.map { ReceivedBody(body: $0.readableBytesView, signedPayload: signedPayload, contentType: contentType) } ?? .history
         }
         let stored: Bool
         do {
@@ -129,19 +138,31 @@ public struct NotificationIngest: Sendable {
         )
     }
 
-    private func refuse(_ refusal: IngestRefusal, body: ByteBuffer, logger: Logger) -> IngestResult {
-        recordRefusal(refusal.reason.rawValue, detail: refusal.detail, body: body, logger: logger)
+    private func refuse(_ refusal: IngestRefusal, body: ByteBuffer, claimedApp: String? = nil, logger: Logger) -> IngestResult {
+        recordRefusal(refusal.reason.rawValue, detail: refusal.detail, body: body, claimedApp: claimedApp, logger: logger)
         return .refused(refusal)
+    }
+
+    /// The configured app a refused payload names, unverified: read only so that the app's `notification.refused`
+    /// webhook hears of it. A name no configured app has is dropped (nobody to tell, and nothing to store).
+    func claimedApp(_ signedPayload: String) -> String? {
+        let segments = signedPayload.utf8.split(separator: UInt8(ascii: "."), maxSplits: 2, omittingEmptySubsequences: false)
+        guard segments.count == 3, segments[1].count <= 256 * 1024, let json = Base64URL.decode(Substring(segments[1])),
+            let object = try? JSONSerialization.jsonObject(with: json) as? [String: Any]
+        else { return nil }
+        let data = (object["data"] as? [String: Any]) ?? (object["summary"] as? [String: Any])
+        guard let bundle = data?["bundleId"] as? String else { return nil }
+        return apps.contains { $0.bundleId == bundle } ? bundle : nil
     }
 
     /// Counts, logs and records a refusal: ingest's own, or the HTTP edge's before the body was read (too large,
     /// not JSON: `slug` is then the problem's). The record is written in the background (``RejectionRecorder``):
     /// the caller is answered without waiting for the database.
-    public func recordRefusal(_ slug: String, detail: String, body: ByteBuffer, logger: Logger) {
+    public func recordRefusal(_ slug: String, detail: String, body: ByteBuffer, claimedApp: String? = nil, logger: Logger) {
         // Bounded like every reason Reclaim logs: it may quote the input.
         let reason = LogText.bounded(detail, limit: LogText.reasonLimit)
         Counter(label: "reclaim_notifications_rejected_total", dimensions: [("problem", slug)]).increment()
         logger.notice("notification refused", metadata: ["problem": "\(slug)", "detail": "\(reason)"])
-        rejections.record(.init(endpoint: "/v1/apple/notifications", problem: slug, reason: reason, body: body))
+        rejections.record(.init(endpoint: "/v1/apple/notifications", problem: slug, reason: reason, body: body, claimedBundleId: claimedApp))
     }
 }

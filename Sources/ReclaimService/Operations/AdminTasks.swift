@@ -112,7 +112,9 @@ public enum AdminTasks {
         try await Database.withDatabase(url, maxConnections: 1, logger: logger) { client in
             try await JobQueue(postgres: client).deadJobs(limit: 1000, logger: logger).map { job in
                 let error = (job.lastError ?? "").replacingOccurrences(of: "\n", with: " ")
-                return "\(job.id)\t\(job.kind)\tattempts=\(job.attempts)\tfailed=\(ISO8601DateFormatter().string(from: job.failedAt))\t\(error)"
+                // A target's URL may carry a token: only its origin and path are shown (OutboundURL.redacted).
+                let target = job.target.map { "\ttarget=\(OutboundURL.redactedTargetId($0))" } ?? ""
+                return "\(job.id)\t\(job.kind)\tattempts=\(job.attempts)\tfailed=\(ISO8601DateFormatter().string(from: job.failedAt))\(target)\t\(error)"
             }
         }
     }

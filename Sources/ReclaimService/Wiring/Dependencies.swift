@@ -23,6 +23,8 @@ public struct Dependencies: Sendable {
     public var userTokens: [String: UserTokenVerifier]
     /// Progress of the worker lanes and ingest transactions, for `/healthz`.
     public var liveness: Liveness
+    /// The apps' forwarding targets and webhooks, their secrets read and checked.
+    public var outboundTargets: [OutboundTarget]
 
     /// - Parameter verifier: defaults to one trusting Apple's root and the config's extra roots.
     public init(
@@ -40,6 +42,7 @@ public struct Dependencies: Sendable {
         self.verifier = try verifier ?? AppleJWSVerifier(trust: config.rootTrust())
         self.signers = try config.offerSigners()
         self.userTokens = try config.userTokenVerifiers()
+        self.outboundTargets = try config.outboundTargets()
         self.issuer = OfferIssuer(
             signers: signers,
             policy: SignaturePolicy(resignAfter: TimeInterval(config.offers.resignAfter.seconds)),

@@ -42,7 +42,12 @@ public struct ReclaimServer: Sendable {
             }
         }
         var services: [any Service] = [
-            CampaignSync(campaigns: dependencies.campaignEngine.campaigns, postgres: postgres, logger: logger),
+            ConfigSync(
+                campaigns: dependencies.campaignEngine.campaigns,
+                targets: dependencies.outboundTargets.map(\.row),
+                postgres: postgres,
+                logger: logger
+            ),
             SystemdWatchdog(liveness: dependencies.liveness, logger: logger),
         ]
         if role.runsWorkers {
@@ -53,6 +58,15 @@ public struct ReclaimServer: Sendable {
                     handlers: jobHandlers(dependencies),
                     options: .init(config.worker),
                     liveness: dependencies.liveness,
+                    logger: logger
+                )
+            )
+            services.append(
+                OutboundSender(
+                    targets: dependencies.outboundTargets,
+                    postgres: postgres,
+                    concurrency: config.forwarding.concurrency,
+                    pollInterval: config.worker.pollInterval.duration,
                     logger: logger
                 )
             )

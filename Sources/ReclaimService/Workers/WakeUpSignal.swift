@@ -1,3 +1,6 @@
+import Logging
+import PostgresNIO
+import ReclaimStore
 import Synchronization
 
 /// Wakes idle workers when PostgreSQL reports new jobs.
@@ -53,6 +56,25 @@ final class WakeUpSignal: Sendable {
         } onCancel: {
             let waiter = state.withLock { $0.waiters.removeValue(forKey: id) }
             waiter?.resume()
+        }
+    }
+
+    /// Keeps a LISTEN connection on `channel` open and turns its notifications into wake-ups; reconnects after
+    /// failures (polling covers the gap). Returns when cancelled.
+    func listen(on channel: String, postgres: Database, logger: Logger) async {
+        while !Task.isCancelled {
+            do {
+                try await postgres.withConnection(deadline: nil, logger: logger) { connection in
+                    try await connection.listen(on: channel) { notifications in
+                        self.wakeAll()  // work may have arrived while we were not listening
+                        for try await _ in notifications { self.wakeAll() }
+                    }
+                }
+            } catch {
+                if Task.isCancelled { return }
+                logger.warning("LISTEN connection lost; polling until it is back", metadata: ["channel": "\(channel)", "error": "\(String(reflecting: error))"])
+            }
+            try? await Task.sleep(for: .seconds(1))
         }
     }
 }

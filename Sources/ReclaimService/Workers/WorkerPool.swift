@@ -81,7 +81,7 @@ public struct WorkerPool: Service {
         logger.info("worker pool started", metadata: ["worker": "\(workerId)", "lanes": "\(options.concurrency)"])
         await withGracefulShutdownHandler {
             await withTaskGroup(of: Void.self) { background in
-                background.addTask { await listen(signal: signal) }
+                background.addTask { await signal.listen(on: JobQueue.channel, postgres: queue.postgres, logger: logger) }
                 background.addTask { await heartbeat() }
                 await withTaskGroup(of: LaneResult.self) { lanes in
                     for _ in 0..<options.concurrency {
@@ -234,24 +234,6 @@ public struct WorkerPool: Service {
     private func handler(for job: Job) throws -> any JobHandler {
         guard let handler = handlers[job.kind] else { throw UnknownJobKind(kind: job.kind) }
         return handler
-    }
-
-    /// Keeps a LISTEN connection open and turns notifications into wake-ups; reconnects after failures.
-    private func listen(signal: WakeUpSignal) async {
-        while !Task.isCancelled {
-            do {
-                try await queue.postgres.withConnection(deadline: nil, logger: logger) { connection in
-                    try await connection.listen(on: JobQueue.channel) { notifications in
-                        signal.wakeAll()  // jobs may have arrived while we were not listening
-                        for try await _ in notifications { signal.wakeAll() }
-                    }
-                }
-            } catch {
-                if Task.isCancelled { return }
-                logger.warning("LISTEN connection lost; polling until it is back", metadata: ["error": "\(String(reflecting: error))"])
-            }
-            try? await Task.sleep(for: .seconds(1))
-        }
     }
 
     /// Extends the leases of the jobs this pool's lanes are running every third of a lease, so long jobs are not

@@ -22,10 +22,21 @@ struct InsertNotificationsStatement: PostgresPreparedStatement {
             INSERT INTO reclaim.jobs (kind, notification_uuid, max_attempts)
             SELECT '\(NotificationStore.processJobKind)', notification_uuid, $12 FROM stored
             RETURNING notification_uuid
+        ), forwarded AS (
+            -- One forward job per target of the app and environment, in the notification's own transaction.
+            INSERT INTO reclaim.jobs (kind, target, payload, notification_uuid, max_attempts)
+            SELECT '\(OutboundStore.forwardJobKind)', t.id, f.body::jsonb, s.notification_uuid, \(OutboundStore.maxAttempts)
+            FROM stored s
+            JOIN (SELECT DISTINCT ON (uuid) uuid, bundle, environment, body
+                  FROM unnest($1::uuid[], $4::text[], $5::text[], $13::text[]) AS i(uuid, bundle, environment, body)
+                  WHERE body <> '') AS f ON f.uuid = s.notification_uuid
+            JOIN reclaim.outbound_targets t ON t.kind = 'forward' AND t.bundle_id = f.bundle AND f.environment = ANY (t.environments)
+            RETURNING 1
         )
         -- The scalar subquery runs once, and only when a job was queued: one NOTIFY per batch,
         -- delivered to idle workers at COMMIT.
-        SELECT notification_uuid, (SELECT count(pg_notify('\(JobQueue.channel)', '')) FROM (SELECT 1 FROM queued LIMIT 1) AS any_queued)
+        SELECT notification_uuid, (SELECT count(pg_notify('\(JobQueue.channel)', '')) FROM (SELECT 1 FROM queued LIMIT 1) AS any_queued),
+               (SELECT count(pg_notify('\(OutboundStore.channel)', '')) FROM (SELECT 1 FROM forwarded LIMIT 1) AS any_forwarded)
         FROM queued
         """
     typealias Row = UUID
@@ -35,7 +46,7 @@ struct InsertNotificationsStatement: PostgresPreparedStatement {
     let maxAttempts: Int
 
     func makeBindings() throws -> PostgresBindings {
-        var bindings = PostgresBindings(capacity: 12)
+        var bindings = PostgresBindings(capacity: 13)
         bindings.append(records.map(\.notificationUUID))
         bindings.append(records.map(\.notificationType))
         bindings.append(records.map { $0.subtype ?? "" })
@@ -48,10 +59,11 @@ struct InsertNotificationsStatement: PostgresPreparedStatement {
         bindings.append(records.map { $0.productId ?? "" })
         bindings.append(records.map(\.signedPayload))
         bindings.append(Int32(clamping: maxAttempts))
+        bindings.append(records.map { $0.received.map(OutboundStore.forwardPayload) ?? "" })
         return bindings
     }
 
     func decodeRow(_ row: PostgresRow) throws -> UUID {
-        try row.decode((UUID, Int64).self).0
+        try row.decode((UUID, Int64, Int64).self).0
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import ReclaimDomain
 
 /// A verified notification, as stored in `reclaim.notifications`.
 public struct NotificationRecord: Sendable, Equatable {
@@ -15,6 +16,8 @@ public struct NotificationRecord: Sendable, Equatable {
     public var productId: String?
     /// The raw signedPayload JWS.
     public var signedPayload: String
+    /// How the body around it looked, for the app's forwarding targets; nil when the app forwards nowhere.
+    public var received: ReceivedBody?
 
     public init(
         notificationUUID: UUID,
@@ -27,7 +30,8 @@ public struct NotificationRecord: Sendable, Equatable {
         transactionId: String?,
         appAccountToken: UUID?,
         productId: String?,
-        signedPayload: String
+        signedPayload: String,
+        received: ReceivedBody? = nil
     ) {
         self.notificationUUID = notificationUUID
         self.notificationType = notificationType
@@ -40,5 +44,6 @@ public struct NotificationRecord: Sendable, Equatable {
         self.appAccountToken = appAccountToken
         self.productId = productId
         self.signedPayload = signedPayload
+        self.received = received
     }
 }

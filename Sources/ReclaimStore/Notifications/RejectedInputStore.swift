@@ -13,14 +13,17 @@ public enum RejectedInputStore {
         public var reason: String
         public var bodySHA256: [UInt8]
         public var bodySize: Int
+        /// The configured app the refused notification names, unverified (its `notification.refused` webhook).
+        public var claimedBundleId: String?
 
-        public init(endpoint: String, problem: String, reason: String, body: ByteBuffer, receivedAt: Date = Date()) {
+        public init(endpoint: String, problem: String, reason: String, body: ByteBuffer, claimedBundleId: String? = nil, receivedAt: Date = Date()) {
             self.receivedAt = receivedAt
             self.endpoint = endpoint
             self.problem = problem
             self.reason = String(reason.prefix(1000))
             self.bodySHA256 = Array(SHA256.hash(data: Data(body.readableBytesView)))
             self.bodySize = body.readableBytes
+            self.claimedBundleId = claimedBundleId
         }
     }
 
@@ -30,11 +33,12 @@ public enum RejectedInputStore {
         guard !batch.isEmpty else { return }
         let rows = try await connection.query(
             """
-            INSERT INTO reclaim.rejected_inputs (received_at, endpoint, problem, reason, body_sha256, body_size)
-            SELECT * FROM unnest(\(batch.map(\.receivedAt))::timestamptz[], \(batch.map(\.endpoint))::text[],
+            INSERT INTO reclaim.rejected_inputs (received_at, endpoint, problem, reason, body_sha256, body_size, claimed_bundle_id)
+            SELECT r, e, p, re, b, s, NULLIF(c, '') FROM unnest(\(batch.map(\.receivedAt))::timestamptz[], \(batch.map(\.endpoint))::text[],
                                  \(batch.map(\.problem))::text[], \(batch.map(\.reason))::text[],
                                  \(batch.map { "\\x" + $0.bodySHA256.map { String(format: "%02x", $0) }.joined() })::bytea[],
-                                 \(batch.map { Int32(clamping: $0.bodySize) })::int[])
+                                 \(batch.map { Int32(clamping: $0.bodySize) })::int[], \(batch.map { $0.claimedBundleId ?? "" })::text[])
+                AS t(r, e, p, re, b, s, c)
             RETURNING id
             """,
             logger: logger

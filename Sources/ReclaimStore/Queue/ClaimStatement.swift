@@ -9,7 +9,7 @@ struct ClaimStatement: PostgresPreparedStatement {
             lease_expires_at = now() + make_interval(secs => $3), updated_at = now(), claimed_at = now()
         FROM (
             SELECT id FROM reclaim.jobs
-            WHERE state IN ('available', 'retryable') AND run_at <= now()
+            WHERE state IN ('available', 'retryable') AND run_at <= now() AND target IS NULL
             ORDER BY priority DESC, run_at, id
             LIMIT $1
             FOR UPDATE SKIP LOCKED

@@ -34,7 +34,7 @@ public struct JobQueue: Sendable {
             """
             INSERT INTO reclaim.jobs (kind, payload, notification_uuid, priority, run_at, max_attempts)
             VALUES (\(job.kind), \(job.payload)::jsonb, \(job.notificationUUID), \(job.priority), coalesce(\(job.runAt), now()), \(job.maxAttempts))
-            ON CONFLICT (notification_uuid, kind) WHERE notification_uuid IS NOT NULL DO NOTHING
+            ON CONFLICT (notification_uuid, kind) WHERE notification_uuid IS NOT NULL AND target IS NULL DO NOTHING
             RETURNING id
             """,
             logger: logger
@@ -199,19 +199,21 @@ public struct JobQueue: Sendable {
         public let attempts: Int
         public let lastError: String?
         public let failedAt: Date
+        /// For a forward or webhook job: the target it could not reach.
+        public let target: String?
     }
 
     public func deadJobs(limit: Int = 100, logger: Logger) async throws -> [DeadJob] {
         let rows = try await postgres.query(
             """
-            SELECT id, kind, attempts, last_error, updated_at FROM reclaim.jobs
+            SELECT id, kind, attempts, last_error, updated_at, target FROM reclaim.jobs
             WHERE state = 'dead' ORDER BY id LIMIT \(Int32(limit))
             """,
             logger: logger
         )
         var jobs: [DeadJob] = []
-        for try await (id, kind, attempts, error, at) in rows.decode((Int64, String, Int32, String?, Date).self) {
-            jobs.append(DeadJob(id: id, kind: kind, attempts: Int(attempts), lastError: error, failedAt: at))
+        for try await (id, kind, attempts, error, at, target) in rows.decode((Int64, String, Int32, String?, Date, String?).self) {
+            jobs.append(DeadJob(id: id, kind: kind, attempts: Int(attempts), lastError: error, failedAt: at, target: target))
         }
         return jobs
     }
@@ -222,14 +224,16 @@ public struct JobQueue: Sendable {
         let rows = try await postgres.query(
             """
             WITH requeued AS (
-                UPDATE reclaim.jobs SET state = 'available', attempts = 0, run_at = now(), updated_at = now()
+                -- An outbound job's retry window (OutboundStore.retryWindow) counts from created_at: it starts again.
+                UPDATE reclaim.jobs SET state = 'available', attempts = 0, run_at = now(), updated_at = now(),
+                    created_at = CASE WHEN target IS NULL THEN created_at ELSE now() END
                 WHERE state = 'dead' AND (\(id)::bigint IS NULL OR id = \(id)::bigint)
                 RETURNING id)
-            SELECT count(*)::bigint, pg_notify(\(Self.channel), '') FROM requeued
+            SELECT count(*)::bigint, pg_notify(\(Self.channel), ''), pg_notify(\(OutboundStore.channel), '') FROM requeued
             """,
             logger: logger
         )
-        for try await (count, _) in rows.decode((Int64, String?).self) { return Int(count) }
+        for try await (count, _, _) in rows.decode((Int64, String?, String?).self) { return Int(count) }
         return 0
     }
 

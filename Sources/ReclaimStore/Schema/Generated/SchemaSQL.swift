@@ -11,7 +11,7 @@ public enum SchemaSQL {
 -- at once, leaves one consistent schema. The binary embeds a copy (scripts/embed-schema);
 -- a test fails when the copy and this file differ.
 --
--- reclaim-schema-version: 13
+-- reclaim-schema-version: 14
 --
 -- A database at an older version is upgraded by the scripts in migrations/ (NNN-name.sql takes
 -- version NNN-1 to NNN); applying this file to an empty database gives the same result.
@@ -85,19 +85,24 @@ CREATE TABLE reclaim.jobs (
     created_at        timestamptz NOT NULL DEFAULT now(),
     updated_at        timestamptz NOT NULL DEFAULT now(),
     completed_at      timestamptz,
-    claimed_at        timestamptz
+    claimed_at        timestamptz,
+    target            text
 );
 -- Claiming reads this partial index in order and stops after the batch: O(log n) at any table size.
-CREATE INDEX jobs_claim_idx ON reclaim.jobs (priority DESC, run_at, id) WHERE state IN ('available', 'retryable');
+-- Outbound jobs (target set) have indexes of their own: a dead target's backlog never lies in the workers' path.
+CREATE INDEX jobs_claim_idx ON reclaim.jobs (priority DESC, run_at, id) WHERE state IN ('available', 'retryable') AND target IS NULL;
 CREATE INDEX jobs_lease_idx ON reclaim.jobs (lease_expires_at) WHERE state = 'running';
 CREATE INDEX jobs_completed_idx ON reclaim.jobs (completed_at) WHERE state = 'completed';
 CREATE INDEX jobs_dead_idx ON reclaim.jobs (id) WHERE state = 'dead';
-CREATE UNIQUE INDEX jobs_notification_idx ON reclaim.jobs (notification_uuid, kind) WHERE notification_uuid IS NOT NULL;
+CREATE UNIQUE INDEX jobs_notification_idx ON reclaim.jobs (notification_uuid, kind) WHERE notification_uuid IS NOT NULL AND target IS NULL;
+-- Each target's sender reads its own due jobs in order; a notification is forwarded to a target once.
+CREATE INDEX jobs_outbound_idx ON reclaim.jobs (target, run_at, id) WHERE state IN ('available', 'retryable') AND target IS NOT NULL;
+CREATE UNIQUE INDEX jobs_forward_idx ON reclaim.jobs (notification_uuid, target) WHERE notification_uuid IS NOT NULL AND target IS NOT NULL;
 COMMENT ON TABLE reclaim.jobs IS 'The durable job queue. Workers claim batches with FOR UPDATE SKIP LOCKED and complete each job in the same transaction as its effects. Completed jobs are pruned after a retention period.';
 COMMENT ON COLUMN reclaim.jobs.id IS 'Job id, increasing in enqueue order.';
 COMMENT ON COLUMN reclaim.jobs.kind IS 'What the job does, e.g. process_notification; selects the handler.';
 COMMENT ON COLUMN reclaim.jobs.payload IS 'Handler arguments as JSON.';
-COMMENT ON COLUMN reclaim.jobs.notification_uuid IS 'The notification a process_notification job handles; at most one job per notification and kind.';
+COMMENT ON COLUMN reclaim.jobs.notification_uuid IS 'The notification a process_notification job handles (or a forward job sends); at most one job per notification and kind, and one forward per notification and target.';
 COMMENT ON COLUMN reclaim.jobs.state IS 'available (waiting), running (leased to a worker), retryable (failed, waits for run_at), completed, dead (failed max_attempts times; see last_error; requeue with `reclaim jobs dead --retry`).';
 COMMENT ON COLUMN reclaim.jobs.priority IS 'Higher runs first.';
 COMMENT ON COLUMN reclaim.jobs.attempts IS 'How many times a worker has started this job.';
@@ -110,6 +115,7 @@ COMMENT ON COLUMN reclaim.jobs.created_at IS 'When the job was enqueued.';
 COMMENT ON COLUMN reclaim.jobs.updated_at IS 'Last state change.';
 COMMENT ON COLUMN reclaim.jobs.completed_at IS 'When the job completed (with its effects, in the same transaction).';
 COMMENT ON COLUMN reclaim.jobs.claimed_at IS 'When the current or last attempt was claimed by a worker. A job running much longer than worker.lease is stuck (reclaim_jobs_oldest_running_age_seconds). NULL: never claimed, or claimed before schema 10.';
+COMMENT ON COLUMN reclaim.jobs.target IS 'For forward and webhook jobs: the outbound target (reclaim.outbound_targets.id) they are sent to, by that target''s own sender; NULL for the workers'' jobs. They are retried for 72 hours, then dead.';
 
 -- ---------------------------------------------------------------------------------------------
 -- Subscriptions: the latest known state of each subscription, kept by the workers.
@@ -423,7 +429,8 @@ CREATE TABLE reclaim.rejected_inputs (
     problem     text        NOT NULL,
     reason      text        NOT NULL,
     body_sha256 bytea       NOT NULL,
-    body_size   integer     NOT NULL
+    body_size   integer     NOT NULL,
+    claimed_bundle_id text
 );
 CREATE INDEX rejected_inputs_received_idx ON reclaim.rejected_inputs (received_at);
 COMMENT ON TABLE reclaim.rejected_inputs IS 'Forensics: inputs refused at the edge (forged, malformed, unknown app). Only a hash of the body is kept, never the body. Pruned to the newest rows.';
@@ -434,6 +441,111 @@ COMMENT ON COLUMN reclaim.rejected_inputs.problem IS 'The problem+json type slug
 COMMENT ON COLUMN reclaim.rejected_inputs.reason IS 'Human-readable reason.';
 COMMENT ON COLUMN reclaim.rejected_inputs.body_sha256 IS 'SHA-256 of the request body, to match against Apple''s notification history.';
 COMMENT ON COLUMN reclaim.rejected_inputs.body_size IS 'Body size in bytes.';
+COMMENT ON COLUMN reclaim.rejected_inputs.claimed_bundle_id IS 'The configured app a refused notification''s unverified payload names (so the app''s notification.refused webhook hears of it); NULL when it names none, or another.';
+
+-- ---------------------------------------------------------------------------------------------
+-- Outbound: notification forwarding and event webhooks, delivered through the job queue.
+-- ---------------------------------------------------------------------------------------------
+CREATE TABLE reclaim.outbound_targets (
+    id           text        PRIMARY KEY,
+    kind         text        NOT NULL CHECK (kind IN ('forward', 'webhook')),
+    bundle_id    text        NOT NULL,
+    url          text        NOT NULL,
+    environments text[]      NOT NULL,
+    events       text[]      NOT NULL DEFAULT '{}',
+    paused_at    timestamptz,
+    synced_at    timestamptz NOT NULL DEFAULT now()
+);
+CREATE INDEX outbound_targets_app_idx ON reclaim.outbound_targets (bundle_id, kind);
+COMMENT ON TABLE reclaim.outbound_targets IS 'The forwarding targets and webhooks of the config (apps[].forwarding, apps[].webhooks), mirrored at start-up: what the enqueueing statements and triggers read. A target removed from the config is deleted here, and its undelivered jobs become dead.';
+COMMENT ON COLUMN reclaim.outbound_targets.id IS 'kind, bundle id and URL, separated by spaces (e.g. "forward com.example.app https://backend.example.com/apple"); reclaim.jobs.target refers to it.';
+COMMENT ON COLUMN reclaim.outbound_targets.kind IS 'forward (Apple''s notifications, byte for byte) or webhook (Reclaim''s own events, Standard Webhooks).';
+COMMENT ON COLUMN reclaim.outbound_targets.bundle_id IS 'The app whose notifications or events go there.';
+COMMENT ON COLUMN reclaim.outbound_targets.url IS 'Where they are POSTed.';
+COMMENT ON COLUMN reclaim.outbound_targets.environments IS 'Environments whose notifications or events go there.';
+COMMENT ON COLUMN reclaim.outbound_targets.events IS 'For webhooks: the event types sent (e.g. offer.issued); empty for forwarding.';
+COMMENT ON COLUMN reclaim.outbound_targets.paused_at IS 'Set by reclaim webhooks pause: its jobs are kept (still queued, none lost) but not sent until reclaim webhooks resume. NULL: sending.';
+COMMENT ON COLUMN reclaim.outbound_targets.synced_at IS 'When a process last mirrored it from its config.';
+
+CREATE FUNCTION reclaim.iso8601(at timestamptz) RETURNS text
+LANGUAGE sql IMMUTABLE AS $$ SELECT to_char(at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') $$;
+COMMENT ON FUNCTION reclaim.iso8601(timestamptz) IS 'A time as webhook payloads carry it: ISO 8601 in UTC with milliseconds, whatever the session''s TimeZone.';
+
+-- One webhook job per subscribed target, in the transaction of the event: an event is sent if and only if it
+-- happened. The id is the Standard Webhooks webhook-id, the same on every retry so receivers can dedupe.
+CREATE FUNCTION reclaim.enqueue_webhooks(event_type text, bundle text, event_environment text, data jsonb) RETURNS void
+LANGUAGE plpgsql AS $$
+BEGIN
+    INSERT INTO reclaim.jobs (kind, target, payload, max_attempts)
+    SELECT 'webhook', t.id,
+           jsonb_build_object('webhookId', 'msg_' || replace(gen_random_uuid()::text, '-', ''),
+                              'event', jsonb_build_object('type', event_type, 'timestamp', reclaim.iso8601(now()), 'data', data)),
+           1000000
+    FROM reclaim.outbound_targets t
+    WHERE t.kind = 'webhook' AND t.bundle_id = bundle AND event_type = ANY (t.events)
+      AND (event_environment IS NULL OR event_environment = ANY (t.environments));
+    IF FOUND THEN PERFORM pg_notify('reclaim_outbound', ''); END IF;
+END
+$$;
+COMMENT ON FUNCTION reclaim.enqueue_webhooks(text, text, text, jsonb) IS 'Queues one webhook job for each of the app''s webhooks subscribed to the event (and its environment; NULL: any).';
+
+CREATE FUNCTION reclaim.offer_webhooks() RETURNS trigger
+LANGUAGE plpgsql AS $$
+BEGIN
+    -- Most apps have no webhooks: one probe of a small table, nothing built.
+    IF NOT EXISTS (SELECT 1 FROM reclaim.outbound_targets t WHERE t.bundle_id = NEW.bundle_id AND t.kind = 'webhook') THEN
+        RETURN NULL;
+    END IF;
+    PERFORM reclaim.enqueue_webhooks(
+        CASE WHEN TG_OP = 'INSERT' THEN 'offer.issued' ELSE 'offer.' || NEW.state END,
+        NEW.bundle_id, NEW.environment,
+        jsonb_strip_nulls(jsonb_build_object(
+            'offerId', NEW.id, 'bundleId', NEW.bundle_id, 'environment', NEW.environment,
+            'originalTransactionId', NEW.original_transaction_id, 'appAccountToken', NEW.app_account_token,
+            'campaignId', NEW.campaign_id, 'variantId', NEW.variant_id, 'grantId', NEW.grant_id,
+            'productId', NEW.product_id, 'offerIdentifier', NEW.offer_identifier, 'state', NEW.state,
+            'createdAt', reclaim.iso8601(NEW.created_at), 'deliverableUntil', reclaim.iso8601(NEW.deliverable_until),
+            'deliveredAt', reclaim.iso8601(NEW.delivered_at), 'endedAt', reclaim.iso8601(NEW.ended_at), 'endReason', NEW.end_reason,
+            'redeemedAt', reclaim.iso8601(NEW.redeemed_at), 'redeemedTransactionId', NEW.redeemed_transaction_id,
+            'redeemedPrice', NEW.redeemed_price, 'redeemedCurrency', NEW.redeemed_currency)));
+    RETURN NULL;
+END
+$$;
+COMMENT ON FUNCTION reclaim.offer_webhooks() IS 'offer.issued, offer.delivered (the first delivery), offer.redeemed, offer.withdrawn and offer.expired, from every statement that writes reclaim.offers.';
+CREATE TRIGGER offers_issued_webhooks AFTER INSERT ON reclaim.offers
+    FOR EACH ROW EXECUTE FUNCTION reclaim.offer_webhooks();
+CREATE TRIGGER offers_state_webhooks AFTER UPDATE OF state ON reclaim.offers
+    FOR EACH ROW WHEN (OLD.state IS DISTINCT FROM NEW.state AND NEW.state <> 'ready') EXECUTE FUNCTION reclaim.offer_webhooks();
+
+CREATE FUNCTION reclaim.grant_webhooks() RETURNS trigger
+LANGUAGE plpgsql AS $$
+BEGIN
+    IF NOT EXISTS (SELECT 1 FROM reclaim.outbound_targets t WHERE t.bundle_id = NEW.bundle_id AND t.kind = 'webhook') THEN
+        RETURN NULL;
+    END IF;
+    PERFORM reclaim.enqueue_webhooks('grant.created', NEW.bundle_id, NULL, jsonb_strip_nulls(jsonb_build_object(
+        'grantId', NEW.id, 'bundleId', NEW.bundle_id, 'appAccountToken', NEW.app_account_token,
+        'originalTransactionId', NEW.original_transaction_id, 'productId', NEW.product_id,
+        'offerIdentifier', NEW.offer_identifier, 'reason', NEW.reason, 'campaign', NEW.campaign,
+        'createdAt', reclaim.iso8601(NEW.created_at))));
+    RETURN NULL;
+END
+$$;
+COMMENT ON FUNCTION reclaim.grant_webhooks() IS 'grant.created for every grant (POST /v1/grants).';
+CREATE TRIGGER grants_webhooks AFTER INSERT ON reclaim.grants FOR EACH ROW EXECUTE FUNCTION reclaim.grant_webhooks();
+
+CREATE FUNCTION reclaim.refusal_webhooks() RETURNS trigger
+LANGUAGE plpgsql AS $$
+BEGIN
+    PERFORM reclaim.enqueue_webhooks('notification.refused', NEW.claimed_bundle_id, NULL, jsonb_build_object(
+        'problem', NEW.problem, 'reason', NEW.reason, 'bodySha256', encode(NEW.body_sha256, 'hex'),
+        'bodySize', NEW.body_size, 'receivedAt', reclaim.iso8601(NEW.received_at), 'claimedBundleId', NEW.claimed_bundle_id));
+    RETURN NULL;
+END
+$$;
+COMMENT ON FUNCTION reclaim.refusal_webhooks() IS 'notification.refused (opt-in) for a refused notification whose unverified payload names a configured app.';
+CREATE TRIGGER rejected_inputs_webhooks AFTER INSERT ON reclaim.rejected_inputs
+    FOR EACH ROW WHEN (NEW.claimed_bundle_id IS NOT NULL) EXECUTE FUNCTION reclaim.refusal_webhooks();
 
 -- ---------------------------------------------------------------------------------------------
 -- Recovery through the App Store Server API: reconciliation runs and backfill progress.
@@ -767,7 +879,7 @@ COMMENT ON COLUMN reclaim.churn_reasons_daily.reason IS 'VOLUNTARY (cancelled), 
 COMMENT ON COLUMN reclaim.churn_reasons_daily.expirations IS 'Expirations.';
 
 CREATE VIEW reclaim.dead_jobs AS
-SELECT id, kind, notification_uuid, attempts, last_error, updated_at AS died_at
+SELECT id, kind, notification_uuid, attempts, last_error, updated_at AS died_at, target
 FROM reclaim.jobs
 WHERE state = 'dead';
 COMMENT ON VIEW reclaim.dead_jobs IS 'Jobs that failed their maximum attempts, with their last error (requeue with `reclaim jobs dead --retry`).';
@@ -777,6 +889,7 @@ COMMENT ON COLUMN reclaim.dead_jobs.notification_uuid IS 'The notification it pr
 COMMENT ON COLUMN reclaim.dead_jobs.attempts IS 'Attempts made.';
 COMMENT ON COLUMN reclaim.dead_jobs.last_error IS 'The error of the last attempt.';
 COMMENT ON COLUMN reclaim.dead_jobs.died_at IS 'When it was declared dead.';
+COMMENT ON COLUMN reclaim.dead_jobs.target IS 'For forward and webhook jobs: the target it could not reach.';
 
 CREATE VIEW reclaim.notifications_daily AS
 SELECT bundle_id, environment, (signed_date AT TIME ZONE 'UTC')::date AS day, notification_type, coalesce(subtype, '') AS subtype,
@@ -817,5 +930,6 @@ COMMENT ON COLUMN reclaim.rejected_inputs_daily.rejections IS 'Refusals.';
         11: SchemaUpgrade011.text,
         12: SchemaUpgrade012.text,
         13: SchemaUpgrade013.text,
+        14: SchemaUpgrade014.text,
     ]
 }

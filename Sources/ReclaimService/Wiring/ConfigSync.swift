@@ -1,0 +1,40 @@
+import Logging
+import PostgresNIO
+import ReclaimDomain
+import ReclaimStore
+import ServiceLifecycle
+
+/// Mirrors what the config declares for SQL into the database once it answers, retrying while it does not: the
+/// campaigns (`reclaim.campaigns`, for dashboards' joins) and the outbound targets (`reclaim.outbound_targets`,
+/// which ingest and the triggers read to queue forwards and webhooks). Then waits for shutdown (a service that
+/// returned early would stop the group).
+struct ConfigSync: Service {
+    let campaigns: [Campaign]
+    let targets: [OutboundStore.Target]
+    let postgres: Database
+    let logger: Logger
+
+    func run() async throws {
+        while !Task.isCancelledOrShuttingDown {
+            do {
+                try await CampaignStore.sync(campaigns, postgres: postgres, logger: logger)
+                let orphaned = try await OutboundStore.sync(targets, postgres: postgres, logger: logger)
+                logger.info(
+                    "config mirrored to reclaim.campaigns and reclaim.outbound_targets",
+                    metadata: ["campaigns": "\(campaigns.count)", "targets": "\(targets.count)"]
+                )
+                if orphaned > 0 {
+                    logger.warning(
+                        "jobs of targets removed from the config are now dead (reclaim jobs dead lists them)",
+                        metadata: ["jobs": "\(orphaned)"]
+                    )
+                }
+                break
+            } catch {
+                logger.warning("could not mirror the config yet; retrying", metadata: ["error": "\(String(reflecting: error))"])
+                try? await cancelWhenGracefulShutdown { try await Task.sleep(for: .seconds(5)) }
+            }
+        }
+        try? await gracefulShutdown()
+    }
+}
