@@ -29,6 +29,7 @@ struct CampaignTestSetup {
     /// - Parameter ca: a test CA the corpus's app also trusts (for realtime requests the test signs itself).
     /// - Parameter userTokenSecret: when given, the app requires user tokens signed with it.
     /// - Parameter settings: top-level YAML appended to the config (`worker:`, `database:` …).
+    /// - Parameter appSettings: keys added to the corpus app's entry (`forwarding:`, `webhooks:`), indented four spaces.
     init(
         holdoutPercent: Int = 0,
         extraApps: String = "",
@@ -36,6 +37,7 @@ struct CampaignTestSetup {
         userTokenSecret: String? = nil,
         previousUserTokenSecret: String? = nil,
         settings: String = "",
+        appSettings: String = "",
         winbackOffer: String = "offer: {productId: ca.geniusparentingai.basic.monthly, offerIdentifier: WINBACK30}"
     ) throws {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("reclaim-campaigns-\(UUID().uuidString.prefix(8))")
@@ -70,6 +72,7 @@ struct CampaignTestSetup {
                 rootCertificates: \(roots)
                 defaultMessageIdentifier: default-message
                 \(userTokens)
+            \(appSettings)
             \(extraApps)
             campaigns:
               - id: retain-auto-renew-off

@@ -1,0 +1,149 @@
+import Foundation
+import PostgresNIO
+import ReclaimDomain
+import ReclaimStore
+import ReclaimTestSupport
+import Synchronization
+import Testing
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+@Suite("Forwarding: every stored notification reaches the app's other receivers, byte for byte")
+struct ForwardingTests {
+    let logger = TestPostgres.logger
+
+    /// The corpus with each notification's UUID (from its payload) and its body as the file holds it.
+    static func corpus() throws -> [(uuid: String, body: Data)] {
+        try AppleSandboxFixtures.all().map { notification in
+            var segment = notification.signedPayload.split(separator: ".")[1].replacingOccurrences(of: "-", with: "+")
+                .replacingOccurrences(of: "_", with: "/")
+            segment += String(repeating: "=", count: (4 - segment.count % 4) % 4)
+            let payload = try JSONSerialization.jsonObject(with: try #require(Data(base64Encoded: segment))) as? [String: Any]
+            return (try #require(payload?["notificationUUID"] as? String).lowercased(), notification.body)
+        }
+    }
+
+    /// `forwarding:` for the corpus app, indented for CampaignTestSetup's app entry.
+    static func forwardingYAML(_ targets: [(port: Int, timeout: String)]) -> String {
+        "    forwarding:\n"
+            + targets.map { "      - {url: \"http://127.0.0.1:\($0.port)/apple?token=secret-token\", timeout: \($0.timeout), headers: {X-Receiver-Token: abc}}" }
+            .joined(separator: "\n")
+    }
+
+    /// Posts one body over a socket and returns how long the 200 took.
+    static func post(_ body: Data, port: Int) async throws -> Duration {
+        var request = URLRequest(url: URL(string: "http://127.0.0.1:\(port)/v1/apple/notifications")!)
+        request.httpMethod = "POST"
+        request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+        request.httpBody = body
+        let started = ContinuousClock.now
+        let (_, response) = try await URLSession.shared.data(for: request)
+        let status = (response as? HTTPURLResponse)?.statusCode
+        guard status == 200 else { throw DeadlineExceeded(description: "ingest answered \(status ?? 0)") }
+        return ContinuousClock.now - started
+    }
+
+    static func median(_ values: [Duration]) -> Duration { values.sorted()[values.count / 2] }
+
+    @Test(
+        "116 real notifications to two receivers, one failing three times and hanging once: each gets every one, byte for byte; ingest is not slowed by the hang"
+    )
+    func corpusToTwoReceivers() async throws {
+        let corpus = try Self.corpus()
+        let healthy = TestReceiver()
+        // The flaky receiver: 500 for its first three requests; later, when the test arms it, one request hangs 6 s
+        // (its timeout is 2 s), so the sender gives up on it and retries.
+        let hangArmed = Atomic(false)
+        let hangUsed = Atomic(false)
+        let flaky = TestReceiver { number in
+            if number <= 3 { return .status(500) }
+            if hangArmed.load(ordering: .sequentiallyConsistent), hangUsed.compareExchange(expected: false, desired: true, ordering: .sequentiallyConsistent).exchanged {
+                return .hang(.seconds(6))
+            }
+            return .ok
+        }
+        try await healthy.serve { healthyPort in
+            try await flaky.serve { flakyPort in
+                let setup = try CampaignTestSetup(
+                    settings: "worker: {pollInterval: 1s, lease: 3s}\nforwarding: {allowPrivate: true}",
+                    appSettings: Self.forwardingYAML([(healthyPort, "5s"), (flakyPort, "2s")])
+                )
+                defer { setup.remove() }
+                try await withTestDatabase { client, url in
+                    let directory = setup.directory
+                    let server = try ServerProcess(
+                        role: "all",
+                        config: setup.configFile,
+                        databaseURL: url.connectionString,
+                        log: directory.appendingPathComponent("server.log")
+                    )
+                    try server.start()
+                    defer { server.stop() }
+                    try await server.waitUntilUp()
+
+                    // Half the corpus with no hang: the baseline of ingest's latency.
+                    let half = corpus.count / 2
+                    var before: [Duration] = []
+                    for item in corpus[..<half] { before.append(try await Self.post(item.body, port: server.port)) }
+                    try await eventually("the flaky receiver has failed three times and recovered", timeout: .seconds(30)) {
+                        flaky.received.count > 3
+                    }
+                    // Arm the hang, and post the rest while the flaky receiver holds a request open.
+                    hangArmed.store(true, ordering: .sequentiallyConsistent)
+                    var during: [Duration] = []
+                    var index = half
+                    let first = corpus[index]
+                    during.append(try await Self.post(first.body, port: server.port))
+                    index += 1
+                    try await eventually("the flaky receiver hangs", timeout: .seconds(30)) { !flaky.hangs.withLock { $0.isEmpty } }
+                    while index < corpus.count {
+                        let hanging = flaky.hangs.withLock { $0.contains { $0.end == nil } }
+                        let latency = try await Self.post(corpus[index].body, port: server.port)
+                        if hanging { during.append(latency) } else { before.append(latency) }
+                        index += 1
+                    }
+                    #expect(during.count >= 5, "too few notifications were posted while the target hung to compare")
+                    // A hung target must not show in ingest: the hang lasts seconds, ingest's median milliseconds.
+                    let baseline = Self.median(before)
+                    #expect(
+                        Self.median(during) < baseline * 4 + .milliseconds(100),
+                        "ingest median \(Self.median(during)) while a target hung against \(baseline) before"
+                    )
+
+                    let expected = Dictionary(uniqueKeysWithValues: corpus.map { ($0.uuid, $0.body) })
+                    for (name, receiver) in [("healthy", healthy), ("flaky", flaky)] {
+                        try await eventually("the \(name) receiver has every notification", timeout: .seconds(90)) {
+                            Set(receiver.header("X-Reclaim-Notification-UUID")) == Set(expected.keys)
+                        }
+                        for request in receiver.received {
+                            let uuid = try #require(request.headers["x-reclaim-notification-uuid"])
+                            #expect(request.body == Array(try #require(expected[uuid])), "\(name): body of \(uuid) differs")
+                            #expect(request.headers["content-type"] == "application/json")
+                            #expect(request.headers["x-receiver-token"] == "abc")
+                            #expect(request.body.count <= 256 * 1024)
+                        }
+                    }
+                    // The healthy receiver was never failed, so it got each notification exactly once; the flaky one got
+                    // its three failures and the hung request again.
+                    #expect(healthy.received.count == corpus.count)
+                    #expect(flaky.received.count >= corpus.count + 4)
+                    // Every forward completed: none left queued, none dead.
+                    try await eventually("every forward job completed", timeout: .seconds(30)) {
+                        let rows = try await client.query(
+                            "SELECT count(*)::bigint FROM reclaim.jobs WHERE kind = 'forward' AND state <> 'completed'",
+                            logger: logger
+                        )
+                        for try await count in rows.decode(Int64.self) { return count == 0 }
+                        return false
+                    }
+                    let rows = try await client.query("SELECT count(*)::bigint FROM reclaim.jobs WHERE kind = 'forward'", logger: logger)
+                    for try await count in rows.decode(Int64.self) { #expect(count == Int64(corpus.count * 2)) }
+                    // The token in the target's query string stays out of the log.
+                    #expect(!server.logTail(1_000_000).contains("secret-token"))
+                }
+            }
+        }
+    }
+}
