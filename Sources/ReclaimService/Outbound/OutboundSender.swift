@@ -23,7 +23,7 @@ struct OutboundSender: Service {
     let pollInterval: Duration
     let backoff = Backoff(base: 1, cap: 3600)
     let logger: Logger
-    let workerId = "\(ProcessInfo.processInfo.hostName):\(getpid()):outbound:\(UUID().uuidString.prefix(8))"
+    let workerId = "\(ProcessInfo.processInfo.hostName):\(getpid()):outbound:\(UUID().uuidString.prefix(8))\(JobQueue.liveOwnerSuffix)"
 
     func run() async throws {
         guard !targets.isEmpty else {
@@ -34,12 +34,12 @@ struct OutboundSender: Service {
         var configuration = HTTPClient.Configuration(redirectConfiguration: .disallow, timeout: .init(connect: .seconds(10), read: .seconds(longest.components.seconds)))
         configuration.httpVersion = .automatic
         let http = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
-        let signal = WakeUpSignal()
+        let signal = WakeUpSignal(needsOwnerLock: true)
         let stopping = Stopping()
         logger.info("outbound sender started", metadata: ["targets": "\(targets.count)", "worker": "\(workerId)"])
         await withGracefulShutdownHandler {
             await withTaskGroup(of: Void.self) { background in
-                background.addTask { await signal.listen(on: OutboundStore.channel, postgres: postgres, logger: logger) }
+                background.addTask { await signal.listen(on: OutboundStore.channel, owner: workerId, postgres: postgres, logger: logger) }
                 await withTaskGroup(of: Void.self) { lanes in
                     for target in targets {
                         lanes.addTask { await lane(target, http: http, signal: signal, stopping: stopping) }
@@ -65,14 +65,15 @@ struct OutboundSender: Service {
     /// when a send finishes or new jobs are announced (NOTIFY) or the poll interval passes.
     private func lane(_ target: OutboundTarget, http: HTTPClient, signal: WakeUpSignal, stopping: Stopping) async {
         let metrics = OutboundMetrics(target)
+        // Long enough for the request and its completion; a killed sender's jobs return sooner (its owner lock).
         let lease = target.timeout + .seconds(30)
         await withTaskGroup(of: Finished.self) { group in
             var inFlight = 0
             var waiting = false
-            while !stopping.isStopping {
+            while !stopping.isStopping && !Task.isCancelled {
                 let generation = signal.generation
                 var claimed: [OutboundStore.Job] = []
-                if inFlight < concurrency {
+                if inFlight < concurrency && signal.mayClaim {
                     do {
                         claimed = try await OutboundStore.claim(
                             target: target.id,

@@ -4,15 +4,16 @@ import ReclaimStore
 import ServiceLifecycle
 
 /// Background upkeep of the queue, run by every worker process (all steps are safe to run
-/// concurrently from many): rescue jobs whose worker died, prune old completed jobs, and
-/// publish queue depth and backlog age as gauges.
+/// concurrently from many): rescue jobs whose worker died (every second: a killed worker's jobs are
+/// found by its released owner lock, so they come back within about a second), prune old completed
+/// jobs (every minute), and publish queue depth and backlog age as gauges (every five seconds).
 public struct QueueMaintenance: Service {
     public let queue: JobQueue
     public let interval: Duration
     public let completedRetention: Duration
     let logger: Logger
 
-    public init(queue: JobQueue, interval: Duration = .seconds(5), completedRetention: Duration, logger: Logger) {
+    public init(queue: JobQueue, interval: Duration = .seconds(1), completedRetention: Duration, logger: Logger) {
         self.queue = queue
         self.interval = interval
         self.completedRetention = completedRetention
@@ -34,14 +35,16 @@ public struct QueueMaintenance: Service {
                     rescued.increment(by: count)
                     logger.warning("rescued jobs whose worker stopped", metadata: ["jobs": "\(count)"])
                 }
-                if round % 12 == 0 {
+                if round % 60 == 0 {
                     let pruned = try await queue.pruneCompleted(olderThan: completedRetention, logger: logger)
                     if pruned > 0 { logger.info("pruned completed jobs", metadata: ["jobs": "\(pruned)"]) }
                 }
-                let stats = try await queue.stats(logger: logger)
-                for state in JobState.allCases { depth[state]?.record(stats.counts[state] ?? 0) }
-                oldestAge.record(stats.oldestDueAgeSeconds)
-                oldestRunning.record(stats.oldestRunningAgeSeconds)
+                if round % 5 == 0 {
+                    let stats = try await queue.stats(logger: logger)
+                    for state in JobState.allCases { depth[state]?.record(stats.counts[state] ?? 0) }
+                    oldestAge.record(stats.oldestDueAgeSeconds)
+                    oldestRunning.record(stats.oldestRunningAgeSeconds)
+                }
             } catch {
                 if !Task.isCancelledOrShuttingDown { logger.warning("queue maintenance failed", metadata: ["error": "\(String(reflecting: error))"]) }
             }

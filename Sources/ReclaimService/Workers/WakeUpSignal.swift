@@ -16,6 +16,17 @@ final class WakeUpSignal: Sendable {
     }
 
     private let state = Mutex(State())
+    /// Whether this process holds its owner lock now (``listen(on:owner:postgres:logger:)``).
+    private let ownerLockHeld = Atomic(false)
+    private let needsOwnerLock: Bool
+
+    /// - Parameter needsOwnerLock: claims wait for the owner lock that `listen` takes (see there).
+    init(needsOwnerLock: Bool = false) {
+        self.needsOwnerLock = needsOwnerLock
+    }
+
+    /// Whether jobs may be claimed now: a claim made without the owner lock held would look like a dead worker's.
+    var mayClaim: Bool { !needsOwnerLock || ownerLockHeld.load(ordering: .acquiring) }
 
     var generation: Int { state.withLock { $0.generation } }
 
@@ -61,19 +72,32 @@ final class WakeUpSignal: Sendable {
 
     /// Keeps a LISTEN connection on `channel` open and turns its notifications into wake-ups; reconnects after
     /// failures (polling covers the gap). Returns when cancelled.
-    func listen(on channel: String, postgres: Database, logger: Logger) async {
+    ///
+    /// With an `owner` (the worker id jobs are claimed as), the same session first takes a session-level advisory
+    /// lock on it (`hashtextextended(owner, 0)`, what ``JobQueue/rescueExpired(limit:logger:)`` looks for): PostgreSQL releases it the moment the session ends, which is how
+    /// the rescuer tells a killed worker's jobs from a live one's without waiting for their lease.
+    func listen(on channel: String, owner: String? = nil, postgres: Database, logger: Logger) async {
         while !Task.isCancelled {
             do {
                 try await postgres.withConnection(deadline: nil, logger: logger) { connection in
+                    if let owner {
+                        try await connection.query("SELECT pg_advisory_lock(hashtextextended(\(owner), 0))", logger: logger)
+                        self.ownerLockHeld.store(true, ordering: .releasing)
+                    }
                     try await connection.listen(on: channel) { notifications in
                         self.wakeAll()  // work may have arrived while we were not listening
                         for try await _ in notifications { self.wakeAll() }
                     }
                 }
             } catch {
+                ownerLockHeld.store(false, ordering: .releasing)
                 if Task.isCancelled { return }
-                logger.warning("LISTEN connection lost; polling until it is back", metadata: ["channel": "\(channel)", "error": "\(String(reflecting: error))"])
+                logger.warning(
+                    "LISTEN connection lost; polling until it is back",
+                    metadata: ["channel": "\(channel)", "error": "\(String(reflecting: error))"]
+                )
             }
+            ownerLockHeld.store(false, ordering: .releasing)
             try? await Task.sleep(for: .seconds(1))
         }
     }

@@ -67,7 +67,7 @@ public struct WorkerPool: Service {
         self.queue = queue
         self.handlers = handlers
         self.options = options
-        self.workerId = "\(ProcessInfo.processInfo.hostName):\(getpid()):\(UUID().uuidString.prefix(8))"
+        self.workerId = "\(ProcessInfo.processInfo.hostName):\(getpid()):\(UUID().uuidString.prefix(8))\(JobQueue.liveOwnerSuffix)"
         self.logger = logger
         self.metrics = WorkerMetrics()
         self.liveness = liveness ?? Liveness(bound: .seconds(300))
@@ -76,12 +76,12 @@ public struct WorkerPool: Service {
     private enum LaneResult { case laneFinished, shutdownTimedOut, timerCancelled }
 
     public func run() async throws {
-        let signal = WakeUpSignal()
+        let signal = WakeUpSignal(needsOwnerLock: true)
         let stopping = Stopping()
         logger.info("worker pool started", metadata: ["worker": "\(workerId)", "lanes": "\(options.concurrency)"])
         await withGracefulShutdownHandler {
             await withTaskGroup(of: Void.self) { background in
-                background.addTask { await signal.listen(on: JobQueue.channel, postgres: queue.postgres, logger: logger) }
+                background.addTask { await signal.listen(on: JobQueue.channel, owner: workerId, postgres: queue.postgres, logger: logger) }
                 background.addTask { await heartbeat() }
                 await withTaskGroup(of: LaneResult.self) { lanes in
                     for _ in 0..<options.concurrency {
@@ -135,6 +135,11 @@ public struct WorkerPool: Service {
     private func lane(signal: WakeUpSignal, stopping: Stopping) async {
         while !stopping.isStopping && !Task.isCancelled {
             let generation = signal.generation
+            guard signal.mayClaim else {
+                // Not until this process holds its owner lock: the rescuer would take what it claimed.
+                await signal.wait(after: generation, timeout: options.pollInterval)
+                continue
+            }
             let step = liveness.begin("worker lane")
             let jobs: [Job]
             do {

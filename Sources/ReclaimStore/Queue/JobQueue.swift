@@ -135,23 +135,39 @@ public struct JobQueue: Sendable {
 
     // MARK: Maintenance
 
-    /// Returns jobs whose lease expired (their worker died) to `available`, or `dead` when that was the last attempt.
+    /// Returns running jobs whose worker is gone to `available` (or `dead` when that was the last attempt): those
+    /// whose lease expired (a worker that hangs, or died unseen), and at once those of a worker whose database
+    /// session ended. A worker holds a session-level advisory lock on `hashtextextended(locked_by, 0)` while it
+    /// claims (WakeUpSignal's LISTEN session); PostgreSQL drops it when the session ends, as it does the moment a
+    /// killed process's socket closes. Only ids ending in ``liveOwnerSuffix`` are judged by the lock: a claimer
+    /// that holds none (an older version during a rolling upgrade) keeps its lease.
     @discardableResult
     public func rescueExpired(limit: Int = 1000, logger: Logger) async throws -> Int {
         try await countRows(
             """
+            WITH live AS (
+                SELECT (l.classid::bigint << 32) | l.objid::bigint AS key FROM pg_locks l
+                WHERE l.locktype = 'advisory' AND l.objsubid = 1 AND l.granted
+                  AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database()))
             UPDATE reclaim.jobs
             SET state = CASE WHEN attempts >= max_attempts THEN 'dead' ELSE 'available' END,
-                last_error = 'lease expired: the worker stopped before finishing the job',
+                last_error = CASE WHEN lease_expires_at < now() THEN 'lease expired: the worker stopped before finishing the job'
+                                  ELSE 'the worker''s database session ended (process killed or disconnected) before it finished the job' END,
                 locked_by = NULL, lease_expires_at = NULL, run_at = now(), updated_at = now()
             WHERE id IN (
-                SELECT id FROM reclaim.jobs WHERE state = 'running' AND lease_expires_at < now()
+                SELECT id FROM reclaim.jobs
+                WHERE state = 'running'
+                  AND (lease_expires_at < now()
+                       OR (locked_by LIKE \("%" + Self.liveOwnerSuffix) AND hashtextextended(locked_by, 0) NOT IN (SELECT key FROM live)))
                 ORDER BY lease_expires_at LIMIT \(Int32(limit)) FOR UPDATE SKIP LOCKED)
             RETURNING id
             """,
             logger: logger
         )
     }
+
+    /// The end of the worker ids whose liveness is their advisory lock (see ``rescueExpired(limit:logger:)``).
+    public static let liveOwnerSuffix = "#live"
 
     /// Deletes completed jobs older than `retention` (whole seconds), `batch` rows per transaction so no statement
     /// holds many locks or bloats the WAL at once (``Pruning``, what `reclaim prune` runs). Returns how many.
