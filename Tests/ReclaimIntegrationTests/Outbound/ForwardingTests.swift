@@ -147,3 +147,54 @@ struct ForwardingTests {
         }
     }
 }
+
+extension ForwardingTests {
+    @Test("kill -9 of the worker while it forwards, three times: every notification arrives; a repeat carries the same UUID and body")
+    func killNineWhileForwarding() async throws {
+        let corpus = try Self.corpus()
+        // A slow receiver (80 ms an answer, two at a time): forwarding the corpus takes seconds, long enough to kill into.
+        let receiver = TestReceiver { _ in .delay(.milliseconds(80)) }
+        try await receiver.serve { port in
+            let setup = try CampaignTestSetup(
+                settings: "worker: {pollInterval: 1s, lease: 3s}\nforwarding: {allowPrivate: true, concurrency: 2}",
+                appSettings: Self.forwardingYAML([(port, "5s")])
+            )
+            defer { setup.remove() }
+            try await withTestDatabase { client, url in
+                try await ServerProcess.withAPIAndWorker(config: setup.configFile, databaseURL: url.connectionString, logs: setup.directory) {
+                    api,
+                    worker in
+                    for item in corpus { _ = try await Self.post(item.body, port: api.port) }
+                    var kills: [ContinuousClock.Instant] = []
+                    for _ in 0..<3 {
+                        let before = receiver.received.count
+                        try await eventually("the worker forwards again", timeout: .seconds(60)) { receiver.received.count > before + 5 }
+                        worker.killNine()
+                        kills.append(.now)
+                        try worker.start()
+                    }
+                    let expected = Dictionary(uniqueKeysWithValues: corpus.map { ($0.uuid, $0.body) })
+                    try await eventually("every notification arrived", timeout: .seconds(90)) {
+                        Set(receiver.header("X-Reclaim-Notification-UUID")) == Set(expected.keys)
+                    }
+                    for request in receiver.received {
+                        let uuid = try #require(request.headers["x-reclaim-notification-uuid"])
+                        #expect(request.body == Array(try #require(expected[uuid])), "the body sent as \(uuid) is another notification's")
+                    }
+                    // The killed worker's claimed jobs came back through its released owner lock, not its 35 s lease:
+                    // after the last kill, the receiver had everything long before a lease could have expired.
+                    let done = receiver.received.map(\.at).max()!
+                    #expect(done - kills.last! < .seconds(30), "the last forward came \(done - kills.last!) after the last kill")
+                    try await eventually("no forward left", timeout: .seconds(30)) {
+                        let rows = try await client.query(
+                            "SELECT count(*)::bigint FROM reclaim.jobs WHERE kind = 'forward' AND state <> 'completed'",
+                            logger: logger
+                        )
+                        for try await count in rows.decode(Int64.self) { return count == 0 }
+                        return false
+                    }
+                }
+            }
+        }
+    }
+}
