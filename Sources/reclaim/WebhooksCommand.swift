@@ -21,7 +21,9 @@ struct WebhooksCommand: AsyncParsableCommand {
         func run() async throws {
             let logger = Bootstrap.logging()
             let result = try await WebhookTasks.sendTest(url: url, config: try config.loadIfNamed(), secretFile: secretFile, logger: logger)
-            print("HTTP \(result.status) in \(String(format: "%.1f", result.milliseconds)) ms (webhook-id \(result.webhookId), \(result.signatures) signature(s))")
+            print(
+                "HTTP \(result.status) in \(String(format: "%.1f", result.milliseconds)) ms (webhook-id \(result.webhookId), \(result.signatures) signature(s))"
+            )
             if !result.body.isEmpty { print(result.body) }
             guard (200..<300).contains(result.status) else { throw ExitCode(1) }
         }
@@ -47,7 +49,13 @@ struct WebhooksCommand: AsyncParsableCommand {
         @OptionGroup var database: DatabaseOptions
 
         func run() async throws {
-            let changed = try await WebhookTasks.setPaused(true, targetURL: url, bundleId: app, url: try database.resolved(), logger: Bootstrap.logging())
+            let changed = try await WebhookTasks.setPaused(
+                true,
+                targetURL: url,
+                bundleId: app,
+                url: try database.resolved(),
+                logger: Bootstrap.logging()
+            )
             guard !changed.isEmpty else { throw ValidationError("no configured target has that URL (reclaim webhooks list shows them)") }
             for id in changed { print("paused \(id)") }
         }
@@ -60,7 +68,13 @@ struct WebhooksCommand: AsyncParsableCommand {
         @OptionGroup var database: DatabaseOptions
 
         func run() async throws {
-            let changed = try await WebhookTasks.setPaused(false, targetURL: url, bundleId: app, url: try database.resolved(), logger: Bootstrap.logging())
+            let changed = try await WebhookTasks.setPaused(
+                false,
+                targetURL: url,
+                bundleId: app,
+                url: try database.resolved(),
+                logger: Bootstrap.logging()
+            )
             guard !changed.isEmpty else { throw ValidationError("no configured target has that URL (reclaim webhooks list shows them)") }
             for id in changed { print("resumed \(id)") }
         }

@@ -23,7 +23,8 @@ public struct WebhookSecret: Sendable {
 }
 
 public enum WebhookSecretError: Error, Equatable, CustomStringConvertible {
-    case notWhsec, notBase64, length(Int)
+    case notWhsec, notBase64
+    case length(Int)
 
     public var description: String {
         switch self {

@@ -18,7 +18,9 @@ extension ReclaimConfig {
         var config = ReclaimConfig()
         if let root {
             guard root.mapping != nil else {
-                throw ConfigError("\(source): the top level must be a mapping with apps, campaigns, server, worker, offers, reconciliation, database, forwarding")
+                throw ConfigError(
+                    "\(source): the top level must be a mapping with apps, campaigns, server, worker, offers, reconciliation, database, forwarding"
+                )
             }
             var problems: [String] = []
             let sections = CodingKeys.allCases.map(\.stringValue)

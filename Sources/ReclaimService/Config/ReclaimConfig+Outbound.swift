@@ -19,7 +19,9 @@ extension ReclaimConfig {
                 if let problem = OutboundURL.problem(url, allowPrivate: forwarding.allowPrivate) { problems.append("\(path).url: \(problem)") }
                 if !urls.insert("\(kind) \(url)").inserted { problems.append("\(path).url: \(OutboundURL.redacted(url)) is listed twice") }
                 for environment in environments ?? [] where !app.environments.contains(environment) {
-                    problems.append("\(path).environments: \(environment) is not one of the app's environments (\(app.environments.joined(separator: ", ")))")
+                    problems.append(
+                        "\(path).environments: \(environment) is not one of the app's environments (\(app.environments.joined(separator: ", ")))"
+                    )
                 }
                 if !(1...300).contains(timeout.seconds) { problems.append("\(path).timeout must be from 1s to 5m") }
             }

@@ -17,7 +17,12 @@ extension ReclaimConfig {
 
         enum CodingKeys: String, ConfigKeys { case url, environments, timeout, headers }
 
-        public init(url: String, environments: [String]? = nil, timeout: ConfigDuration = ConfigDuration(seconds: 10), headers: [String: String] = [:]) {
+        public init(
+            url: String,
+            environments: [String]? = nil,
+            timeout: ConfigDuration = ConfigDuration(seconds: 10),
+            headers: [String: String] = [:]
+        ) {
             self.url = url
             self.environments = environments
             self.timeout = timeout

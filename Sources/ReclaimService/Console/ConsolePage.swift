@@ -23,6 +23,19 @@ struct ConsolePage {
         let lastError: String
     }
 
+    struct Target {
+        let kind: String
+        let bundleId: String
+        let url: String
+        let state: String
+        let failing: Bool
+        let queued: Int
+        let retrying: Int
+        let dead: Int
+        let oldest: String
+        let lastError: String
+    }
+
     struct Campaign {
         let bundleId: String
         let campaignId: String
@@ -72,6 +85,9 @@ struct ConsolePage {
     let deadJobsCount: Int
     let deadJobs: [DeadJob]
     let hasDeadJobs: Bool
+    let targets: [Target]
+    let hasTargets: Bool
+    let failingTargets: Int
     let campaigns: [Campaign]
     /// The environment of the campaigns' numbers, and a link to the other one.
     let environment: String
@@ -102,6 +118,22 @@ struct ConsolePage {
             DeadJob(id: $0.id, kind: $0.kind, attempts: $0.attempts, diedAt: Self.time($0.diedAt), lastError: String($0.lastError.prefix(2000)))
         }
         hasDeadJobs = !deadJobs.isEmpty
+        targets = report.outbound.map { t in
+            Target(
+                kind: t.kind,
+                bundleId: t.bundleId,
+                url: OutboundURL.redacted(t.url),
+                state: t.pausedAt.map { "paused since \(Self.time($0))" } ?? (t.isFailing ? "failing" : "sending"),
+                failing: t.isFailing,
+                queued: t.queued,
+                retrying: t.retrying,
+                dead: t.dead,
+                oldest: t.queued > 0 ? Self.duration(t.oldestAgeSeconds) : "none",
+                lastError: String((t.lastError ?? "").prefix(500))
+            )
+        }
+        hasTargets = !targets.isEmpty
+        failingTargets = targets.filter(\.failing).count
         campaigns = report.campaigns.map { c in
             Campaign(
                 bundleId: c.bundleId,

@@ -48,6 +48,7 @@ enum ConsoleTemplates {
         .warn { color: var(--warn); }
         td.type { overflow-wrap: anywhere; }
         .error { overflow-wrap: anywhere; font-family: ui-monospace, monospace; font-size: .85rem; }
+        tr.failing td { background: #fdecea; }
         svg { max-width: 100%; height: auto; display: block; }
         svg text { font: 11px system-ui, sans-serif; fill: currentColor; }
         details { border: 1px solid var(--line); border-radius: .5rem; padding: .25rem .75rem; margin: .5rem 0; }
@@ -129,6 +130,21 @@ enum ConsoleTemplates {
         <p class="note">Requeue with <code>reclaim jobs dead --retry ID</code> or <code>--retry-all</code> once the cause is fixed.</p>
         {{/hasDeadJobs}}
         {{^deadJobs}}<p class="empty">No dead jobs.</p>{{/deadJobs}}
+        </section>
+
+        <section id="outbound">
+        <h2>Forwarding and webhooks</h2>
+        {{#hasTargets}}
+        <div class="cards"><div class="card"><div class="label">failing targets</div><div class="value"><a class="n" href="#sql-outbound" data-metric="outbound.failing">{{failingTargets}}</a></div></div></div>
+        <div class="scroll"><table>
+        <thead><tr><th>target</th><th>state</th><th class="num">queued</th><th class="num">retrying</th><th class="num">dead</th><th>oldest</th><th>last error</th></tr></thead>
+        <tbody>
+        {{#targets}}<tr{{#failing}} class="failing"{{/failing}}><td>{{kind}} <small class="note">{{bundleId}}</small><br><small>{{url}}</small></td><td>{{state}}</td><td class="num">{{queued}}</td><td class="num">{{retrying}}</td><td class="num">{{dead}}</td><td>{{oldest}}</td><td class="error">{{lastError}}</td></tr>
+        {{/targets}}
+        </tbody></table></div>
+        <p class="note">Retried with backoff for 72 hours, then dead. <code>reclaim webhooks pause URL</code> holds a target's messages (none lost) until <code>reclaim webhooks resume URL</code>.</p>
+        {{/hasTargets}}
+        {{^hasTargets}}<p class="empty">No forwarding targets or webhooks configured (apps[].forwarding, apps[].webhooks).</p>{{/hasTargets}}
         </section>
 
         <section id="campaigns">

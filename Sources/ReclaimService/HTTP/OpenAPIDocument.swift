@@ -3,7 +3,7 @@
 /// `openapi.yaml`, embedded so that `GET /openapi.yaml` needs no file at run time.
 enum OpenAPIDocument {
     static let text = #"""
-openapi: 3.0.3
+openapi: 3.1.0
 info:
   title: Reclaim
   version: "1"
@@ -381,6 +381,33 @@ components:
       required: false
       description: "`https` from the proxy in front marks the session cookie Secure."
       schema: { type: string }
+    WebhookId:
+      name: webhook-id
+      in: header
+      required: true
+      description: The message's id (`msg_…`), the same on every retry of it; receivers dedupe on it.
+      schema: { type: string }
+    WebhookTimestamp:
+      name: webhook-timestamp
+      in: header
+      required: true
+      description: This attempt's time, UNIX seconds. Refuse one far from your clock (Standard Webhooks suggests 5 minutes) to stop replays.
+      schema: { type: string }
+    WebhookSignature:
+      name: webhook-signature
+      in: header
+      required: true
+      description: >-
+        `v1,` and the base64 of HMAC-SHA256 over `{webhook-id}.{webhook-timestamp}.{body}` with the secret's bytes (the
+        base64 after `whsec_`); during a rotation two signatures, separated by a space, one per secret. Accept the
+        message if any signature matches one of your secrets.
+      schema: { type: string }
+    NotificationUUID:
+      name: X-Reclaim-Notification-UUID
+      in: header
+      required: true
+      description: The forwarded notification's notificationUUID, the same on every retry of it.
+      schema: { type: string, format: uuid }
   securitySchemes:
     appKey:
       type: http
@@ -407,6 +434,86 @@ components:
         application/problem+json:
           schema: { $ref: "#/components/schemas/Problem" }
   schemas:
+    WebhookEvent:
+      type: object
+      description: What every webhook carries (Standard Webhooks' recommended shape).
+      required: [type, timestamp, data]
+      properties:
+        type: { type: string, description: The event type, e.g. offer.issued; ignore types you do not know. }
+        timestamp: { type: string, format: date-time, description: When it happened (UTC, milliseconds). }
+        data: { type: object }
+    OfferEventData:
+      type: object
+      description: An offer at the event; fields without a value are left out. Never its signatures.
+      required: [offerId, bundleId, environment, originalTransactionId, campaignId, productId, offerIdentifier, state, createdAt, deliverableUntil]
+      properties:
+        offerId: { type: string, format: uuid }
+        bundleId: { type: string }
+        environment: { type: string, enum: [Production, Sandbox, Xcode, LocalTesting] }
+        originalTransactionId: { type: string }
+        appAccountToken: { type: string, format: uuid }
+        campaignId: { type: string, description: The campaign, or the grant's campaign label. }
+        variantId: { type: string, description: The experiment arm, for a campaign with variants. }
+        grantId: { type: string, format: uuid, description: Set for an offer a grant made. }
+        productId: { type: string }
+        offerIdentifier: { type: string }
+        state: { type: string, enum: [ready, delivered, redeemed, withdrawn, expired] }
+        createdAt: { type: string, format: date-time }
+        deliverableUntil: { type: string, format: date-time }
+        deliveredAt: { type: string, format: date-time }
+        endedAt: { type: string, format: date-time }
+        endReason: { type: string }
+        redeemedAt: { type: string, format: date-time }
+        redeemedTransactionId: { type: string }
+        redeemedPrice: { type: integer, description: Milli-units of redeemedCurrency, as Apple reports price. }
+        redeemedCurrency: { type: string }
+    OfferEvent:
+      allOf:
+        - $ref: "#/components/schemas/WebhookEvent"
+        - type: object
+          properties:
+            data: { $ref: "#/components/schemas/OfferEventData" }
+    GrantEvent:
+      allOf:
+        - $ref: "#/components/schemas/WebhookEvent"
+        - type: object
+          properties:
+            type: { const: grant.created }
+            data:
+              type: object
+              required: [grantId, bundleId, productId, offerIdentifier, reason, campaign, createdAt]
+              properties:
+                grantId: { type: string, format: uuid }
+                bundleId: { type: string }
+                appAccountToken: { type: string, format: uuid }
+                originalTransactionId: { type: string }
+                productId: { type: string }
+                offerIdentifier: { type: string }
+                reason: { type: string }
+                campaign: { type: string }
+                createdAt: { type: string, format: date-time }
+    RefusedNotificationEvent:
+      allOf:
+        - $ref: "#/components/schemas/WebhookEvent"
+        - type: object
+          properties:
+            type: { const: notification.refused }
+            data:
+              type: object
+              required: [problem, reason, bodySha256, bodySize, receivedAt, claimedBundleId]
+              properties:
+                problem: { type: string, description: "The problem's slug, e.g. invalid-signature." }
+                reason: { type: string }
+                bodySha256: { type: string, description: Hex SHA-256 of the refused body (never the body). }
+                bodySize: { type: integer }
+                receivedAt: { type: string, format: date-time }
+                claimedBundleId: { type: string, description: The app the unverified payload names. }
+    TestEvent:
+      allOf:
+        - $ref: "#/components/schemas/WebhookEvent"
+        - type: object
+          properties:
+            type: { const: webhook.test }
     SignedPayload:
       type: object
       required: [signedPayload]
@@ -468,6 +575,155 @@ components:
             productIdentifier: { type: string }
             offerIdentifier: { type: string }
             expiresAt: { type: string, format: date-time }
+webhooks:
+  # Sent to apps[].webhooks (README.md, "Forwarding and webhooks"), signed as Standard Webhooks. At least once: dedupe
+  # on webhook-id. Order is not guaranteed across messages.
+  offer.issued:
+    post:
+      summary: A campaign or a grant issued an offer (state ready).
+      operationId: webhookOfferIssued
+      parameters:
+        - $ref: "#/components/parameters/WebhookId"
+        - $ref: "#/components/parameters/WebhookTimestamp"
+        - $ref: "#/components/parameters/WebhookSignature"
+      requestBody:
+        required: true
+        content:
+          application/json:
+            schema: { $ref: "#/components/schemas/OfferEvent" }
+      responses:
+        "200":
+          description: Received. Any 2xx will do; anything else (or no answer within the timeout) is retried with backoff for 72 hours.
+  offer.delivered:
+    post:
+      summary: The app fetched the offer for the first time.
+      operationId: webhookOfferDelivered
+      parameters:
+        - $ref: "#/components/parameters/WebhookId"
+        - $ref: "#/components/parameters/WebhookTimestamp"
+        - $ref: "#/components/parameters/WebhookSignature"
+      requestBody:
+        required: true
+        content:
+          application/json:
+            schema: { $ref: "#/components/schemas/OfferEvent" }
+      responses:
+        "200":
+          description: Received. Any 2xx will do; anything else (or no answer within the timeout) is retried with backoff for 72 hours.
+  offer.redeemed:
+    post:
+      summary: Apple reported the purchase that redeemed it.
+      operationId: webhookOfferRedeemed
+      parameters:
+        - $ref: "#/components/parameters/WebhookId"
+        - $ref: "#/components/parameters/WebhookTimestamp"
+        - $ref: "#/components/parameters/WebhookSignature"
+      requestBody:
+        required: true
+        content:
+          application/json:
+            schema: { $ref: "#/components/schemas/OfferEvent" }
+      responses:
+        "200":
+          description: Received. Any 2xx will do; anything else (or no answer within the timeout) is retried with backoff for 72 hours.
+  offer.withdrawn:
+    post:
+      summary: It was superseded, or the subscriber came back without it (endReason says which).
+      operationId: webhookOfferWithdrawn
+      parameters:
+        - $ref: "#/components/parameters/WebhookId"
+        - $ref: "#/components/parameters/WebhookTimestamp"
+        - $ref: "#/components/parameters/WebhookSignature"
+      requestBody:
+        required: true
+        content:
+          application/json:
+            schema: { $ref: "#/components/schemas/OfferEvent" }
+      responses:
+        "200":
+          description: Received. Any 2xx will do; anything else (or no answer within the timeout) is retried with backoff for 72 hours.
+  offer.expired:
+    post:
+      summary: Its deliverableUntil passed unredeemed.
+      operationId: webhookOfferExpired
+      parameters:
+        - $ref: "#/components/parameters/WebhookId"
+        - $ref: "#/components/parameters/WebhookTimestamp"
+        - $ref: "#/components/parameters/WebhookSignature"
+      requestBody:
+        required: true
+        content:
+          application/json:
+            schema: { $ref: "#/components/schemas/OfferEvent" }
+      responses:
+        "200":
+          description: Received. Any 2xx will do; anything else (or no answer within the timeout) is retried with backoff for 72 hours.
+  grant.created:
+    post:
+      summary: An admin made a grant (POST /v1/grants).
+      operationId: webhookGrantCreated
+      parameters:
+        - $ref: "#/components/parameters/WebhookId"
+        - $ref: "#/components/parameters/WebhookTimestamp"
+        - $ref: "#/components/parameters/WebhookSignature"
+      requestBody:
+        required: true
+        content:
+          application/json:
+            schema: { $ref: "#/components/schemas/GrantEvent" }
+      responses:
+        "200":
+          description: Received. Any 2xx will do; anything else (or no answer within the timeout) is retried with backoff for 72 hours.
+  notification.refused:
+    post:
+      summary: Opt-in. A notification naming the app was refused (forged, malformed); anyone can cause one.
+      operationId: webhookNotificationRefused
+      parameters:
+        - $ref: "#/components/parameters/WebhookId"
+        - $ref: "#/components/parameters/WebhookTimestamp"
+        - $ref: "#/components/parameters/WebhookSignature"
+      requestBody:
+        required: true
+        content:
+          application/json:
+            schema: { $ref: "#/components/schemas/RefusedNotificationEvent" }
+      responses:
+        "200":
+          description: Received. Any 2xx will do; anything else (or no answer within the timeout) is retried with backoff for 72 hours.
+  webhook.test:
+    post:
+      summary: Sent by reclaim webhooks test; ignore it.
+      operationId: webhookTest
+      parameters:
+        - $ref: "#/components/parameters/WebhookId"
+        - $ref: "#/components/parameters/WebhookTimestamp"
+        - $ref: "#/components/parameters/WebhookSignature"
+      requestBody:
+        required: true
+        content:
+          application/json:
+            schema: { $ref: "#/components/schemas/TestEvent" }
+      responses:
+        "200":
+          description: Received. Any 2xx will do; anything else (or no answer within the timeout) is retried with backoff for 72 hours.
+  forwardedNotification:
+    post:
+      summary: A notification Apple sent, forwarded to apps[].forwarding byte for byte.
+      description: >-
+        The body and Content-Type exactly as Apple posted them to Reclaim (verified and stored first; a refused one
+        is never forwarded), with the target's configured headers. At least once, retried for 72 hours: dedupe on the
+        header or on the payload's notificationUUID, as for Apple's own retries.
+      operationId: forwardedNotification
+      parameters:
+        - $ref: "#/components/parameters/NotificationUUID"
+      requestBody:
+        required: true
+        content:
+          application/json:
+            schema: { $ref: "#/components/schemas/SignedPayload" }
+      responses:
+        "200":
+          description: Received. Any 2xx will do; anything else is retried with backoff for 72 hours.
 
 """#
 }

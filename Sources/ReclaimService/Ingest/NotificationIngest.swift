@@ -70,7 +70,12 @@ public struct NotificationIngest: Sendable {
     }
 
     /// - Parameter body: the request's body, recorded with a refusal (nil: the history's signed payload is).
-    private func ingest(signedPayload: String, body: ByteBuffer?, contentType: String?, logger: Logger) async throws(IngestUnavailable)
+    private func ingest(
+        signedPayload: String,
+        body: ByteBuffer?,
+        contentType: String?,
+        logger: Logger
+    ) async throws(IngestUnavailable)
         -> IngestResult
     {
         var record: NotificationRecord
@@ -80,7 +85,8 @@ public struct NotificationIngest: Sendable {
             return refuse(error, body: body ?? ByteBuffer(string: signedPayload), claimedApp: claimedApp(signedPayload), logger: logger)
         }
         if forwardingApps.contains(record.bundleId) {
-            record.received = body.map { ReceivedBody(body: $0.readableBytesView, signedPayload: signedPayload, contentType: contentType) } ?? .history
+            record.received =
+                body.map { ReceivedBody(body: $0.readableBytesView, signedPayload: signedPayload, contentType: contentType) } ?? .history
         }
         let stored: Bool
         do {

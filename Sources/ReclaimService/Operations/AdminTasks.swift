@@ -114,7 +114,8 @@ public enum AdminTasks {
                 let error = (job.lastError ?? "").replacingOccurrences(of: "\n", with: " ")
                 // A target's URL may carry a token: only its origin and path are shown (OutboundURL.redacted).
                 let target = job.target.map { "\ttarget=\(OutboundURL.redactedTargetId($0))" } ?? ""
-                return "\(job.id)\t\(job.kind)\tattempts=\(job.attempts)\tfailed=\(ISO8601DateFormatter().string(from: job.failedAt))\(target)\t\(error)"
+                return
+                    "\(job.id)\t\(job.kind)\tattempts=\(job.attempts)\tfailed=\(ISO8601DateFormatter().string(from: job.failedAt))\(target)\t\(error)"
             }
         }
     }

@@ -31,7 +31,10 @@ struct OutboundSender: Service {
             return
         }
         let longest = targets.map(\.timeout).max() ?? .seconds(10)
-        var configuration = HTTPClient.Configuration(redirectConfiguration: .disallow, timeout: .init(connect: .seconds(10), read: .seconds(longest.components.seconds)))
+        var configuration = HTTPClient.Configuration(
+            redirectConfiguration: .disallow,
+            timeout: .init(connect: .seconds(10), read: .seconds(longest.components.seconds))
+        )
         configuration.httpVersion = .automatic
         let http = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
         let signal = WakeUpSignal(needsOwnerLock: true)

@@ -55,6 +55,8 @@ public struct ConsoleReport: Sendable {
     public var notificationsPerHour: [Int] = Array(repeating: 0, count: 24)
     public var queue: [QueueState] = []
     public var deadJobs: [DeadJob] = []
+    /// Forwarding targets and webhooks with their backlog, failing ones first.
+    public var outbound: [OutboundStore.TargetStatus] = []
     public var campaigns: [Campaign] = []
     /// Each campaign variant's lift with its interval and verdict (`reclaim.campaign_variant_lift`).
     public var lifts: [LiftStatistics] = []
@@ -105,6 +107,7 @@ public struct ConsoleReport: Sendable {
                 ORDER BY died_at DESC LIMIT 20
                 """
         )
+        public static let outbound = ConsoleQuery(id: "sql-outbound", source: "reclaim.outbound_targets, reclaim.jobs", sql: OutboundStore.statusSQL)
         public static let campaigns = ConsoleQuery(
             id: "sql-campaigns",
             source: "reclaim.campaign_funnel, reclaim.campaign_lift",
@@ -137,7 +140,7 @@ public struct ConsoleReport: Sendable {
                 """,
             globalOnly: true
         )
-        public static let all = [notifications, notificationsPerHour, queue, deadJobs, campaigns, rejections, rejectionsPerProblem]
+        public static let all = [notifications, notificationsPerHour, queue, deadJobs, outbound, campaigns, rejections, rejectionsPerProblem]
     }
 
     /// Reads every section on `connection`, in one read-only transaction: the numbers are of one moment. The
@@ -184,6 +187,7 @@ public struct ConsoleReport: Sendable {
         ) {
             report.deadJobs.append(DeadJob(id: id, kind: kind, attempts: attempts, lastError: error, diedAt: died))
         }
+        report.outbound = try await OutboundStore.status(bundleId: bundleId, connection: connection, logger: logger)
         let campaigns = try await connection.query(query(Queries.campaigns), logger: logger)
         for try await row in campaigns {
             let c = row.makeRandomAccess()

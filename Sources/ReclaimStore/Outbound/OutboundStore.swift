@@ -135,21 +135,29 @@ public enum OutboundStore {
         public var isFailing: Bool { retrying > 0 || dead > 0 }
     }
 
-    public static func status(postgres: Database, logger: Logger) async throws -> [TargetStatus] {
-        let rows = try await postgres.query(
-            """
-            SELECT t.id, t.kind, t.bundle_id, t.url, t.paused_at,
-                   count(j.id) FILTER (WHERE j.state IN ('available', 'retryable', 'running'))::bigint,
-                   count(j.id) FILTER (WHERE j.state IN ('available', 'retryable', 'running') AND j.attempts > 0)::bigint,
-                   count(j.id) FILTER (WHERE j.state = 'dead')::bigint,
-                   coalesce(extract(epoch FROM now() - min(j.created_at) FILTER (WHERE j.state <> 'dead')), 0)::float8,
-                   (array_agg(j.last_error ORDER BY j.updated_at DESC) FILTER (WHERE j.last_error IS NOT NULL))[1]
-            FROM reclaim.outbound_targets t
-            LEFT JOIN reclaim.jobs j ON j.target = t.id AND j.state IN ('available', 'retryable', 'running', 'dead')
-            GROUP BY t.id ORDER BY t.bundle_id, t.kind, t.url
-            """,
-            logger: logger
-        )
+    /// Each target's backlog, failing ones first; `$1` limits it to one app (NULL: every app). /console shows it.
+    public static let statusSQL = """
+        SELECT t.id, t.kind, t.bundle_id, t.url, t.paused_at,
+               count(j.id) FILTER (WHERE j.state IN ('available', 'retryable', 'running')) AS queued,
+               count(j.id) FILTER (WHERE j.state IN ('available', 'retryable', 'running') AND j.attempts > 0) AS retrying,
+               count(j.id) FILTER (WHERE j.state = 'dead') AS dead,
+               coalesce(extract(epoch FROM now() - min(j.created_at) FILTER (WHERE j.state <> 'dead')), 0)::float8 AS oldest_seconds,
+               (array_agg(j.last_error ORDER BY j.updated_at DESC) FILTER (WHERE j.last_error IS NOT NULL))[1] AS last_error
+        FROM reclaim.outbound_targets t
+        LEFT JOIN reclaim.jobs j ON j.target = t.id AND j.state IN ('available', 'retryable', 'running', 'dead')
+        WHERE $1::text IS NULL OR t.bundle_id = $1
+        GROUP BY t.id
+        ORDER BY count(j.id) FILTER (WHERE j.attempts > 0 OR j.state = 'dead') > 0 DESC, t.bundle_id, t.kind, t.url
+        """
+
+    public static func status(bundleId: String? = nil, postgres: Database, logger: Logger) async throws -> [TargetStatus] {
+        try await postgres.withConnection(logger: logger) { try await status(bundleId: bundleId, connection: $0, logger: logger) }
+    }
+
+    public static func status(bundleId: String?, connection: PostgresConnection, logger: Logger) async throws -> [TargetStatus] {
+        var bindings = PostgresBindings()
+        bindings.append(bundleId)
+        let rows = try await connection.query(PostgresQuery(unsafeSQL: statusSQL, binds: bindings), logger: logger)
         var result: [TargetStatus] = []
         for try await (id, kind, bundle, url, paused, queued, retrying, dead, age, error) in rows.decode(
             (String, String, String, String, Date?, Int64, Int64, Int64, Double, String?).self
@@ -210,7 +218,14 @@ public enum OutboundStore {
     }
 
     /// Leases up to `limit` of `target`'s due jobs, oldest first, unless the target is paused. Commits at once.
-    public static func claim(target: String, limit: Int, worker: String, lease: Duration, postgres: Database, logger: Logger) async throws
+    public static func claim(
+        target: String,
+        limit: Int,
+        worker: String,
+        lease: Duration,
+        postgres: Database,
+        logger: Logger
+    ) async throws
         -> [Job]
     {
         let leaseSeconds = Double(lease.components.seconds) + Double(lease.components.attoseconds) / 1e18
@@ -272,7 +287,14 @@ public enum OutboundStore {
 
     /// Records a failed send: retried after `retryDelay` seconds, or dead when that would pass the job's
     /// ``retryWindow``. Returns the new state, or nil when the job is no longer this worker's.
-    public static func fail(_ job: Job, worker: String, error: String, retryDelay: Double, postgres: Database, logger: Logger) async throws
+    public static func fail(
+        _ job: Job,
+        worker: String,
+        error: String,
+        retryDelay: Double,
+        postgres: Database,
+        logger: Logger
+    ) async throws
         -> JobState?
     {
         let rows = try await postgres.query(

@@ -28,7 +28,9 @@ struct ForwardingTests {
     /// `forwarding:` for the corpus app, indented for CampaignTestSetup's app entry.
     static func forwardingYAML(_ targets: [(port: Int, timeout: String)]) -> String {
         "    forwarding:\n"
-            + targets.map { "      - {url: \"http://127.0.0.1:\($0.port)/apple?token=secret-token\", timeout: \($0.timeout), headers: {X-Receiver-Token: abc}}" }
+            + targets.map {
+                "      - {url: \"http://127.0.0.1:\($0.port)/apple?token=secret-token\", timeout: \($0.timeout), headers: {X-Receiver-Token: abc}}"
+            }
             .joined(separator: "\n")
     }
 
@@ -59,7 +61,9 @@ struct ForwardingTests {
         let hangUsed = Atomic(false)
         let flaky = TestReceiver { number in
             if number <= 3 { return .status(500) }
-            if hangArmed.load(ordering: .sequentiallyConsistent), hangUsed.compareExchange(expected: false, desired: true, ordering: .sequentiallyConsistent).exchanged {
+            if hangArmed.load(ordering: .sequentiallyConsistent),
+                hangUsed.compareExchange(expected: false, desired: true, ordering: .sequentiallyConsistent).exchanged
+            {
                 return .hang(.seconds(6))
             }
             return .ok

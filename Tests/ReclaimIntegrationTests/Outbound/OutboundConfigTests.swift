@@ -1,9 +1,10 @@
 import Foundation
 import PostgresNIO
 import ReclaimDomain
-@testable import ReclaimService
 import ReclaimStore
 import Testing
+
+@testable import ReclaimService
 
 @Suite("Forwarding and webhook settings: mistakes refused at start-up with their config path")
 struct OutboundConfigTests {
@@ -120,7 +121,11 @@ struct OutboundConfigTests {
                         appAccountToken: nil,
                         productId: nil,
                         signedPayload: "header.payload\(index).signature",
-                        received: ReceivedBody(body: Array(#"{"signedPayload": "header.payload\#(index).signature"}"#.utf8), signedPayload: "header.payload\(index).signature", contentType: "application/json; charset=utf-8")
+                        received: ReceivedBody(
+                            body: Array(#"{"signedPayload": "header.payload\#(index).signature"}"#.utf8),
+                            signedPayload: "header.payload\(index).signature",
+                            contentType: "application/json; charset=utf-8"
+                        )
                     )
                 }
                 try await client.withConnection(logger: logger) { connection in

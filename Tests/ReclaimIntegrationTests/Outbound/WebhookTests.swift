@@ -4,10 +4,11 @@ import HummingbirdTesting
 import NIOCore
 import PostgresNIO
 import ReclaimDomain
-@testable import ReclaimService
 import ReclaimStore
 import ReclaimTestSupport
 import Testing
+
+@testable import ReclaimService
 
 @Suite("Webhooks: Reclaim's own events, signed as Standard Webhooks")
 struct WebhookTests {

@@ -1,6 +1,7 @@
 import Foundation
 import Hummingbird
 import HummingbirdTesting
+import ReclaimDomain
 import ReclaimService
 import Testing
 
@@ -22,6 +23,20 @@ struct OpenAPITests {
             }
         }
         return operations
+    }
+
+    @Test("the document's webhooks are every event Reclaim sends, the test message and forwarding, each with the signature headers")
+    func webhooksMatchTheEvents() throws {
+        let text = try String(contentsOf: Self.file, encoding: .utf8)
+        let section = try #require(text.components(separatedBy: "\nwebhooks:\n").dropFirst().first)
+        let names = Set(
+            section.split(separator: "\n").compactMap { line -> String? in
+                line.hasPrefix("  ") && !line.hasPrefix("   ") && line.hasSuffix(":") && !line.hasPrefix("  #")
+                    ? String(line.dropFirst(2).dropLast()) : nil
+            }
+        )
+        #expect(names == Set(WebhookEvent.allCases.map(\.rawValue) + [WebhookEvent.testType, "forwardedNotification"]))
+        #expect(section.components(separatedBy: "#/components/parameters/WebhookSignature").count - 1 == WebhookEvent.allCases.count + 1)
     }
 
     @Test("every route in the router is in the document, and every operation of the document is a route")
