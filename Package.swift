@@ -145,6 +145,7 @@ let package = Package(
                 server("PostgresNIO", "postgres-nio"),
                 server("ServiceLifecycle", "swift-service-lifecycle"),
                 server("UnixSignals", "swift-service-lifecycle"),
+                server("Hummingbird", "hummingbird"),
             ],
             swiftSettings: swiftSettings
         ),

@@ -8,7 +8,7 @@ let arguments = Array(CommandLine.arguments.dropFirst())
 guard let mode = arguments.first else {
     FileHandle.standardError.write(
         Data(
-            "usage: reclaim-bench sign|verify DIR|queue|queue-worker|ingest-bodies|offer-key FILE|pg-start DIR [--track-commit-timestamp on]|pg-stop DIR …\n"
+            "usage: reclaim-bench sign|verify DIR|queue|queue-worker|ingest-bodies|offer-key FILE|pg-start DIR [--track-commit-timestamp on]|pg-stop DIR|sink PORTFILE …\n"
                 .utf8
         )
     )
@@ -34,6 +34,7 @@ do {
         // business (`signingKeys`); the file holds only the key.
         try Data(SigningKey.generate(keyId: "BENCHKEY01").pkcs8PEM.utf8).write(to: URL(fileURLWithPath: try options.positional(0)), options: .atomic)
     case "queue-worker": try await QueueBenchmark.worker(options)
+    case "sink": try await Sink.run(options)
     default:
         FileHandle.standardError.write(Data("unknown mode \(mode)\n".utf8))
         exit(2)

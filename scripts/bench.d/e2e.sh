@@ -7,15 +7,18 @@
 # - notifications/s from first post to last offer ready (the sustained end-to-end rate);
 # - p50/p99 from a notification's 200 to its offer being ready, from the database;
 # - beside it, in the same run, the ingest-only rate: the same posting against
-#   `reclaim serve --role api` (no workers) into a fresh database, and the ratio e2e/ingest.
-# Goals: ≥ 1,000 notifications/s end to end, ≥ 0.5 of ingest alone, p99 < 100 ms.
+#   `reclaim serve --role api` (no workers) into a fresh database, and the ratio e2e/ingest;
+# - the end-to-end rate again with forwarding on (every notification also forwarded to one local
+#   receiver, `reclaim-bench sink`), beside the rate without, and when the last forward was delivered.
+# Goals: ≥ 1,000 notifications/s end to end, ≥ 0.5 of ingest alone, p99 < 100 ms; forwarding costs
+# < 20% of the end-to-end rate.
 # Usage (from scripts/bench): e2e.sh PATH/TO/release/reclaim-bench   (cwd: repository root)
 # Environment: NOTIFICATIONS (measured, default 20000), WARMUP (posted and processed first, not
 # measured, default 1000), CONNECTIONS (wrk's, default 32), TIMEOUT (seconds each phase may take
 # before the bench gives up, default 120 + NOTIFICATIONS/100), RATE (the paced phase's offered load,
 # default 1000/s).
-# Three phases, each on a fresh database: ingest alone and end to end as fast as wrk can post (the
-# rates), then end to end with the load paced at RATE (the latency: at saturation every figure is
+# Four phases, each on a fresh database: ingest alone, end to end, and end to end with forwarding as fast as
+# wrk can post (the rates), then end to end with the load paced at RATE (the latency: at saturation every figure is
 # the backlog's, so the p99 goal is judged where the load is what the goal names).
 # Everything listens on 127.0.0.1 only; processes and the temp folder go on exit.
 set -euo pipefail
@@ -36,8 +39,10 @@ root="$(mktemp -d /tmp/reclaim-bench-e2e.XXXXXX)"
 chmod 755 "$root"
 server_pid=""
 wrk_pid=""
+sink_pid=""
 cleanup() {
   [ -n "$wrk_pid" ] && kill "$wrk_pid" 2>/dev/null || true
+  [ -n "$sink_pid" ] && kill "$sink_pid" 2>/dev/null || true
   [ -n "$server_pid" ] && kill "$server_pid" 2>/dev/null && wait "$server_pid" 2>/dev/null || true
   "$bin" pg-stop "$root/pg" >/dev/null 2>&1 || true
   rm -rf "$root"
@@ -206,6 +211,38 @@ stop_server
 echo "bench e2e: end to end: $offers offers in ${e2e_seconds}s; decisions: $decisions" >&2
 psql "$url" -qc "DROP DATABASE reclaim_e2e WITH (FORCE)" >/dev/null
 
+# End to end with forwarding: the same, with every notification also forwarded to a local receiver.
+"$bin" sink "$root/sink.port" &
+sink_pid=$!
+for _ in $(seq 1 100); do [ -s "$root/sink.port" ] && break; sleep 0.1; done
+sink_port="$(cat "$root/sink.port")"
+cp "$RECLAIM_CONFIG" "$root/config-plain.yaml"
+python3 - "$RECLAIM_CONFIG" "$sink_port" <<'PY'
+import sys
+path, port = sys.argv[1], sys.argv[2]
+text = open(path).read().replace("    rootCertificates:", f"    forwarding: [{{url: 'http://127.0.0.1:{port}/apple'}}]\n    rootCertificates:", 1)
+open(path, "w").write(text + "forwarding: {allowPrivate: true}\n")
+PY
+start_server all reclaim_forward
+measure offers
+read -r forward_offers forward_seconds _ _ _ _ _ <<<"$(figures)"
+deadline=$((SECONDS + timeout))
+until [ "$(sql "SELECT count(*) FROM reclaim.jobs WHERE kind = 'forward' AND state <> 'completed'")" -eq 0 ]; do
+  [ "$SECONDS" -ge "$deadline" ] && { echo "bench e2e: forwards still pending after ${timeout}s" >&2; exit 1; }
+  sleep 0.25
+done
+# The last measured forward delivered, from the first measured notification's commit.
+read -r forwarded forwarded_seconds <<<"$(sql "
+  SELECT count(*), round(extract(epoch FROM max(j.completed_at) - min(pg_xact_commit_timestamp(n.xmin)))::numeric, 3)
+  FROM reclaim.jobs j JOIN reclaim.notifications n USING (notification_uuid)
+  WHERE j.kind = 'forward' AND n.received_at > '$mark'")"
+stop_server
+kill "$sink_pid" 2>/dev/null && wait "$sink_pid" 2>/dev/null || true
+sink_pid=""
+cp "$root/config-plain.yaml" "$RECLAIM_CONFIG"
+echo "bench e2e: with forwarding: $forward_offers offers in ${forward_seconds}s; $forwarded forwards delivered in ${forwarded_seconds}s" >&2
+psql "$url" -qc "DROP DATABASE reclaim_forward WITH (FORCE)" >/dev/null
+
 # End to end again, the load paced at RATE: the latency where the load is what the goal names.
 start_server all reclaim_paced
 measure offers "$pause_ms"
@@ -216,7 +253,8 @@ echo "bench e2e: paced: $paced_offers offers, stored over ${paced_posted_seconds
 
 python3 - "$notifications" "$offers" "$e2e_seconds" "$posted_seconds" "$p50" "$p99" "$commit_p50" "$commit_p99" \
   "$ingest_stored" "$ingest_seconds" "$connections" "$root/wrk-e2e.json" \
-  "$rate" "$paced_offers" "$paced_posted_seconds" "$paced_p50" "$paced_p99" "$paced_commit_p50" "$paced_commit_p99" <<'PY'
+  "$rate" "$paced_offers" "$paced_posted_seconds" "$paced_p50" "$paced_p99" "$paced_commit_p50" "$paced_commit_p99" \
+  "$forward_offers" "$forward_seconds" "$forwarded" "$forwarded_seconds" <<'PY'
 import json, sys
 notifications, offers = int(sys.argv[1]), int(sys.argv[2])
 e2e_seconds, posted_seconds = float(sys.argv[3]), float(sys.argv[4])
@@ -225,6 +263,10 @@ ingest_stored, ingest_seconds, connections = int(sys.argv[9]), float(sys.argv[10
 wrk = json.load(open(sys.argv[12]))
 rate, paced_offers, paced_posted_seconds = int(sys.argv[13]), int(sys.argv[14]), float(sys.argv[15])
 paced_p50, paced_p99, paced_commit_p50, paced_commit_p99 = (float(v) for v in sys.argv[16:20])
+forward_offers, forward_seconds = int(sys.argv[20]), float(sys.argv[21])
+forwarded, forwarded_seconds = int(sys.argv[22]), float(sys.argv[23])
+if forward_offers != notifications or forwarded != notifications:
+    sys.exit(f"bench e2e: with forwarding, expected {notifications} offers and forwards, got {forward_offers} and {forwarded}")
 if offers != notifications or ingest_stored != notifications:
     sys.exit(f"bench e2e: expected {notifications} measured notifications, got {offers} offers and {ingest_stored} stored by ingest alone")
 if min(e2e_seconds, posted_seconds, ingest_seconds) <= 0:
@@ -238,6 +280,11 @@ print(f"bench e2e: {per_s:,.0f} notifications/s from first post to last offer re
 print(f"bench e2e: ingest alone {ingest_per_s:,.0f}/s; ratio {ratio:.2f} (goal ≥ 0.5: {goal(ratio >= 0.5)})", file=sys.stderr)
 print(f"bench e2e: at saturation, 200 → offer ready: p50 {p50} ms, p99 {p99} ms by transaction start; "
       f"by commit: p50 {commit_p50} ms, p99 {commit_p99} ms (the backlog's figures)", file=sys.stderr)
+forward_per_s = forward_offers / forward_seconds
+forward_cost = 1 - forward_per_s / per_s
+print(f"bench e2e: with forwarding to one receiver {forward_per_s:,.0f}/s end to end against {per_s:,.0f}/s without: "
+      f"costs {forward_cost:.0%} (goal < 20%: {goal(forward_cost < 0.2)}); the last forward delivered "
+      f"{forwarded_seconds}s after the first notification ({forwarded / forwarded_seconds:,.0f} forwards/s)", file=sys.stderr)
 paced_per_s = paced_offers / paced_posted_seconds if paced_posted_seconds > 0 else 0
 print(f"bench e2e: paced at {rate:,}/s offered ({paced_per_s:,.0f}/s stored), 200 → offer ready: p50 {paced_commit_p50} ms, "
       f"p99 {paced_commit_p99} ms by commit (goal p99 < 100 ms: {goal(paced_commit_p99 < 100)}); "
@@ -247,6 +294,8 @@ print(f"bench e2e: during it, notifications were stored at {posted_per_s:,.0f}/s
 out = {"bench": "e2e", "per_s": round(per_s), "p50_ms": p50, "p99_ms": p99, "commit_p50_ms": commit_p50, "commit_p99_ms": commit_p99,
        "ingest_per_s": round(ingest_per_s), "ratio": round(ratio, 2), "notifications": notifications, "connections": connections,
        "posted_per_s": round(posted_per_s), "http_p50_ms": wrk["p50_ms"], "http_p99_ms": wrk["p99_ms"],
-       "paced_rate": rate, "paced_per_s": round(paced_per_s), "paced_p50_ms": paced_commit_p50, "paced_p99_ms": paced_commit_p99}
+       "paced_rate": rate, "paced_per_s": round(paced_per_s), "paced_p50_ms": paced_commit_p50, "paced_p99_ms": paced_commit_p99,
+       "forward_per_s": round(forward_per_s), "forward_cost": round(forward_cost, 2),
+       "forwards_per_s": round(forwarded / forwarded_seconds)}
 print(json.dumps(out))
 PY

@@ -132,7 +132,8 @@ struct ForwardingTests {
                     // The healthy receiver was never failed, so it got each notification exactly once; the flaky one got
                     // its three failures and the hung request again.
                     #expect(healthy.received.count == corpus.count)
-                    #expect(flaky.received.count >= corpus.count + 4)
+                    #expect(flaky.received.count >= corpus.count + 3)
+                    #expect(flaky.hangs.withLock { $0.count } == 1)
                     // Every forward completed: none left queued, none dead.
                     try await eventually("every forward job completed", timeout: .seconds(30)) {
                         let rows = try await client.query(
@@ -144,8 +145,16 @@ struct ForwardingTests {
                     }
                     let rows = try await client.query("SELECT count(*)::bigint FROM reclaim.jobs WHERE kind = 'forward'", logger: logger)
                     for try await count in rows.decode(Int64.self) { #expect(count == Int64(corpus.count * 2)) }
-                    // The token in the target's query string stays out of the log.
+                    // The token in the target's query string stays out of the log and the metrics, which count per target.
                     #expect(!server.logTail(1_000_000).contains("secret-token"))
+                    let (metrics, _) = try await URLSession.shared.data(from: URL(string: "http://127.0.0.1:\(server.port)/metrics")!)
+                    let exposition = String(decoding: metrics, as: UTF8.self)
+                    #expect(!exposition.contains("secret-token"))
+                    let flakyLabels = #"kind="forward",app="GeniusParentingAI",target="http://127.0.0.1:\#(flakyPort)/apple""#
+                    // Three 500s and one timeout.
+                    #expect(exposition.contains("reclaim_outbound_failed_total{\(flakyLabels)} 4"), "\(exposition.prefix(3000))")
+                    #expect(exposition.contains("reclaim_outbound_retried_total{\(flakyLabels)} 4"))
+                    #expect(exposition.contains("reclaim_outbound_sent_total{\(flakyLabels)} \(corpus.count)"))
                 }
             }
         }
