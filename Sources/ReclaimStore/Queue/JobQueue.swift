@@ -139,16 +139,22 @@ public struct JobQueue: Sendable {
     /// whose lease expired (a worker that hangs, or died unseen), and at once those of a worker whose database
     /// session ended. A worker holds a session-level advisory lock on `hashtextextended(locked_by, 0)` while it
     /// claims (WakeUpSignal's LISTEN session); PostgreSQL drops it when the session ends, as it does the moment a
-    /// killed process's socket closes. Only ids ending in ``liveOwnerSuffix`` are judged by the lock: a claimer
-    /// that holds none (an older version during a rolling upgrade) keeps its lease.
+    /// killed process's socket closes. So an owner whose lock this session can take (and gives back at once) is
+    /// gone. Only ids ending in ``liveOwnerSuffix`` are judged by the lock: a claimer that holds none (an older
+    /// version during a rolling upgrade) keeps its lease. (`pg_try_advisory_lock` per distinct owner, not a read
+    /// of `pg_locks`, which takes every lock-table partition of the server.)
     @discardableResult
     public func rescueExpired(limit: Int = 1000, logger: Logger) async throws -> Int {
         try await countRows(
             """
-            WITH live AS (
-                SELECT (l.classid::bigint << 32) | l.objid::bigint AS key FROM pg_locks l
-                WHERE l.locktype = 'advisory' AND l.objsubid = 1 AND l.granted
-                  AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database()))
+            WITH owners AS (
+                SELECT DISTINCT locked_by FROM reclaim.jobs WHERE state = 'running' AND locked_by LIKE \("%" + Self.liveOwnerSuffix)
+            ), gone AS (
+                -- CASE fixes the order: unlock only what was just locked.
+                SELECT locked_by FROM owners
+                WHERE CASE WHEN pg_try_advisory_lock(hashtextextended(locked_by, 0))
+                           THEN pg_advisory_unlock(hashtextextended(locked_by, 0)) ELSE false END
+            )
             UPDATE reclaim.jobs
             SET state = CASE WHEN attempts >= max_attempts THEN 'dead' ELSE 'available' END,
                 last_error = CASE WHEN lease_expires_at < now() THEN 'lease expired: the worker stopped before finishing the job'
@@ -156,9 +162,7 @@ public struct JobQueue: Sendable {
                 locked_by = NULL, lease_expires_at = NULL, run_at = now(), updated_at = now()
             WHERE id IN (
                 SELECT id FROM reclaim.jobs
-                WHERE state = 'running'
-                  AND (lease_expires_at < now()
-                       OR (locked_by LIKE \("%" + Self.liveOwnerSuffix) AND hashtextextended(locked_by, 0) NOT IN (SELECT key FROM live)))
+                WHERE state = 'running' AND (lease_expires_at < now() OR locked_by IN (SELECT locked_by FROM gone))
                 ORDER BY lease_expires_at LIMIT \(Int32(limit)) FOR UPDATE SKIP LOCKED)
             RETURNING id
             """,

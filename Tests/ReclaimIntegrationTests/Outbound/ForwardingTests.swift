@@ -49,6 +49,9 @@ struct ForwardingTests {
 
     static func median(_ values: [Duration]) -> Duration { values.sorted()[values.count / 2] }
 
+    /// Few database connections per process: the tests share one PostgreSQL (max_connections 300) and run at once.
+    static let smallServer = "worker: {pollInterval: 1s, lease: 3s, concurrency: 2}\nserver: {databaseConnections: 8}"
+
     @Test(
         "116 real notifications to two receivers, one failing three times and hanging once: each gets every one, byte for byte; ingest is not slowed by the hang"
     )
@@ -71,7 +74,7 @@ struct ForwardingTests {
         try await healthy.serve { healthyPort in
             try await flaky.serve { flakyPort in
                 let setup = try CampaignTestSetup(
-                    settings: "worker: {pollInterval: 1s, lease: 3s}\nforwarding: {allowPrivate: true}",
+                    settings: Self.smallServer + "\nforwarding: {allowPrivate: true}",
                     appSettings: Self.forwardingYAML([(healthyPort, "5s"), (flakyPort, "2s")])
                 )
                 defer { setup.remove() }
@@ -169,7 +172,7 @@ extension ForwardingTests {
         let receiver = TestReceiver { _ in .delay(.milliseconds(80)) }
         try await receiver.serve { port in
             let setup = try CampaignTestSetup(
-                settings: "worker: {pollInterval: 1s, lease: 3s}\nforwarding: {allowPrivate: true, concurrency: 2}",
+                settings: Self.smallServer + "\nforwarding: {allowPrivate: true, concurrency: 2}",
                 appSettings: Self.forwardingYAML([(port, "5s")])
             )
             defer { setup.remove() }
@@ -177,7 +180,14 @@ extension ForwardingTests {
                 try await ServerProcess.withAPIAndWorker(config: setup.configFile, databaseURL: url.connectionString, logs: setup.directory) {
                     api,
                     worker in
+                    // Paused while the corpus is posted (a loaded machine posts slower than the receiver answers), so
+                    // that every kill below lands while forwards are in flight.
+                    let url = "http://127.0.0.1:\(port)/apple?token=secret-token"
+                    try await eventually("the target is mirrored", timeout: .seconds(60)) {
+                        try await !OutboundStore.setPaused(true, url: url, bundleId: nil, postgres: client, logger: logger).isEmpty
+                    }
                     for item in corpus { _ = try await Self.post(item.body, port: api.port) }
+                    _ = try await OutboundStore.setPaused(false, url: url, bundleId: nil, postgres: client, logger: logger)
                     var kills: [ContinuousClock.Instant] = []
                     for _ in 0..<3 {
                         let before = receiver.received.count
