@@ -57,7 +57,10 @@ struct CommitBatcherTests {
     @Test("Concurrent callers share transactions, one batch writes at a time, and each gets its own answer after COMMIT")
     func concurrentCallers() async throws {
         let url = try await TestPostgres.shared.newDatabase(migrated: false)
-        try await Database.withDatabase(url, maxConnections: 8, logger: logger) { client in
+        // 300 callers' checks share 7 connections: on a machine busy with the whole suite one can wait longer than
+        // the command line's 10 s for a connection, which is not what this test is about.
+        let patient = Database.Deadlines(acquire: .seconds(120), query: .seconds(120), transaction: .seconds(120))
+        try await Database.withDatabase(url, maxConnections: 8, deadlines: patient, logger: logger) { client in
             try await client.query("CREATE TABLE items (n int PRIMARY KEY)", logger: logger)
             let observed = Observed()
             let batcher = makeBatcher(client, observed: observed)

@@ -24,7 +24,7 @@ struct OversizedBodyTests {
         }
     }
 
-    @Test("a client that writes 5 MiB (Content-Length) before reading gets 413 within a second")
+    @Test("a client that writes 5 MiB (Content-Length) before reading gets 413 within seconds")
     func writeFirst() async throws {
         try await withServer { port, _ in
             let (status, seconds) = try await RawSocket.onThread {
@@ -37,7 +37,8 @@ struct OversizedBodyTests {
                 return (answer.split(separator: "\r\n").first.map(String.init) ?? "", Date().timeIntervalSince(started))
             }
             #expect(status == "HTTP/1.1 413 Payload Too Large")
-            #expect(seconds < 1)
+            // Within a second on an idle machine; the bound leaves room for one busy with the whole suite.
+            #expect(seconds < 3)
         }
     }
 

@@ -61,19 +61,17 @@ struct EdgeTests {
                 let http = response as? HTTPURLResponse
                 return (http?.statusCode ?? 0, http?.value(forHTTPHeaderField: "Retry-After"))
             }
-            // A burst of 5, then one a second: twenty requests in a row must meet the limit, however slow the machine.
-            var statuses: [Int] = []
-            var limited: (Int, String?) = (0, nil)
-            for _ in 0..<20 {
-                let answer = try await get(key)
-                statuses.append(answer.0)
-                if answer.0 == 429 {
-                    limited = answer
-                    break
-                }
+            // A burst of 5, then one a second: twenty requests at once must meet the limit, however slow the machine
+            // (one after another, each taking over a second on a loaded machine, they might not).
+            let answers = try await withThrowingTaskGroup(of: (Int, String?).self) { group in
+                for _ in 0..<20 { group.addTask { try await get(key) } }
+                return try await group.reduce(into: []) { $0.append($1) }
             }
-            #expect(statuses.prefix(5).allSatisfy { $0 == 200 }, "\(statuses)")
+            let statuses = answers.map(\.0)
+            #expect(statuses.filter { $0 == 200 }.count >= 5, "\(statuses)")
+            let limited = answers.first { $0.0 == 429 } ?? (0, nil)
             #expect(limited.0 == 429 && Int(limited.1 ?? "") ?? 0 >= 1, "\(statuses)")
+            #expect(Set(statuses).isSubset(of: [200, 429]), "\(statuses)")
 
             var failed: [Int] = []
             for _ in 0..<5 { failed.append(try await get("rk_app_wrong").0) }

@@ -80,6 +80,7 @@ struct DatabaseDeadlineTests {
     @Test("a query sent on a connection the server has closed is answered at the deadline (PostgresNIO never answers it)")
     func queryOnClosedConnection() async throws {
         try await withDatabase(Self.short) { database in
+            try await connected(database)
             let started = ContinuousClock.now
             await #expect(throws: DatabaseTimeout.self) {
                 try await database.transaction(logger: logger) { connection in
@@ -90,6 +91,7 @@ struct DatabaseDeadlineTests {
                 }
             }
             #expect(ContinuousClock.now - started < .seconds(20))
+            try await connected(database)
             let one = try await firstInt(database, "SELECT 1")
             #expect(one == 1)
         }
