@@ -1,0 +1,118 @@
+import Foundation
+import PostgresNIO
+import ReclaimDomain
+import ReclaimStore
+import ReclaimTestSupport
+import SwiftASN1
+import Testing
+import X509
+
+@Suite("A killed worker's jobs come back through its released owner lock, not its lease")
+struct KilledWorkerJobsTests {
+    let logger = TestPostgres.logger
+
+    @Test("kill -9 of a worker in mid-batch: the jobs it held finish within seconds, with a 60 s lease")
+    func jobsReturnAtOnce() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("reclaim-killed-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let ca = try TestCertificateAuthority()
+        try ca.root.serializeAsPEM().pemString.write(to: directory.appendingPathComponent("root.pem"), atomically: true, encoding: .utf8)
+        try SigningKey.generate(keyId: "KILLKEY001").pkcs8PEM.write(to: directory.appendingPathComponent("key.p8"), atomically: true, encoding: .utf8)
+        let config = directory.appendingPathComponent("config.yaml")
+        try """
+        apps:
+          - bundleId: com.example.app
+            environments: [Sandbox]
+            issuerId: 11111111-2222-3333-4444-555555555555
+            signingKeys: [{keyId: KILLKEY001, file: \(directory.path)/key.p8}]
+            rootCertificates: [\(directory.path)/root.pem]
+        campaigns:
+          - id: retain
+            app: com.example.app
+            trigger: DID_CHANGE_RENEWAL_STATUS/AUTO_RENEW_DISABLED
+            offer: {productId: com.example.monthly, offerIdentifier: RETAIN50}
+        worker: {lease: 60s, concurrency: 2, batchSize: 50}
+        server: {databaseConnections: 8}
+        """.write(to: config, atomically: true, encoding: .utf8)
+        let notifications = TestNotifications(ca: ca)
+        let bodies = try (0..<1500).map { index in
+            try notifications.body(
+                uuid: UUID(),
+                originalTransactionId: "\(5_000_000_000_000_000 + index)",
+                appAccountToken: UUID(),
+                signedDate: Date()
+            )
+        }
+        try await withTestDatabase { client, url in
+            let api = try ServerProcess(
+                role: "api",
+                config: config,
+                databaseURL: url.connectionString,
+                log: directory.appendingPathComponent("api.log")
+            )
+            let worker = try ServerProcess(
+                role: "worker",
+                config: config,
+                databaseURL: url.connectionString,
+                log: directory.appendingPathComponent("worker.log")
+            )
+            try api.start()
+            defer {
+                api.stop()
+                worker.stop()
+            }
+            try await api.waitUntilUp()
+            // The backlog first, so that the worker is busy when it dies.
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for chunk in 0..<8 {
+                    let mine = stride(from: chunk, to: bodies.count, by: 8).map { bodies[$0] }
+                    group.addTask { for body in mine { #expect(await postNotification(body, port: api.port) == 200) } }
+                }
+                try await group.waitForAll()
+            }
+            try worker.start()
+            // Kill it while it holds claimed jobs.
+            var held: [Int64] = []
+            try await eventually("the worker holds claimed jobs", timeout: .seconds(60), every: .milliseconds(10)) {
+                held = try await Self.ids(client, "SELECT id FROM reclaim.jobs WHERE state = 'running'")
+                return !held.isEmpty
+            }
+            worker.killNine()
+            let killed = ContinuousClock.now
+            var killedAt = Date()
+            for try await now in try await client.query("SELECT now()", logger: logger).decode(Date.self) { killedAt = now }
+            try worker.start()
+            let ids = held
+            try await eventually("the dead worker's jobs completed", timeout: .seconds(50), every: .milliseconds(20)) {
+                try await Self.ids(client, "SELECT id FROM reclaim.jobs WHERE id = ANY(\(ids)) AND state <> 'completed'").isEmpty
+            }
+            let returned = ContinuousClock.now - killed
+            // When they started again (claimed by the new worker), by the database's clock against the kill's.
+            var started = 0.0
+            for try await seconds in try await client.query(
+                "SELECT extract(epoch FROM max(claimed_at) - \(killedAt))::float8 FROM reclaim.jobs WHERE id = ANY(\(ids))",
+                logger: logger
+            ).decode(Double.self) { started = seconds }
+            print("killed worker's \(ids.count) claimed jobs started again \(started) s and completed \(returned) after the kill (lease 60 s)")
+            // Far inside the lease: they came back through the lock the dead session released.
+            #expect(returned < .seconds(30), "\(returned)")
+            let errors = try await client.query(
+                "SELECT count(*)::bigint FROM reclaim.jobs WHERE id = ANY(\(ids)) AND last_error LIKE '%database session ended%'",
+                logger: logger
+            )
+            for try await count in errors.decode(Int64.self) { #expect(count > 0, "none was rescued by its owner's lock") }
+            try await eventually("every notification processed", timeout: .seconds(120), every: .milliseconds(100)) {
+                try await Self.ids(client, "SELECT id FROM reclaim.jobs WHERE state <> 'completed'").isEmpty
+            }
+            let offers = try await Self.ids(client, "SELECT count(*)::bigint FROM reclaim.offers")
+            #expect(offers == [Int64(bodies.count)], "one offer per subscriber, none twice")
+        }
+    }
+
+    static func ids(_ client: Database, _ query: PostgresQuery) async throws -> [Int64] {
+        var ids: [Int64] = []
+        for try await id in try await client.query(query, logger: TestPostgres.logger).decode(Int64.self) { ids.append(id) }
+        return ids
+    }
+}
