@@ -62,25 +62,48 @@ struct OutboundSender: Service {
         }
     }
 
-    private enum Finished { case send, wakeUp }
+    private enum Finished {
+        /// A send ended: the job when it was answered 2xx (to complete), nil when its failure was recorded.
+        case send(OutboundStore.Job?)
+        case wakeUp
+    }
 
-    /// One target: claim as many due jobs as there are free slots, send each in a task of its own, and claim again
-    /// when a send finishes or new jobs are announced (NOTIFY) or the poll interval passes.
+    /// One target: keep up to `concurrency` sends in flight, each in a task of its own, from a local queue that is
+    /// refilled by one claim of up to twice that many jobs when it runs dry; complete the sent jobs together, one
+    /// statement for many, before each claim (and when `concurrency` of them wait). Between claims new jobs are
+    /// announced by NOTIFY, or found at the poll interval.
     private func lane(_ target: OutboundTarget, http: HTTPClient, signal: WakeUpSignal, stopping: Stopping) async {
         let metrics = OutboundMetrics(target)
-        // Long enough for the request and its completion; a killed sender's jobs return sooner (its owner lock).
-        let lease = target.timeout + .seconds(30)
+        let claimAhead = 2 * concurrency
+        // A claimed job may wait behind a whole queue of sends (each bounded by the timeout) before its own; a killed
+        // sender's jobs return long before this, through its owner lock.
+        let lease = target.timeout * 3 + .seconds(30)
         await withTaskGroup(of: Finished.self) { group in
+            var queued: [OutboundStore.Job] = []
+            var sent: [OutboundStore.Job] = []
             var inFlight = 0
             var waiting = false
+            func complete() async {
+                guard !sent.isEmpty else { return }
+                do {
+                    try await OutboundStore.complete(sent, worker: workerId, postgres: postgres, logger: logger)
+                } catch {
+                    // Sent, but not recorded: the rescuer returns them and they are sent again (at least once).
+                    logger.warning(
+                        "could not complete sent outbound jobs",
+                        metadata: ["jobs": "\(sent.count)", "error": "\(String(reflecting: error))"]
+                    )
+                }
+                sent.removeAll()
+            }
             while !stopping.isStopping && !Task.isCancelled {
                 let generation = signal.generation
-                var claimed: [OutboundStore.Job] = []
-                if inFlight < concurrency && signal.mayClaim {
+                if queued.isEmpty && inFlight < concurrency && signal.mayClaim {
+                    await complete()
                     do {
-                        claimed = try await OutboundStore.claim(
+                        queued = try await OutboundStore.claim(
                             target: target.id,
-                            limit: concurrency - inFlight,
+                            limit: claimAhead - inFlight,
                             worker: workerId,
                             lease: lease,
                             postgres: postgres,
@@ -93,15 +116,12 @@ struct OutboundSender: Service {
                         )
                     }
                 }
-                for job in claimed {
+                while inFlight < concurrency, !queued.isEmpty {
+                    let job = queued.removeFirst()
                     inFlight += 1
-                    group.addTask {
-                        await send(job, to: target, http: http, metrics: metrics)
-                        return .send
-                    }
+                    group.addTask { .send(await send(job, to: target, http: http, metrics: metrics) ? job : nil) }
                 }
-                if !claimed.isEmpty && inFlight < concurrency { continue }
-                if !waiting {
+                if queued.isEmpty && inFlight < concurrency && !waiting {
                     waiting = true
                     group.addTask {
                         await signal.wait(after: generation, timeout: pollInterval)
@@ -109,19 +129,28 @@ struct OutboundSender: Service {
                     }
                 }
                 switch await group.next() {
-                case .send?: inFlight -= 1
+                case .send(let job)?:
+                    inFlight -= 1
+                    if let job { sent.append(job) }
+                    if sent.count >= concurrency { await complete() }
                 case .wakeUp?: waiting = false
                 case nil: return
                 }
             }
-            // Shutting down: the sends in flight finish (each bounded by its timeout); the waiter was woken.
-            for await _ in group {}
+            // Shutting down: the sends in flight finish (each bounded by its timeout); the waiter was woken. What was
+            // claimed but not started is released by the caller.
+            for await finished in group {
+                if case .send(let job?) = finished { sent.append(job) }
+            }
+            await complete()
         }
     }
 
-    private func send(_ job: OutboundStore.Job, to target: OutboundTarget, http: HTTPClient, metrics: OutboundMetrics) async {
+    /// Sends one job; true when it was answered 2xx (the lane completes it), false when its failure was recorded.
+    private func send(_ job: OutboundStore.Job, to target: OutboundTarget, http: HTTPClient, metrics: OutboundMetrics) async -> Bool {
         let started = ContinuousClock.now
         let failure: String
+        var retry = true
         do {
             let request = try OutboundRequest.make(job, target: target)
             let response = try await http.execute(request, timeout: .seconds(target.timeout.components.seconds))
@@ -130,28 +159,24 @@ struct OutboundSender: Service {
             metrics.duration.recordNanoseconds((ContinuousClock.now - started).nanoseconds)
             if (200..<300).contains(response.status.code) {
                 metrics.sent.increment()
-                do {
-                    try await OutboundStore.complete([job], worker: workerId, postgres: postgres, logger: logger)
-                } catch {
-                    // Sent, but not recorded: the rescuer returns it and it is sent again (at least once).
-                    logger.warning("could not complete a sent outbound job", metadata: ["job": "\(job.id)", "error": "\(String(reflecting: error))"])
-                }
-                return
+                return true
             }
             failure = "HTTP \(response.status.code) from \(target.shownURL)"
         } catch let error as OutboundRequest.Unsendable {
+            // No retry can help (the notification was pruned): dead now, listed by `reclaim jobs dead`.
             failure = error.description
+            retry = false
         } catch {
             metrics.duration.recordNanoseconds((ContinuousClock.now - started).nanoseconds)
             failure = "\(Self.describe(error)) sending to \(target.shownURL)"
         }
         metrics.failed.increment()
-        let delay = backoff.delay(afterAttempt: job.attempt, unit: Double.random(in: 0..<1))
+        let delay = retry ? backoff.delay(afterAttempt: job.attempt, unit: Double.random(in: 0..<1)) : OutboundStore.retryWindow + 1
         do {
             let state = try await OutboundStore.fail(job, worker: workerId, error: failure, retryDelay: delay, postgres: postgres, logger: logger)
             if state == .dead {
                 metrics.dead.increment()
-                logger.error("outbound job dead: its target failed for 72 hours", metadata: ["job": "\(job.id)", "error": "\(failure)"])
+                logger.error("outbound job dead (failed for 72 hours, or unsendable)", metadata: ["job": "\(job.id)", "error": "\(failure)"])
             } else if state == .retryable {
                 metrics.retried.increment()
                 logger.notice(
@@ -162,6 +187,7 @@ struct OutboundSender: Service {
         } catch {
             logger.warning("could not record a failed outbound send", metadata: ["job": "\(job.id)", "error": "\(String(reflecting: error))"])
         }
+        return false
     }
 
     /// An error in words for `last_error`, without the request (whose headers may hold a token).
