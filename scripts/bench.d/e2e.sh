@@ -224,8 +224,14 @@ text = open(path).read().replace("    rootCertificates:", f"    forwarding: [{{u
 open(path, "w").write(text + "forwarding: {allowPrivate: true}\n")
 PY
 start_server all reclaim_forward
+# CPU ticks (1/100 s) of the receiver and of the whole machine over the phase: the receiver would run elsewhere in
+# production, so its share of the two cores is part of what forwarding costs here and not there.
+ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
+busy() { awk '/^cpu /{print $2 + $3 + $4 + $7 + $8 + $9}' /proc/stat; }
+sink_before="$(ticks "$sink_pid")"; busy_before="$(busy)"
 measure offers
 read -r forward_offers forward_seconds _ _ _ _ _ <<<"$(figures)"
+sink_cpu=$(( $(ticks "$sink_pid") - sink_before )); busy_cpu=$(( $(busy) - busy_before ))
 deadline=$((SECONDS + timeout))
 until [ "$(sql "SELECT count(*) FROM reclaim.jobs WHERE kind = 'forward' AND state <> 'completed'")" -eq 0 ]; do
   [ "$SECONDS" -ge "$deadline" ] && { echo "bench e2e: forwards still pending after ${timeout}s" >&2; exit 1; }
@@ -241,6 +247,7 @@ kill "$sink_pid" 2>/dev/null && wait "$sink_pid" 2>/dev/null || true
 sink_pid=""
 cp "$root/config-plain.yaml" "$RECLAIM_CONFIG"
 echo "bench e2e: with forwarding: $forward_offers offers in ${forward_seconds}s; $forwarded forwards delivered in ${forwarded_seconds}s" >&2
+echo "bench e2e: during that phase the receiver (reclaim-bench sink) used $((sink_cpu * 100 / (busy_cpu > 0 ? busy_cpu : 1)))% of the machine's busy CPU ($sink_cpu of $busy_cpu ticks)" >&2
 psql "$url" -qc "DROP DATABASE reclaim_forward WITH (FORCE)" >/dev/null
 
 # End to end again, the load paced at RATE: the latency where the load is what the goal names.
