@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import Metrics
 import PostgresNIO
 import ReclaimDomain
 import ReclaimStore
@@ -16,6 +17,10 @@ struct OfferDelivery: Sendable {
     /// Decides, by its ``SignaturePolicy``, whether a stored signature may go out, and signs anew when not.
     let issuer: OfferIssuer
     let metrics = CampaignMetrics()
+    /// Who has a live offer, in memory: most launches are answered "none" without a query.
+    var liveOffers = LiveOfferIndex()
+    let answeredByIndex = Counter(label: "reclaim_offer_lookups_total", dimensions: [("answered_by", "index")])
+    let answeredByDatabase = Counter(label: "reclaim_offer_lookups_total", dimensions: [("answered_by", "database")])
 
     /// Whose offers: an app user named by the appAccountToken the app sets on its purchases, or a subscription
     /// proven by a transaction Apple signed (``TransactionProof``), for subscribers without one.
@@ -26,7 +31,13 @@ struct OfferDelivery: Sendable {
 
     func deliver(to recipient: Recipient, logger: Logger) async throws -> [StoredOffer] {
         if case .appUser(let bundleId, let appAccountToken) = recipient {
-            // Most launches find no offer: one indexed read, no transaction, no lock.
+            // Most launches find no offer: the index says so in memory when it is in sync (an answer that misses no
+            // offer committed more than LiveOfferIndex.staleness ago); otherwise one indexed read, no transaction.
+            if liveOffers.mayHaveOffer(bundleId: bundleId, appAccountToken: appAccountToken) == false {
+                answeredByIndex.increment()
+                return []
+            }
+            answeredByDatabase.increment()
             let any = try await postgres.withConnection(logger: logger) {
                 try await OfferStore.hasDeliverable(bundleId: bundleId, appAccountToken: appAccountToken, connection: $0, logger: logger)
             }

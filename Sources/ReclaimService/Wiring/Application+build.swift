@@ -29,7 +29,7 @@ public func buildRouter(_ dependencies: Dependencies, role: ServerRole = .all) -
         ).register(on: router)
 
         let keys = KeyAuthentication(postgres: dependencies.postgres, server: server)
-        let delivery = OfferDelivery(postgres: dependencies.postgres, issuer: dependencies.issuer)
+        let delivery = OfferDelivery(postgres: dependencies.postgres, issuer: dependencies.issuer, liveOffers: dependencies.liveOffers)
         let apps = router.group().add(middleware: KeyAuthenticator(authentication: keys, scope: .app))
         OfferRoutes(
             delivery: delivery,

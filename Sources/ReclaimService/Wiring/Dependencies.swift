@@ -25,6 +25,9 @@ public struct Dependencies: Sendable {
     public var liveness: Liveness
     /// The apps' forwarding targets and webhooks, their secrets read and checked.
     public var outboundTargets: [OutboundTarget]
+    /// Who has a live offer, for `GET /v1/offers`; kept in sync by ``LiveOfferListener`` in the API role (until it
+    /// is, every launch asks the database).
+    let liveOffers = LiveOfferIndex()
 
     /// - Parameter verifier: defaults to one trusting Apple's root and the config's extra roots.
     public init(

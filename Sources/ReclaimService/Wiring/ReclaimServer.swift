@@ -50,6 +50,9 @@ public struct ReclaimServer: Sendable {
             ),
             SystemdWatchdog(liveness: dependencies.liveness, logger: logger),
         ]
+        if role.servesAPI {
+            services.append(LiveOfferListener(index: dependencies.liveOffers, postgres: postgres, logger: logger))
+        }
         if role.runsWorkers {
             let queue = JobQueue(postgres: postgres)
             services.append(

@@ -93,6 +93,27 @@ public enum OfferStore {
     }
 
     /// Whether the app user has any deliverable offer: the cheap first look of a delivery, without a transaction.
+    /// The NOTIFY channel of new live offers: `o <bundle id> <appAccountToken>` (schema.sql, notify_live_offer).
+    public static let liveOffersChannel = "reclaim_offers"
+
+    /// The app user a `liveOffersChannel` payload names.
+    public static func liveOfferKey(_ payload: String) -> (bundleId: String, appAccountToken: UUID)? {
+        let parts = payload.split(separator: " ")
+        guard parts.count == 3, parts[0] == "o", let token = UUID(uuidString: String(parts[2])) else { return nil }
+        return (String(parts[1]), token)
+    }
+
+    /// Every app user with a live offer (an index-only read of offers_deliverable_idx).
+    public static func liveOfferOwners(postgres: Database, logger: Logger) async throws -> [(String, UUID)] {
+        let rows = try await postgres.query(
+            "SELECT bundle_id, app_account_token FROM reclaim.offers WHERE state IN ('ready', 'delivered') AND app_account_token IS NOT NULL",
+            logger: logger
+        )
+        var owners: [(String, UUID)] = []
+        for try await (bundle, token) in rows.decode((String, UUID).self) { owners.append((bundle, token)) }
+        return owners
+    }
+
     public static func hasDeliverable(bundleId: String, appAccountToken: UUID, connection: PostgresConnection, logger: Logger) async throws -> Bool {
         for try await _ in try await connection.execute(HasDeliverableStatement(bundleId: bundleId, appAccountToken: appAccountToken), logger: logger)
         {

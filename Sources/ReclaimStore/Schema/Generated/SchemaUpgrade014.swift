@@ -7,7 +7,8 @@ enum SchemaUpgrade014 {
 -- forwarded byte for byte to the app's other receivers, and Reclaim's own events (offers issued, delivered, redeemed,
 -- withdrawn, expired; grants; refused notifications) go to Standard Webhooks receivers. Both travel through the job
 -- queue, queued in the transaction of what they report, and are sent by one sender per target (jobs.target) so a
--- slow target delays nobody else.
+-- slow target delays nobody else. And a trigger tells the API processes of every new live offer (their in-memory
+-- index of who has one).
 --
 -- reclaim-schema-version: 14
 
@@ -105,6 +106,19 @@ CREATE TRIGGER offers_issued_webhooks AFTER INSERT ON reclaim.offers
     FOR EACH ROW EXECUTE FUNCTION reclaim.offer_webhooks();
 CREATE TRIGGER offers_state_webhooks AFTER UPDATE OF state ON reclaim.offers
     FOR EACH ROW WHEN (OLD.state IS DISTINCT FROM NEW.state AND NEW.state <> 'ready') EXECUTE FUNCTION reclaim.offer_webhooks();
+
+-- Each API process keeps in memory which app users have a live offer (GET /v1/offers answers most launches, which
+-- find none, without a query); this tells it of every new one as its transaction commits.
+CREATE FUNCTION reclaim.notify_live_offer() RETURNS trigger
+LANGUAGE plpgsql AS $$
+BEGIN
+    PERFORM pg_notify('reclaim_offers', 'o ' || NEW.bundle_id || ' ' || NEW.app_account_token);
+    RETURN NULL;
+END
+$$;
+COMMENT ON FUNCTION reclaim.notify_live_offer() IS 'NOTIFY reclaim_offers, ''o <bundle id> <appAccountToken>'', for every offer inserted with a token: the API processes'' live-offer index (README, GET /v1/offers).';
+CREATE TRIGGER offers_live_notify AFTER INSERT ON reclaim.offers
+    FOR EACH ROW WHEN (NEW.app_account_token IS NOT NULL) EXECUTE FUNCTION reclaim.notify_live_offer();
 
 CREATE FUNCTION reclaim.grant_webhooks() RETURNS trigger
 LANGUAGE plpgsql AS $$
