@@ -33,15 +33,19 @@ struct OfferDelivery: Sendable {
         if case .appUser(let bundleId, let appAccountToken) = recipient {
             // Most launches find no offer: the index says so in memory when it is in sync (an answer that misses no
             // offer committed more than LiveOfferIndex.staleness ago); otherwise one indexed read, no transaction.
-            if liveOffers.mayHaveOffer(bundleId: bundleId, appAccountToken: appAccountToken) == false {
+            switch liveOffers.mayHaveOffer(bundleId: bundleId, appAccountToken: appAccountToken) {
+            case false?:
                 answeredByIndex.increment()
                 return []
+            case true?:
+                answeredByDatabase.increment()  // named by the index: straight to the transaction below
+            case nil:
+                answeredByDatabase.increment()
+                let any = try await postgres.withConnection(logger: logger) {
+                    try await OfferStore.hasDeliverable(bundleId: bundleId, appAccountToken: appAccountToken, connection: $0, logger: logger)
+                }
+                guard any else { return [] }
             }
-            answeredByDatabase.increment()
-            let any = try await postgres.withConnection(logger: logger) {
-                try await OfferStore.hasDeliverable(bundleId: bundleId, appAccountToken: appAccountToken, connection: $0, logger: logger)
-            }
-            guard any else { return [] }
         }
         let delivered = try await postgres.transaction(logger: logger) { connection in
             let offers: [StoredOffer]
