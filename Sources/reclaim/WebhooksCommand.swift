@@ -44,39 +44,34 @@ struct WebhooksCommand: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Stop sending to the targets at URL: their messages stay queued (none lost) until resume."
         )
-        @Argument(help: "The target's URL, as configured.") var url: String
-        @Option(help: "Only this app's target at URL.") var app: String?
-        @OptionGroup var database: DatabaseOptions
+        @OptionGroup var target: TargetOptions
 
-        func run() async throws {
-            let changed = try await WebhookTasks.setPaused(
-                true,
-                targetURL: url,
-                bundleId: app,
-                url: try database.resolved(),
-                logger: Bootstrap.logging()
-            )
-            guard !changed.isEmpty else { throw ValidationError("no configured target has that URL (reclaim webhooks list shows them)") }
-            for id in changed { print("paused \(id)") }
-        }
+        func run() async throws { try await target.setPaused(true) }
     }
 
     struct Resume: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Send to the targets at URL again, starting with what queued meanwhile.")
+        @OptionGroup var target: TargetOptions
+
+        func run() async throws { try await target.setPaused(false) }
+    }
+
+    /// What pause and resume name: the target's URL, optionally one app's.
+    struct TargetOptions: ParsableArguments {
         @Argument(help: "The target's URL, as configured.") var url: String
         @Option(help: "Only this app's target at URL.") var app: String?
         @OptionGroup var database: DatabaseOptions
 
-        func run() async throws {
+        func setPaused(_ paused: Bool) async throws {
             let changed = try await WebhookTasks.setPaused(
-                false,
+                paused,
                 targetURL: url,
                 bundleId: app,
                 url: try database.resolved(),
                 logger: Bootstrap.logging()
             )
             guard !changed.isEmpty else { throw ValidationError("no configured target has that URL (reclaim webhooks list shows them)") }
-            for id in changed { print("resumed \(id)") }
+            for id in changed { print("\(paused ? "paused" : "resumed") \(id)") }
         }
     }
 

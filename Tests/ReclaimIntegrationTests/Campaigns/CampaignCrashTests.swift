@@ -17,12 +17,8 @@ struct CampaignCrashTests {
 
     @Test("every acknowledged notification is stored and every subscriber ends with exactly one offer")
     func killNine() async throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("reclaim-crash-\(UUID().uuidString.prefix(8))")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let (directory, ca) = try serverTestFiles(prefix: "crash", keyId: "CRASHKEY01")
         defer { try? FileManager.default.removeItem(at: directory) }
-        let ca = try TestCertificateAuthority()
-        try ca.root.serializeAsPEM().pemString.write(to: directory.appendingPathComponent("root.pem"), atomically: true, encoding: .utf8)
-        try SigningKey.generate(keyId: "CRASHKEY01").pkcs8PEM.write(to: directory.appendingPathComponent("key.p8"), atomically: true, encoding: .utf8)
         let config = directory.appendingPathComponent("config.yaml")
         try """
         apps:

@@ -13,12 +13,8 @@ struct KilledWorkerJobsTests {
 
     @Test("kill -9 of a worker in mid-batch: the jobs it held finish within seconds, with a 60 s lease")
     func jobsReturnAtOnce() async throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("reclaim-killed-\(UUID().uuidString.prefix(8))")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let (directory, ca) = try serverTestFiles(prefix: "killed", keyId: "KILLKEY001")
         defer { try? FileManager.default.removeItem(at: directory) }
-        let ca = try TestCertificateAuthority()
-        try ca.root.serializeAsPEM().pemString.write(to: directory.appendingPathComponent("root.pem"), atomically: true, encoding: .utf8)
-        try SigningKey.generate(keyId: "KILLKEY001").pkcs8PEM.write(to: directory.appendingPathComponent("key.p8"), atomically: true, encoding: .utf8)
         let config = directory.appendingPathComponent("config.yaml")
         try """
         apps:

@@ -49,6 +49,16 @@ struct ForwardingTests {
 
     static func median(_ values: [Duration]) -> Duration { values.sorted()[values.count / 2] }
 
+    /// Forward jobs not completed yet.
+    static func forwardsLeft(_ client: Database) async throws -> Int64 {
+        let rows = try await client.query(
+            "SELECT count(*)::bigint FROM reclaim.jobs WHERE kind = 'forward' AND state <> 'completed'",
+            logger: TestPostgres.logger
+        )
+        for try await count in rows.decode(Int64.self) { return count }
+        return 0
+    }
+
     /// Few database connections per process: the tests share one PostgreSQL (max_connections 300) and run at once.
     static let smallServer = "worker: {pollInterval: 1s, lease: 3s, concurrency: 2}\nserver: {databaseConnections: 8}"
 
@@ -138,14 +148,7 @@ struct ForwardingTests {
                     #expect(flaky.received.count >= corpus.count + 3)
                     #expect(flaky.hangs.withLock { $0.count } == 1)
                     // Every forward completed: none left queued, none dead.
-                    try await eventually("every forward job completed", timeout: .seconds(30)) {
-                        let rows = try await client.query(
-                            "SELECT count(*)::bigint FROM reclaim.jobs WHERE kind = 'forward' AND state <> 'completed'",
-                            logger: logger
-                        )
-                        for try await count in rows.decode(Int64.self) { return count == 0 }
-                        return false
-                    }
+                    try await eventually("every forward job completed", timeout: .seconds(30)) { try await Self.forwardsLeft(client) == 0 }
                     let rows = try await client.query("SELECT count(*)::bigint FROM reclaim.jobs WHERE kind = 'forward'", logger: logger)
                     for try await count in rows.decode(Int64.self) { #expect(count == Int64(corpus.count * 2)) }
                     // The token in the target's query string stays out of the log and the metrics, which count per target.
@@ -204,18 +207,11 @@ extension ForwardingTests {
                         let uuid = try #require(request.headers["x-reclaim-notification-uuid"])
                         #expect(request.body == Array(try #require(expected[uuid])), "the body sent as \(uuid) is another notification's")
                     }
-                    // The killed worker's claimed jobs came back through its released owner lock, not its 35 s lease:
+                    // The killed worker's claimed jobs came back through its released owner lock, not their 45 s lease:
                     // after the last kill, the receiver had everything long before a lease could have expired.
                     let done = receiver.received.map(\.at).max()!
                     #expect(done - kills.last! < .seconds(30), "the last forward came \(done - kills.last!) after the last kill")
-                    try await eventually("no forward left", timeout: .seconds(30)) {
-                        let rows = try await client.query(
-                            "SELECT count(*)::bigint FROM reclaim.jobs WHERE kind = 'forward' AND state <> 'completed'",
-                            logger: logger
-                        )
-                        for try await count in rows.decode(Int64.self) { return count == 0 }
-                        return false
-                    }
+                    try await eventually("no forward left", timeout: .seconds(30)) { try await Self.forwardsLeft(client) == 0 }
                 }
             }
         }

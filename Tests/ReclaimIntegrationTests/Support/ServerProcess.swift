@@ -1,5 +1,8 @@
 import Foundation
+import ReclaimDomain
 import ReclaimTestSupport
+import SwiftASN1
+import X509
 
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -102,4 +105,15 @@ extension ServerProcess {
         try await api.waitUntilUp()
         return try await body(api, worker)
     }
+}
+
+/// The files a test that runs `reclaim serve` processes with test-signed notifications needs: a folder of its own
+/// (removed by the caller), a test CA whose root is `root.pem` there, and a fresh signing key `key.p8`.
+func serverTestFiles(prefix: String, keyId: String) throws -> (directory: URL, ca: TestCertificateAuthority) {
+    let directory = FileManager.default.temporaryDirectory.appendingPathComponent("reclaim-\(prefix)-\(UUID().uuidString.prefix(8))")
+    try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    let ca = try TestCertificateAuthority()
+    try ca.root.serializeAsPEM().pemString.write(to: directory.appendingPathComponent("root.pem"), atomically: true, encoding: .utf8)
+    try SigningKey.generate(keyId: keyId).pkcs8PEM.write(to: directory.appendingPathComponent("key.p8"), atomically: true, encoding: .utf8)
+    return (directory, ca)
 }
