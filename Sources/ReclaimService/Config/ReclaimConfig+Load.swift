@@ -132,11 +132,12 @@ extension ReclaimConfig {
         if server.headerTimeout.seconds < 1 { problems.append("server.headerTimeout must be at least 1s") }
         if server.bodyTimeout.seconds < 1 { problems.append("server.bodyTimeout must be at least 1s") }
         problems += TrustedProxies.problems(server.trustedProxies)
-        // Ingest, the worker lanes, their LISTEN connection and the background tasks each need one.
-        // worker.concurrency is bounded above, so `+ 3` cannot overflow.
-        if server.databaseConnections > 1000 || server.databaseConnections < min(worker.concurrency, 500) + 3 {
+        // Ingest, the worker lanes, the three LISTEN sessions (the workers', the outbound sender's, the live-offer
+        // index's, each held for good) and the background tasks each need one.
+        // worker.concurrency is bounded above, so `+ 5` cannot overflow.
+        if server.databaseConnections > 1000 || server.databaseConnections < min(worker.concurrency, 500) + 5 {
             problems.append(
-                "server.databaseConnections must be at most 1000 and at least worker.concurrency + 3 (\(min(worker.concurrency, 500) + 3)): every worker lane, the LISTEN connection and ingest need one"
+                "server.databaseConnections must be at most 1000 and at least worker.concurrency + 5 (\(min(worker.concurrency, 500) + 5)): every worker lane, the three LISTEN sessions and ingest need one"
             )
         }
         for (key, value, range) in [

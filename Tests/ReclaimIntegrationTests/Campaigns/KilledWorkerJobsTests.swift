@@ -29,7 +29,7 @@ struct KilledWorkerJobsTests {
             trigger: DID_CHANGE_RENEWAL_STATUS/AUTO_RENEW_DISABLED
             offer: {productId: com.example.monthly, offerIdentifier: RETAIN50}
         worker: {lease: 60s, concurrency: 2, batchSize: 50}
-        server: {databaseConnections: 8}
+        server: {databaseConnections: 12}
         """.write(to: config, atomically: true, encoding: .utf8)
         let notifications = TestNotifications(ca: ca)
         let bodies = try (0..<1500).map { index in

@@ -60,7 +60,7 @@ struct ForwardingTests {
     }
 
     /// Few database connections per process: the tests share one PostgreSQL (max_connections 300) and run at once.
-    static let smallServer = "worker: {pollInterval: 1s, lease: 3s, concurrency: 2}\nserver: {databaseConnections: 8}"
+    static let smallServer = "worker: {pollInterval: 1s, lease: 3s, concurrency: 2}\nserver: {databaseConnections: 12}"
 
     @Test(
         "116 real notifications to two receivers, one failing three times and hanging once: each gets every one, byte for byte; ingest is not slowed by the hang"

@@ -158,14 +158,14 @@ struct ConfigProblemReportTests {
             """
         )
         for expected in [
-            "server.databaseConnections must be at most 1000 and at least worker.concurrency + 3 (11)",
+            "server.databaseConnections must be at most 1000 and at least worker.concurrency + 5 (13)",
             "app a: serverAPI.baseURL ftp://example.com is not an http(s) URL",
             "reconciliation.interval must be 0s (off) or at least 1m",
             "reconciliation.lookBack must be from 1h to 180d",
         ] {
             #expect(text.contains(expected), "\(text)")
         }
-        #expect(throws: Never.self) { try ReclaimConfig.parse(yaml: "server: {databaseConnections: 11}\nworker: {concurrency: 8}") }
+        #expect(throws: Never.self) { try ReclaimConfig.parse(yaml: "server: {databaseConnections: 13}\nworker: {concurrency: 8}") }
     }
 
     @Test("database deadlines: defaults, values given, and values that cannot work refused with their bounds")
