@@ -20,6 +20,9 @@ public struct NotificationIngest: Sendable {
     let rejections: RejectionRecorder
     /// Apps with forwarding targets: their notifications keep the body's shape so it can be sent on as received.
     let forwardingApps: Set<String>
+    /// Apps with a webhook for `notification.refused`: only then is a refused payload read for the app it names
+    /// (a flood of forged requests must not cost a JSON parse each for nobody).
+    let refusalWebhookApps: Set<String>
     let logger: Logger
     let storedCounter = Counter(label: "reclaim_notifications_total", dimensions: [("outcome", "stored")])
     let duplicateCounter = Counter(label: "reclaim_notifications_total", dimensions: [("outcome", "duplicate")])
@@ -35,6 +38,9 @@ public struct NotificationIngest: Sendable {
             logger: dependencies.logger
         )
         self.forwardingApps = Set(dependencies.config.apps.filter { !$0.forwarding.isEmpty }.map(\.bundleId))
+        self.refusalWebhookApps = Set(
+            dependencies.outboundTargets.filter { $0.row.events.contains(WebhookEvent.notificationRefused.rawValue) }.map(\.row.bundleId)
+        )
         self.logger = dependencies.logger
         self.batcher = CommitBatcher(
             postgres: dependencies.postgres,
@@ -149,16 +155,17 @@ public struct NotificationIngest: Sendable {
         return .refused(refusal)
     }
 
-    /// The configured app a refused payload names, unverified: read only so that the app's `notification.refused`
-    /// webhook hears of it. A name no configured app has is dropped (nobody to tell, and nothing to store).
+    /// The app a refused payload names, unverified: read only so that the app's `notification.refused` webhook
+    /// hears of it. Any other name is dropped (nobody to tell, and nothing to store).
     func claimedApp(_ signedPayload: String) -> String? {
+        guard !refusalWebhookApps.isEmpty else { return nil }
         let segments = signedPayload.utf8.split(separator: UInt8(ascii: "."), maxSplits: 2, omittingEmptySubsequences: false)
         guard segments.count == 3, segments[1].count <= 256 * 1024, let json = Base64URL.decode(Substring(segments[1])),
             let object = try? JSONSerialization.jsonObject(with: json) as? [String: Any]
         else { return nil }
         let data = (object["data"] as? [String: Any]) ?? (object["summary"] as? [String: Any])
         guard let bundle = data?["bundleId"] as? String else { return nil }
-        return apps.contains { $0.bundleId == bundle } ? bundle : nil
+        return refusalWebhookApps.contains(bundle) ? bundle : nil
     }
 
     /// Counts, logs and records a refusal: ingest's own, or the HTTP edge's before the body was read (too large,

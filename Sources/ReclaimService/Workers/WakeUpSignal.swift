@@ -81,7 +81,14 @@ final class WakeUpSignal: Sendable {
             do {
                 try await postgres.withConnection(deadline: nil, logger: logger) { connection in
                     if let owner {
-                        try await connection.query("SELECT pg_advisory_lock(hashtextextended(\(owner), 0))", logger: logger)
+                        // Try, never wait: this session has no deadline. Only the rescuer takes another's lock, and
+                        // for an instant; if it holds this one now, the loop below tries again in a second.
+                        var taken = false
+                        for try await held in try await connection.query(
+                            "SELECT pg_try_advisory_lock(hashtextextended(\(owner), 0))",
+                            logger: logger
+                        ).decode(Bool.self) { taken = held }
+                        guard taken else { throw OwnerLockBusy() }
                         self.ownerLockHeld.store(true, ordering: .releasing)
                     }
                     try await connection.listen(on: channel) { notifications in
@@ -102,3 +109,6 @@ final class WakeUpSignal: Sendable {
         }
     }
 }
+
+/// The owner lock was held by another session at that moment (the rescuer, for an instant): try again.
+struct OwnerLockBusy: Error {}

@@ -228,7 +228,7 @@ public enum OutboundStore {
     ) async throws
         -> [Job]
     {
-        let leaseSeconds = Double(lease.components.seconds) + Double(lease.components.attoseconds) / 1e18
+        let leaseSeconds = lease.seconds
         let rows = try await postgres.query(
             """
             UPDATE reclaim.jobs AS j
@@ -271,18 +271,12 @@ public enum OutboundStore {
         return jobs
     }
 
-    /// Marks sent jobs completed while this worker still holds them.
+    /// Marks sent jobs completed while this worker still holds them (the workers' completion statement).
     public static func complete(_ jobs: [Job], worker: String, postgres: Database, logger: Logger) async throws {
         guard !jobs.isEmpty else { return }
-        try await postgres.query(
-            """
-            UPDATE reclaim.jobs
-            SET state = 'completed', completed_at = now(), updated_at = now(), locked_by = NULL, lease_expires_at = NULL
-            WHERE (id, attempts) IN (SELECT * FROM unnest(\(jobs.map(\.id))::bigint[], \(jobs.map { Int32(clamping: $0.attempt) })::int[]))
-              AND state = 'running' AND locked_by = \(worker)
-            """,
-            logger: logger
-        )
+        _ = try await postgres.withConnection(logger: logger) {
+            try await JobQueue.markCompleted(ids: jobs.map(\.id), attempts: jobs.map(\.attempt), worker: worker, connection: $0, logger: logger)
+        }
     }
 
     /// Records a failed send: retried after `retryDelay` seconds, or dead when that would pass the job's

@@ -71,11 +71,24 @@ public struct JobQueue: Sendable {
     /// Marks claimed jobs completed inside the caller's transaction and returns the ids this worker
     /// still owned. Jobs not returned were rescued and re-claimed: skip their effects.
     public static func markCompleted(_ jobs: [Job], worker: String, connection: PostgresConnection, logger: Logger) async throws -> Set<Int64> {
+        try await markCompleted(ids: jobs.map(\.id), attempts: jobs.map(\.attempt), worker: worker, connection: connection, logger: logger)
+    }
+
+    /// ``markCompleted(_:worker:connection:logger:)`` by id and attempt (the outbound senders' jobs too).
+    static func markCompleted(
+        ids: [Int64],
+        attempts: [Int],
+        worker: String,
+        connection: PostgresConnection,
+        logger: Logger
+    ) async throws
+        -> Set<Int64>
+    {
         let rows = try await connection.query(
             """
             UPDATE reclaim.jobs
             SET state = 'completed', completed_at = now(), updated_at = now(), locked_by = NULL, lease_expires_at = NULL
-            WHERE (id, attempts) IN (SELECT * FROM unnest(\(jobs.map(\.id))::bigint[], \(jobs.map { Int32($0.attempt) })::int[]))
+            WHERE (id, attempts) IN (SELECT * FROM unnest(\(ids)::bigint[], \(attempts.map { Int32(clamping: $0) })::int[]))
               AND state = 'running' AND locked_by = \(worker)
             RETURNING id
             """,
