@@ -12,6 +12,7 @@ import ReclaimStore
 struct HealthRoutes {
     let postgres: Database
     let liveness: Liveness
+    let startupGate: StartupGate
 
     func register(on router: Router<ReclaimRequestContext>) {
         router.get("/healthz") { _, _ -> JSONBody<[String: String]> in
@@ -35,6 +36,9 @@ struct HealthRoutes {
                 }
             } catch {
                 throw Problem(.serviceUnavailable, "not-ready", title: "Not ready", detail: "the database is not reachable")
+            }
+            guard startupGate.isOpen else {
+                throw Problem(.serviceUnavailable, "not-ready", title: "Not ready", detail: "the configuration is not yet mirrored into the database")
             }
             guard version == Migrator.targetVersion else {
                 let remedy = (version ?? 0) > Migrator.targetVersion ? "run a newer reclaim" : "run reclaim migrate"

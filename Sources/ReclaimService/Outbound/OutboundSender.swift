@@ -63,8 +63,8 @@ struct OutboundSender: Service {
     }
 
     private enum Finished {
-        /// A send ended: the job when it was answered 2xx (to complete), nil when its failure was recorded.
-        case send(OutboundStore.Job?)
+        /// A send ended: answered 2xx (to complete), or not (its failure was recorded).
+        case send(OutboundStore.Job, answered: Bool)
         case wakeUp
     }
 
@@ -81,26 +81,35 @@ struct OutboundSender: Service {
         await withTaskGroup(of: Finished.self) { group in
             var queued: [OutboundStore.Job] = []
             var sent: [OutboundStore.Job] = []
-            var inFlight = 0
+            var sending: Set<Int64> = []
+            var inFlight: Int { sending.count }
             var waiting = false
+            /// A claim failed on this side: PostgreSQL may have committed it anyway, marking jobs nobody here holds.
+            var claimLost = false
             func complete() async {
                 guard !sent.isEmpty else { return }
                 do {
                     try await OutboundStore.complete(sent, worker: workerId, postgres: postgres, logger: logger)
+                    sent.removeAll()
                 } catch {
-                    // Sent, but not recorded: the rescuer returns them and they are sent again (at least once).
+                    // Sent, not recorded yet: kept and completed with the next ones (still this worker's, unless
+                    // their lease ran out meanwhile, when they are sent again: at least once).
                     logger.warning(
-                        "could not complete sent outbound jobs",
+                        "could not complete sent outbound jobs; will try again",
                         metadata: ["jobs": "\(sent.count)", "error": "\(String(reflecting: error))"]
                     )
                 }
-                sent.removeAll()
             }
             while !stopping.isStopping && !Task.isCancelled {
                 let generation = signal.generation
                 if queued.isEmpty && inFlight < concurrency && signal.mayClaim {
                     await complete()
                     do {
+                        if claimLost {
+                            let held = Array(sending) + sent.map(\.id)
+                            try await JobQueue(postgres: postgres).releaseUnheld(worker: workerId, holding: held, target: target.id, logger: logger)
+                            claimLost = false
+                        }
                         queued = try await OutboundStore.claim(
                             target: target.id,
                             limit: claimAhead - inFlight,
@@ -110,6 +119,7 @@ struct OutboundSender: Service {
                             logger: logger
                         )
                     } catch {
+                        claimLost = true
                         logger.warning(
                             "could not claim outbound jobs",
                             metadata: ["target": "\(target.shownURL)", "error": "\(String(reflecting: error))"]
@@ -118,8 +128,8 @@ struct OutboundSender: Service {
                 }
                 while inFlight < concurrency, !queued.isEmpty {
                     let job = queued.removeFirst()
-                    inFlight += 1
-                    group.addTask { .send(await send(job, to: target, http: http, metrics: metrics) ? job : nil) }
+                    sending.insert(job.id)
+                    group.addTask { .send(job, answered: await send(job, to: target, http: http, metrics: metrics)) }
                 }
                 if queued.isEmpty && inFlight < concurrency && !waiting {
                     waiting = true
@@ -129,9 +139,9 @@ struct OutboundSender: Service {
                     }
                 }
                 switch await group.next() {
-                case .send(let job)?:
-                    inFlight -= 1
-                    if let job { sent.append(job) }
+                case .send(let job, let answered)?:
+                    sending.remove(job.id)
+                    if answered { sent.append(job) }
                     if sent.count >= concurrency { await complete() }
                 case .wakeUp?: waiting = false
                 case nil: return
@@ -140,7 +150,7 @@ struct OutboundSender: Service {
             // Shutting down: the sends in flight finish (each bounded by its timeout); the waiter was woken. What was
             // claimed but not started is released by the caller.
             for await finished in group {
-                if case .send(let job?) = finished { sent.append(job) }
+                if case .send(let job, true) = finished { sent.append(job) }
             }
             await complete()
         }

@@ -12,7 +12,8 @@ public func buildRouter(_ dependencies: Dependencies, role: ServerRole = .all) -
     router.add(middleware: RequestIdMiddleware())
     router.add(middleware: ProblemMiddleware())
     router.add(middleware: LogRequestsMiddleware(.debug))
-    HealthRoutes(postgres: dependencies.postgres, liveness: dependencies.liveness).register(on: router)
+    router.add(middleware: StartupGateMiddleware(gate: dependencies.startupGate, timeout: dependencies.config.database.deadlines.acquire))
+    HealthRoutes(postgres: dependencies.postgres, liveness: dependencies.liveness, startupGate: dependencies.startupGate).register(on: router)
     MetricsRoute(registry: dependencies.metricsRegistry).register(on: router)
     OpenAPIRoute().register(on: router)
     if role.servesAPI {

@@ -12,6 +12,8 @@ struct ConfigSync: Service {
     let campaigns: [Campaign]
     let targets: [OutboundStore.Target]
     let postgres: Database
+    /// Opened after the first mirror: requests that write and the background writers wait for it.
+    let gate: StartupGate
     let logger: Logger
 
     func run() async throws {
@@ -19,6 +21,7 @@ struct ConfigSync: Service {
             do {
                 try await CampaignStore.sync(campaigns, postgres: postgres, logger: logger)
                 let orphaned = try await OutboundStore.sync(targets, postgres: postgres, logger: logger)
+                gate.open()
                 logger.info(
                     "config mirrored to reclaim.campaigns and reclaim.outbound_targets",
                     metadata: ["campaigns": "\(campaigns.count)", "targets": "\(targets.count)"]

@@ -28,6 +28,8 @@ public struct Dependencies: Sendable {
     /// Who has a live offer, for `GET /v1/offers`; kept in sync by ``LiveOfferListener`` in the API role (until it
     /// is, every launch asks the database).
     let liveOffers = LiveOfferIndex()
+    /// Opens when the config is mirrored into the database; `ReclaimServer` closes it until ``ConfigSync`` has run.
+    public var startupGate = StartupGate(open: true)
 
     /// - Parameter verifier: defaults to one trusting Apple's root and the config's extra roots.
     public init(

@@ -34,7 +34,9 @@ public struct ReclaimServer: Sendable {
             deadlines: config.database.deadlines,
             backgroundLogger: logger
         )
-        let dependencies = try Dependencies(config: config, postgres: postgres, metricsRegistry: metricsRegistry, logger: logger)
+        var dependencies = try Dependencies(config: config, postgres: postgres, metricsRegistry: metricsRegistry, logger: logger)
+        let gate = StartupGate(open: false)
+        dependencies.startupGate = gate
         StartupMetrics.register(config: config)
         if migrateOnStart {
             try await Database.withDatabase(databaseURL, maxConnections: 2, logger: logger) { client in
@@ -46,6 +48,7 @@ public struct ReclaimServer: Sendable {
                 campaigns: dependencies.campaignEngine.campaigns,
                 targets: dependencies.outboundTargets.map(\.row),
                 postgres: postgres,
+                gate: gate,
                 logger: logger
             ),
             SystemdWatchdog(liveness: dependencies.liveness, logger: logger),
@@ -55,35 +58,31 @@ public struct ReclaimServer: Sendable {
         }
         if role.runsWorkers {
             let queue = JobQueue(postgres: postgres)
-            services.append(
+            // The writers start once the config is mirrored: their events queue webhooks for the mirrored targets.
+            let writers: [any Service] = [
                 WorkerPool(
                     queue: queue,
                     handlers: jobHandlers(dependencies),
                     options: .init(config.worker),
                     liveness: dependencies.liveness,
                     logger: logger
-                )
-            )
-            services.append(
+                ),
                 OutboundSender(
                     targets: dependencies.outboundTargets,
                     postgres: postgres,
                     concurrency: config.forwarding.concurrency,
                     pollInterval: config.worker.pollInterval.duration,
                     logger: logger
-                )
-            )
-            services.append(QueueMaintenance(queue: queue, completedRetention: config.worker.completedRetention.duration, logger: logger))
-            services.append(
-                OfferRefresher(postgres: postgres, issuer: dependencies.issuer, interval: config.offers.refreshInterval.duration, logger: logger)
-            )
-            services.append(
+                ),
+                OfferRefresher(postgres: postgres, issuer: dependencies.issuer, interval: config.offers.refreshInterval.duration, logger: logger),
                 PeriodicReconciliation(
                     dependencies: dependencies,
                     interval: config.reconciliation.interval.duration,
                     lookBack: TimeInterval(config.reconciliation.lookBack.seconds)
-                )
-            )
+                ),
+            ]
+            services += writers.map { GatedService(gate: gate, service: $0) }
+            services.append(QueueMaintenance(queue: queue, completedRetention: config.worker.completedRetention.duration, logger: logger))
         }
         let application = buildApplication(dependencies, role: role, host: host, port: port, extraServices: services)
         // After SIGTERM, in-flight work gets worker.shutdownTimeout (the worker pool cancels its lanes then); the

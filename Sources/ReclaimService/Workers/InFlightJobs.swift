@@ -13,4 +13,8 @@ final class InFlightJobs: Sendable {
     func remove(_ jobs: [Int64]) { ids.withLock { $0.subtract(jobs) } }
 
     var current: [Int64] { ids.withLock { Array($0) } }
+
+    /// A claim failed on this side, and PostgreSQL may have committed it: jobs marked this worker's that no lane
+    /// holds. The next claim first returns them (``JobQueue/releaseUnheld(worker:holding:target:logger:)``).
+    let claimLost = Atomic(false)
 }

@@ -4,6 +4,7 @@ import Metrics
 import PostgresNIO
 import ReclaimStore
 import ServiceLifecycle
+import Synchronization
 
 /// Runs queued jobs: a `Service` with a bounded number of lanes, each claiming a batch, running
 /// the batch's handlers and completing it in one transaction.
@@ -143,8 +144,17 @@ public struct WorkerPool: Service {
             let step = liveness.begin("worker lane")
             let jobs: [Job]
             do {
+                if inFlight.claimLost.exchange(false, ordering: .acquiringAndReleasing) {
+                    do {
+                        try await queue.releaseUnheld(worker: workerId, holding: inFlight.current, target: nil, logger: logger)
+                    } catch {
+                        inFlight.claimLost.store(true, ordering: .releasing)
+                        throw error
+                    }
+                }
                 jobs = try await queue.claim(limit: options.batchSize, worker: workerId, lease: options.lease, logger: logger)
             } catch {
+                inFlight.claimLost.store(true, ordering: .releasing)
                 liveness.end(step)
                 if !Task.isCancelled { logger.warning("claiming jobs failed", metadata: ["error": "\(String(reflecting: error))"]) }
                 await signal.wait(after: generation &+ 1, timeout: options.pollInterval)

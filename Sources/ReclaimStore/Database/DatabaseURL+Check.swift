@@ -9,9 +9,9 @@ extension DatabaseURL {
         public let description: String
     }
 
-    /// Opens and closes one connection within `timeout`, so a command against a wrong port, a missing database
-    /// or a wrong password fails at once with PostgreSQL's reason, instead of waiting on a pool that retries.
-    public func checkConnection(timeout: Duration = .seconds(5), logger: Logger) async throws {
+    /// Opens and closes one connection within ``connectTimeout``, so a command against a wrong port, a missing
+    /// database or a wrong password fails at once with PostgreSQL's reason, instead of waiting on a pool that retries.
+    public func checkConnection(logger: Logger) async throws {
         let configuration: PostgresConnection.Configuration =
             if let socketDirectory {
                 .init(unixSocketPath: "\(socketDirectory)/.s.PGSQL.\(port)", username: username, password: password, database: database)
@@ -42,9 +42,14 @@ extension DatabaseURL {
                     )
                     try await connection.close()
                 }
-                group.addTask {
-                    try await Task.sleep(for: timeout)
-                    throw Unreachable(description: "cannot connect to PostgreSQL at \(location): no answer within \(timeout)")
+                if let timeout = connectTimeout {
+                    group.addTask {
+                        try await Task.sleep(for: timeout)
+                        throw Unreachable(
+                            description:
+                                "cannot connect to PostgreSQL at \(location): no answer within \(timeout) (connect_timeout in the URL sets this)"
+                        )
+                    }
                 }
                 defer { group.cancelAll() }
                 try await group.next()

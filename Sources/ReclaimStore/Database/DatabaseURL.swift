@@ -18,6 +18,11 @@ public struct DatabaseURL: Sendable, CustomStringConvertible {
     /// Set for `sslmode=prefer` or `allow`: Reclaim then connects without TLS and never tries it, which those
     /// names hide; callers log this as a warning.
     public var sslModeWarning: String?
+    /// libpq's `connect_timeout`: how long the first connection (``checkConnection(logger:)``, made by every
+    /// command and by `serve` at start) may go unanswered before Reclaim gives up. Whole seconds, at least 2 as in
+    /// libpq; 0 or less waits without limit (nil). Unset: 5 s, so a command against a silent host fails soon.
+    public var connectTimeout: Duration? = Self.defaultConnectTimeout
+    public static let defaultConnectTimeout: Duration = .seconds(5)
 
     public struct InvalidURL: Error, CustomStringConvertible {
         public let description: String
@@ -65,22 +70,33 @@ public struct DatabaseURL: Sendable, CustomStringConvertible {
         case "require", "verify-ca", "verify-full": self.requireTLS = true
         case let other: throw InvalidURL(description: "DATABASE_URL sslmode=\(other) is not supported (use disable or require)")
         }
+        if let text = query["connect_timeout"] {
+            guard let seconds = Int(text.trimmingCharacters(in: .whitespaces)) else {
+                throw InvalidURL(description: "DATABASE_URL connect_timeout=\(text) must be whole seconds")
+            }
+            // Clamped before it becomes a Duration: the URL is outside input.
+            self.connectTimeout = seconds <= 0 ? nil : .seconds(min(max(seconds, 2), 86_400))
+        }
+    }
+
+    /// The query part shared by ``description`` and ``connectionString``.
+    private var queryText: String {
+        var items: [String] = []
+        if let socketDirectory { items.append("host=\(socketDirectory)") }
+        if connectTimeout != Self.defaultConnectTimeout { items.append("connect_timeout=\(connectTimeout?.components.seconds ?? 0)") }
+        return items.isEmpty ? "" : "?" + items.joined(separator: "&")
     }
 
     /// The URL again, with the password masked: safe for logs.
     public var description: String {
-        var text = "postgres://\(username)\(password == nil ? "" : ":***")@\(host):\(port)/\(database)"
-        if let socketDirectory { text += "?host=\(socketDirectory)" }
-        return text
+        "postgres://\(username)\(password == nil ? "" : ":***")@\(host):\(port)/\(database)" + queryText
     }
 
     /// The URL with its password, for handing to other tools (psql, pgbench).
     public var connectionString: String {
         var text = "postgres://\(username)"
         if let password { text += ":\(password.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? password)" }
-        text += "@\(host):\(port)/\(database)"
-        if let socketDirectory { text += "?host=\(socketDirectory)" }
-        return text
+        return text + "@\(host):\(port)/\(database)" + queryText
     }
 
     /// The same server, another database.

@@ -133,6 +133,27 @@ public struct JobQueue: Sendable {
         )
     }
 
+    /// Returns to the queue this worker's running jobs of `target` (nil: the workers' jobs, which have none) that it
+    /// does not hold (`holding`: claimed and not finished, in its memory). After a claim failed on the client's
+    /// side (its deadline passed, its connection dropped) PostgreSQL may still have committed it; the jobs it
+    /// marked would otherwise wait out their lease, since this worker's owner lock is alive. A job returned while
+    /// a claimer of this process had not yet recorded it is harmless: its completion names the attempt
+    /// (``markCompleted(_:worker:connection:logger:)``), so only the latest claim of it runs. Returns how many.
+    @discardableResult
+    public func releaseUnheld(worker: String, holding: [Int64], target: String?, logger: Logger) async throws -> Int {
+        try await countRows(
+            """
+            UPDATE reclaim.jobs SET state = 'available', locked_by = NULL, lease_expires_at = NULL, run_at = now(), updated_at = now()
+            WHERE id IN (SELECT id FROM reclaim.jobs
+                         WHERE state = 'running' AND locked_by = \(worker) AND target IS NOT DISTINCT FROM \(target)
+                           AND NOT (id = ANY(\(holding)))
+                         FOR UPDATE SKIP LOCKED)
+            RETURNING id
+            """,
+            logger: logger
+        )
+    }
+
     /// Returns this worker's unfinished jobs to the queue at once (graceful shutdown).
     @discardableResult
     public func release(worker: String, logger: Logger) async throws -> Int {

@@ -59,6 +59,20 @@ struct ForwardingTests {
         return 0
     }
 
+    /// The forward jobs of these notifications, a line each (state, attempts, owner, error), for a failure message.
+    static func forwardJobs(_ client: Database, uuids: Set<String>) async throws -> String {
+        let rows = try await client.query(
+            """
+            SELECT concat_ws(' ', id, target, state, attempts, locked_by, lease_expires_at - now(), run_at - now(), last_error)
+            FROM reclaim.jobs WHERE kind = 'forward' AND notification_uuid::text = ANY(\(Array(uuids)))
+            """,
+            logger: TestPostgres.logger
+        )
+        var lines: [String] = []
+        for try await line in rows.decode(String.self) { lines.append(line) }
+        return lines.joined(separator: "\n")
+    }
+
     /// Few database connections per process: the tests share one PostgreSQL (max_connections 300) and run at once.
     static let smallServer = "worker: {pollInterval: 1s, lease: 3s, concurrency: 2}\nserver: {databaseConnections: 12}"
 
@@ -131,8 +145,16 @@ struct ForwardingTests {
 
                     let expected = Dictionary(uniqueKeysWithValues: corpus.map { ($0.uuid, $0.body) })
                     for (name, receiver) in [("healthy", healthy), ("flaky", flaky)] {
-                        try await eventually("the \(name) receiver has every notification", timeout: .seconds(90)) {
-                            Set(receiver.header("X-Reclaim-Notification-UUID")) == Set(expected.keys)
+                        do {
+                            try await eventually("the \(name) receiver has every notification", timeout: .seconds(180)) {
+                                Set(receiver.header("X-Reclaim-Notification-UUID")) == Set(expected.keys)
+                            }
+                        } catch {
+                            let missing = Set(expected.keys).subtracting(receiver.header("X-Reclaim-Notification-UUID"))
+                            Issue.record(
+                                "\(error); \(missing.count) missing: \(try await Self.forwardJobs(client, uuids: missing))\nserver log:\n\(server.logTail(6000))"
+                            )
+                            throw error
                         }
                         for request in receiver.received {
                             let uuid = try #require(request.headers["x-reclaim-notification-uuid"])
@@ -212,6 +234,52 @@ extension ForwardingTests {
                     let done = receiver.received.map(\.at).max()!
                     #expect(done - kills.last! < .seconds(30), "the last forward came \(done - kills.last!) after the last kill")
                     try await eventually("no forward left", timeout: .seconds(30)) { try await Self.forwardsLeft(client) == 0 }
+                }
+            }
+        }
+    }
+
+    @Test("a notification that arrives before the targets are mirrored at start-up still gets its forward: ingest waits for the mirror")
+    func beforeTheMirror() async throws {
+        let corpus = try Self.corpus()
+        let receiver = TestReceiver()
+        try await receiver.serve { port in
+            let setup = try CampaignTestSetup(
+                settings: Self.smallServer + "\nforwarding: {allowPrivate: true}",
+                appSettings: Self.forwardingYAML([(port, "5s")])
+            )
+            defer { setup.remove() }
+            try await withTestDatabase { client, url in
+                // The mirror takes this lock first (OutboundStore.sync): held here, the server starts and answers while
+                // its targets are not yet in reclaim.outbound_targets, as on a slow start-up.
+                let (locked, lockTaken) = AsyncStream.makeStream(of: Void.self)
+                let (unlocked, unlock) = AsyncStream.makeStream(of: Void.self)
+                let holder = Task {
+                    try await client.transaction(logger: logger) { connection in
+                        try await connection.query("SELECT pg_advisory_xact_lock(hashtext('reclaim.outbound_targets'))", logger: logger)
+                        lockTaken.yield()
+                        for await _ in unlocked { break }
+                    }
+                }
+                for await _ in locked { break }
+                let server = try ServerProcess(
+                    role: "all",
+                    config: setup.configFile,
+                    databaseURL: url.connectionString,
+                    log: setup.directory.appendingPathComponent("server.log")
+                )
+                try server.start()
+                defer { server.stop() }
+                try await server.waitUntilUp()
+                // Posted while the mirror waits; the lock goes a second later. Before the gate the post was stored at
+                // once with no forward job (no target row yet), and the receiver never got it.
+                let posting = Task { try await Self.post(corpus[0].body, port: server.port) }
+                try await Task.sleep(for: .seconds(1))
+                unlock.yield()
+                try await holder.value
+                _ = try await posting.value
+                try await eventually("the receiver has the notification", timeout: .seconds(60)) {
+                    receiver.header("X-Reclaim-Notification-UUID") == [corpus[0].uuid]
                 }
             }
         }

@@ -23,4 +23,50 @@ struct DatabaseURLTests {
         #expect(!url.location.contains("s3cret"))
         #expect(url.connectionString.contains("s3cret"))
     }
+
+    @Test("connect_timeout as libpq reads it: whole seconds, at least 2, 0 for no limit; kept in the URL it hands on")
+    func connectTimeout() throws {
+        #expect(try DatabaseURL("postgres://u@h/d").connectTimeout == DatabaseURL.defaultConnectTimeout)
+        #expect(try DatabaseURL("postgres://u@h/d?connect_timeout=30").connectTimeout == .seconds(30))
+        #expect(try DatabaseURL("postgres://u@h/d?connect_timeout=1").connectTimeout == .seconds(2))
+        #expect(try DatabaseURL("postgres://u@h/d?connect_timeout=0").connectTimeout == nil)
+        #expect(try DatabaseURL("postgres://u@h/d?connect_timeout=-3").connectTimeout == nil)
+        // A number from outside: a huge one is clamped, never trapped on.
+        #expect(try DatabaseURL("postgres://u@h/d?connect_timeout=9223372036854775807").connectTimeout == .seconds(86_400))
+        #expect(throws: DatabaseURL.InvalidURL.self) { try DatabaseURL("postgres://u@h/d?connect_timeout=5s") }
+        #expect(throws: DatabaseURL.InvalidURL.self) { try DatabaseURL("postgres://u@h/d?connect_timeout=99999999999999999999") }
+        let url = try DatabaseURL("postgres://u:p@h:5433/d?host=/run/pg&connect_timeout=30")
+        #expect(url.connectionString == "postgres://u:p@h:5433/d?host=/run/pg&connect_timeout=30")
+        #expect(try DatabaseURL(url.connectionString).connectTimeout == .seconds(30))
+        #expect(try DatabaseURL("postgres://u@h/d").connectionString == "postgres://u@h:5432/d")
+    }
+
+    @Test("a host that accepts and never answers fails the connection check after connect_timeout, naming the setting")
+    func silentHost() async throws {
+        // A listening socket that is never accepted: the TCP handshake completes (the backlog), PostgreSQL's
+        // start-up message gets no answer.
+        let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(listener) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = 0
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        #expect(bound == 0)
+        #expect(listen(listener, 8) == 0)
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(listener, $0, &length) }
+        }
+        let port = Int(UInt16(bigEndian: address.sin_port))
+        let url = try DatabaseURL("postgres://u@127.0.0.1:\(port)/d?connect_timeout=2")
+        let started = ContinuousClock.now
+        let error = await #expect(throws: DatabaseURL.Unreachable.self) { try await url.checkConnection(logger: TestPostgres.logger) }
+        let took = ContinuousClock.now - started
+        #expect(took >= .seconds(2) && took < .seconds(30), "gave up after \(took)")
+        #expect(error?.description.contains("no answer within 2.0 seconds") == true, "\(String(describing: error))")
+        #expect(error?.description.contains("connect_timeout") == true)
+    }
 }

@@ -46,10 +46,10 @@ actor TestPostgres {
 
     private static func makeSharedCluster() async throws -> EmbeddedPostgres {
         let cluster = try Self.makeCluster(name: "test")
-        try await Database.withDatabase(try cluster.url(database: "postgres"), maxConnections: 1, logger: Self.logger) { client in
+        try await Database.withDatabase(patient(try cluster.url(database: "postgres")), maxConnections: 1, logger: Self.logger) { client in
             try await client.query("CREATE DATABASE reclaim_template", logger: Self.logger)
         }
-        try await Database.withDatabase(try cluster.url(database: "reclaim_template"), maxConnections: 1, logger: Self.logger) { client in
+        try await Database.withDatabase(patient(try cluster.url(database: "reclaim_template")), maxConnections: 1, logger: Self.logger) { client in
             try await Migrator().migrate(client: client, logger: Self.logger)
         }
         return cluster
@@ -61,10 +61,19 @@ actor TestPostgres {
         counter += 1
         let name = "t\(counter)"
         let template = migrated ? "reclaim_template" : "template0"
-        try await Database.withDatabase(try cluster.url(database: "postgres"), maxConnections: 1, logger: Self.logger) { client in
+        try await Database.withDatabase(Self.patient(try cluster.url(database: "postgres")), maxConnections: 1, logger: Self.logger) { client in
             try await client.query(PostgresQuery(unsafeSQL: "CREATE DATABASE \(name) TEMPLATE \(template)"), logger: Self.logger)
         }
-        return try cluster.url(database: name)
+        return Self.patient(try cluster.url(database: name))
+    }
+
+    /// `url` with a connect_timeout of 30 s, which the servers the tests start inherit through the URL: on a
+    /// machine busy with the whole suite a new backend (a fork, and a cold relation cache in a new database) has
+    /// been seen to take over the default 5 s to answer.
+    static func patient(_ url: DatabaseURL) -> DatabaseURL {
+        var url = url
+        url.connectTimeout = .seconds(30)
+        return url
     }
 }
 
