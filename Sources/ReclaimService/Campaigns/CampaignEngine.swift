@@ -4,14 +4,17 @@ import PostgresNIO
 import ReclaimDomain
 import ReclaimStore
 
-/// Turns one verified notification into subscription state, redemptions, withdrawals, decisions and signed
-/// offers, all on the job's connection: they commit with the job's completion or not at all, so a crash never
-/// leaves an offer without its job done, nor a done job whose offer is missing.
+/// Turns verified notifications into subscription state, redemptions, withdrawals, decisions and signed offers,
+/// all on the job's connection: they commit with the jobs' completion or not at all, so a crash never leaves an
+/// offer without its job done, nor a done job whose offer is missing.
 ///
-/// Two round trips in the common case: one reads and locks the subscriber with its offer history
-/// (``SubscriberStore/lockWithHistory(_:connection:logger:)``), one writes state, decisions and offers
-/// (``SubscriberStore/persist(state:stateChanged:decisions:notificationUUID:triggeredAt:connection:logger:)``).
-/// Redemptions and withdrawals, which are rare, add their own.
+/// Set-based: a batch of notifications costs two round trips in the common case, whatever its size. One reads
+/// and locks every subscriber of the batch with its offer history (``SubscriberStore/lockWithHistory(_:connection:logger:)``),
+/// one writes every state, decision and offer (``SubscriberStore/persist(_:connection:logger:)``); withdrawals add
+/// one for the batch, redemptions and delayed campaigns (rare) their own. A subscriber with several notifications
+/// in the batch has them applied in `signedDate` order, one per round (a round is those two round trips for the
+/// subscribers that still have one), so each sees the state and the live offer the previous one left, as it
+/// would one job at a time.
 public struct CampaignEngine: Sendable {
     public let campaigns: [Campaign]
     public let issuer: OfferIssuer
@@ -27,54 +30,93 @@ public struct CampaignEngine: Sendable {
     /// The decisions this notification made (for logs and tests).
     @discardableResult
     public func process(_ snapshot: SubscriptionSnapshot, connection: PostgresConnection, logger: Logger) async throws -> [CampaignDecision] {
-        let subscriber = snapshot.subscriber
-        let (state, history) = try await SubscriberStore.lockWithHistory(subscriber, connection: connection, logger: logger)
-        let step = CampaignStep.run(snapshot, state: state, history: history, campaigns: campaigns, now: now())
-        let event = SubscriptionEvent(snapshot)
+        try await process(batch: [snapshot], connection: connection, logger: logger)[0]
+    }
 
-        if let redemption = step.lifecycle.redemption {
-            try await OfferStore.recordRedemption(
-                redemption,
-                subscriber: subscriber,
-                notificationUUID: event.notificationUUID,
-                connection: connection,
-                logger: logger
-            )
-            metrics.redeemed(campaign: redemption.offerId == nil ? nil : history.liveOffer?.campaignId)
+    /// Processes a batch's notifications; returns each one's decisions, in the batch's order.
+    @discardableResult
+    public func process(
+        batch snapshots: [SubscriptionSnapshot],
+        connection: PostgresConnection,
+        logger: Logger
+    ) async throws
+        -> [[CampaignDecision]]
+    {
+        // Each subscriber's notifications by signedDate (ties: batch order); round k takes every subscriber's k-th.
+        var bySubscriber: [SubscriberKey: [Int]] = [:]
+        for (index, snapshot) in snapshots.enumerated() { bySubscriber[snapshot.subscriber, default: []].append(index) }
+        let queues = bySubscriber.values.map { indices in
+            indices.sorted { (snapshots[$0].signedDate, $0) < (snapshots[$1].signedDate, $1) }
         }
-        if let withdrawal = step.lifecycle.withdrawal {
-            try await issuer.withdraw(withdrawal.offerId, reason: withdrawal.reason, connection: connection, logger: logger)
+        var decisions = Array(repeating: [CampaignDecision](), count: snapshots.count)
+        var round = 0
+        while true {
+            let indices = queues.compactMap { round < $0.count ? $0[round] : nil }
+            if indices.isEmpty { break }
+            let made = try await processRound(indices.map { snapshots[$0] }, connection: connection, logger: logger)
+            for (index, decided) in zip(indices, made) { decisions[index] = decided }
+            round += 1
         }
+        return decisions
+    }
 
-        var records: [SubscriberStore.DecisionRecord] = []
-        for decision in step.decisions {
-            records.append(try await record(decision, of: step.state, connection: connection, logger: logger))
-        }
-        // Delayed campaigns: a job per campaign, due when it fires, in this transaction (a crash loses none).
-        for scheduled in step.scheduled {
-            let fire = CampaignFire(
-                campaignId: scheduled.campaign.id,
-                subscriber: subscriber,
-                triggeredAt: event.signedDate,
-                notificationUUID: event.notificationUUID
+    /// One notification per subscriber: read them all, decide in memory, write them all.
+    private func processRound(
+        _ snapshots: [SubscriptionSnapshot],
+        connection: PostgresConnection,
+        logger: Logger
+    ) async throws
+        -> [[CampaignDecision]]
+    {
+        let loaded = try await SubscriberStore.lockWithHistory(snapshots.map(\.subscriber), connection: connection, logger: logger)
+        var writes: [SubscriberStore.Write] = []
+        var withdrawals: [(offerId: UUID, reason: String)] = []
+        var fires: [NewJob] = []
+        var decisions: [[CampaignDecision]] = []
+        for (snapshot, (state, history)) in zip(snapshots, loaded) {
+            let subscriber = snapshot.subscriber
+            let step = CampaignStep.run(snapshot, state: state, history: history, campaigns: campaigns, now: now())
+            let event = SubscriptionEvent(snapshot)
+            if let redemption = step.lifecycle.redemption {
+                // Rare: a statement of its own (it reads the offer it redeems).
+                try await OfferStore.recordRedemption(
+                    redemption,
+                    subscriber: subscriber,
+                    notificationUUID: event.notificationUUID,
+                    connection: connection,
+                    logger: logger
+                )
+                metrics.redeemed(campaign: redemption.offerId == nil ? nil : history.liveOffer?.campaignId)
+            }
+            if let withdrawal = step.lifecycle.withdrawal { withdrawals.append((withdrawal.offerId, withdrawal.reason)) }
+            let records = try step.decisions.map { try record($0, of: step.state, withdrawals: &withdrawals, logger: logger) }
+            // Delayed campaigns: a job per campaign, due when it fires, in this transaction (a crash loses none).
+            for scheduled in step.scheduled {
+                let fire = CampaignFire(
+                    campaignId: scheduled.campaign.id,
+                    subscriber: subscriber,
+                    triggeredAt: event.signedDate,
+                    notificationUUID: event.notificationUUID
+                )
+                fires.append(NewJob(kind: CampaignFire.jobKind, payload: try fire.payload(), runAt: max(scheduled.fireAt, now())))
+                logger.debug("campaign scheduled", metadata: ["campaign": "\(scheduled.campaign.id)", "fireAt": "\(scheduled.fireAt)"])
+            }
+            writes.append(
+                .init(
+                    state: step.state,
+                    stateChanged: step.stateChanged,
+                    decisions: records,
+                    notificationUUID: event.notificationUUID,
+                    triggeredAt: event.signedDate
+                )
             )
-            try await JobQueue.enqueue(
-                NewJob(kind: CampaignFire.jobKind, payload: try fire.payload(), runAt: max(scheduled.fireAt, now())),
-                connection: connection,
-                logger: logger
-            )
-            logger.debug("campaign scheduled", metadata: ["campaign": "\(scheduled.campaign.id)", "fireAt": "\(scheduled.fireAt)"])
+            decisions.append(step.decisions)
         }
-        try await SubscriberStore.persist(
-            state: step.state,
-            stateChanged: step.stateChanged,
-            decisions: records,
-            notificationUUID: event.notificationUUID,
-            triggeredAt: event.signedDate,
-            connection: connection,
-            logger: logger
-        )
-        return step.decisions
+        // Withdrawn before the new offers go in: the database allows one live offer per subscriber.
+        try await issuer.withdraw(withdrawals, connection: connection, logger: logger)
+        for fire in fires { try await JobQueue.enqueue(fire, connection: connection, logger: logger) }
+        try await SubscriberStore.persist(writes, connection: connection, logger: logger)
+        return decisions
     }
 
     /// A delayed campaign firing (a ``CampaignFire`` job): decided on the subscriber's state now, and its offer
@@ -88,27 +130,25 @@ public struct CampaignEngine: Sendable {
         }
         let (state, history) = try await SubscriberStore.lockWithHistory(fire.subscriber, connection: connection, logger: logger)
         let decision = CampaignEvaluator.fire(campaign, state: state, history: history, triggeredAt: fire.triggeredAt, now: now())
-        let record = try await record(decision, of: state, connection: connection, logger: logger)
+        var withdrawals: [(offerId: UUID, reason: String)] = []
+        let record = try record(decision, of: state, withdrawals: &withdrawals, logger: logger)
+        try await issuer.withdraw(withdrawals, connection: connection, logger: logger)
         try await SubscriberStore.persist(
-            state: state,
-            stateChanged: false,
-            decisions: [record],
-            notificationUUID: fire.notificationUUID,
-            triggeredAt: fire.triggeredAt,
+            [.init(state: state, stateChanged: false, decisions: [record], notificationUUID: fire.notificationUUID, triggeredAt: fire.triggeredAt)],
             connection: connection,
             logger: logger
         )
         return decision
     }
 
-    /// A decision as it is stored: with its offer, signed, when it offered (the live offer it supersedes withdrawn
-    /// first: the database allows one live offer per subscriber).
+    /// A decision as it is stored: with its offer, signed, when it offered (the live offer it supersedes added to
+    /// `withdrawals`, which the caller withdraws first: the database allows one live offer per subscriber).
     private func record(
         _ decision: CampaignDecision,
         of state: SubscriptionState,
-        connection: PostgresConnection,
+        withdrawals: inout [(offerId: UUID, reason: String)],
         logger: Logger
-    ) async throws -> SubscriberStore.DecisionRecord {
+    ) throws -> SubscriberStore.DecisionRecord {
         metrics.decided(decision)
         logger.debug(
             "campaign decision",
@@ -116,9 +156,7 @@ public struct CampaignEngine: Sendable {
         )
         let id = UUID()
         guard decision.outcome == .offered else { return .init(id: id, decision: decision, offer: nil) }
-        if let superseded = decision.supersedes {
-            try await issuer.withdraw(superseded, reason: "superseded by campaign \(decision.campaign.id)", connection: connection, logger: logger)
-        }
+        if let superseded = decision.supersedes { withdrawals.append((superseded, "superseded by campaign \(decision.campaign.id)")) }
         let campaign = decision.campaign
         // The variant's offer (a campaign without variants has one, with the empty id).
         let variant = decision.variant ?? campaign.variants.first

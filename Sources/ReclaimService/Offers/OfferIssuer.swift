@@ -72,8 +72,14 @@ public struct OfferIssuer: Sendable {
 
     /// Ends a live offer (superseded by a new one, or withdrawn by the subscriber's lifecycle), counted.
     public func withdraw(_ offerId: UUID, reason: String, connection: PostgresConnection, logger: Logger) async throws {
-        try await OfferStore.withdraw(offerId, reason: reason, connection: connection, logger: logger)
-        metrics.withdrawn()
+        try await withdraw([(offerId, reason)], connection: connection, logger: logger)
+    }
+
+    /// ``withdraw(_:reason:connection:logger:)`` for a whole batch: one statement.
+    public func withdraw(_ withdrawals: [(offerId: UUID, reason: String)], connection: PostgresConnection, logger: Logger) async throws {
+        guard !withdrawals.isEmpty else { return }
+        try await OfferStore.withdraw(withdrawals, connection: connection, logger: logger)
+        for _ in withdrawals { metrics.withdrawn() }
     }
 
     /// Signs `offer` anew (a new nonce) when ``SignaturePolicy`` forbids handing out its stored signatures;

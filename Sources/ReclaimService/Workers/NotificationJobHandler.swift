@@ -6,8 +6,8 @@ import ReclaimStore
 
 /// Processes stored notifications: reads a batch's signed payloads in one query, verifies each notification's
 /// nested transaction and renewal info (the chain cache makes that one ECDSA verification per JWS; the outer
-/// payload was verified by ingest before it was stored) and hands it to the campaign engine, in the job's
-/// transaction.
+/// payload was verified by ingest before it was stored) and hands the batch to the campaign engine, in the
+/// batch's transaction.
 struct NotificationJobHandler: JobHandler {
     let verifier: AppleJWSVerifier
     let engine: CampaignEngine
@@ -22,14 +22,15 @@ struct NotificationJobHandler: JobHandler {
 
     func handle(batch jobs: [Job], connection: PostgresConnection, logger: Logger) async throws {
         let payloads = try await NotificationStore.signedPayloads(of: jobs.compactMap(\.notificationUUID), connection: connection, logger: logger)
+        var snapshots: [SubscriptionSnapshot] = []
         for job in jobs {
             guard let uuid = job.notificationUUID, let signedPayload = payloads[uuid] else {
                 throw MissingNotification(description: "job \(job.id) names no stored notification")
             }
             let notification = try await verifier.verifyStoredNotification(signedPayload)
-            if let snapshot = SubscriptionSnapshot(notification, notificationUUID: uuid) {
-                try await engine.process(snapshot, connection: connection, logger: logger)
-            }
+            if let snapshot = SubscriptionSnapshot(notification, notificationUUID: uuid) { snapshots.append(snapshot) }
         }
+        // The whole batch at once (set-based: two statements for all its subscribers, see CampaignEngine).
+        try await engine.process(batch: snapshots, connection: connection, logger: logger)
     }
 }

@@ -101,11 +101,7 @@ public enum GrantStore {
             """
         query.sql += "\n" + OfferInsert.sql(firstParameter: query.binds.count + 1, where: "o.grant_id IN (SELECT id FROM g)") + "\nRETURNING id"
         OfferInsert.bind(
-            [offer],
-            subscriber: state.subscriber,
-            appAccountToken: state.appAccountToken,
-            source: nil,
-            triggeredAt: triggeredAt,
+            [.init(offer: offer, subscriber: state.subscriber, appAccountToken: state.appAccountToken, source: nil, triggeredAt: triggeredAt)],
             into: &query.binds
         )
         let rows = try await connection.query(query, logger: logger)

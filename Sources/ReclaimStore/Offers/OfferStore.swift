@@ -7,19 +7,29 @@ import ReclaimDomain
 /// INSERT, ``OfferInsert``, which the campaign persist and the grant insert embed. Every function runs on the
 /// caller's connection, inside the caller's transaction (a job's, a delivery's, a refresh's).
 public enum OfferStore {
-    /// Ends a live offer as withdrawn; false when it was no longer live.
+    /// Withdraws live offers, each with its reason, in one statement; returns how many were live.
     @discardableResult
-    public static func withdraw(_ offerId: UUID, reason: String, connection: PostgresConnection, logger: Logger) async throws -> Bool {
+    public static func withdraw(_ withdrawals: [(offerId: UUID, reason: String)], connection: PostgresConnection, logger: Logger) async throws -> Int
+    {
+        guard !withdrawals.isEmpty else { return 0 }
         let rows = try await connection.query(
             """
-            UPDATE reclaim.offers SET state = 'withdrawn', ended_at = now(), end_reason = \(reason)
-            WHERE id = \(offerId) AND state IN ('ready', 'delivered')
+            UPDATE reclaim.offers AS o SET state = 'withdrawn', ended_at = now(), end_reason = w.reason
+            FROM unnest(\(withdrawals.map(\.offerId))::uuid[], \(withdrawals.map(\.reason))::text[]) AS w(id, reason)
+            WHERE o.id = w.id AND o.state IN ('ready', 'delivered')
             RETURNING 1
             """,
             logger: logger
         )
-        for try await _ in rows { return true }
-        return false
+        var count = 0
+        for try await _ in rows { count += 1 }
+        return count
+    }
+
+    /// Ends a live offer as withdrawn; false when it was no longer live.
+    @discardableResult
+    public static func withdraw(_ offerId: UUID, reason: String, connection: PostgresConnection, logger: Logger) async throws -> Bool {
+        try await withdraw([(offerId, reason)], connection: connection, logger: logger) > 0
     }
 
     /// Records a promotional-offer purchase (once per notification) and marks the offer it redeems.

@@ -2,36 +2,47 @@ import Foundation
 import PostgresNIO
 import ReclaimDomain
 
-/// ``SubscriberStore/lockWithHistory(_:connection:logger:)``'s statement: upserts and locks the subscription's row
-/// (DO UPDATE, not DO NOTHING, so an existing row is locked and returned by the same statement) and reads the
-/// subscriber's decisions that were not skips and its live offer.
+/// ``SubscriberStore/lockWithHistory(_:connection:logger:)``'s statement, for a whole batch of subscribers at
+/// once: upserts and locks each subscription's row (DO UPDATE, not DO NOTHING, so an existing row is locked and
+/// returned by the same statement) and reads each subscriber's decisions that were not skips and its live offer.
+///
+/// The rows are upserted, so locked, in the order given: callers sort the keys, so two batches that share
+/// subscribers lock them in the same order and cannot deadlock. A key may appear once (an upsert cannot touch
+/// one row twice).
 struct LockWithHistoryStatement: PostgresPreparedStatement {
     static let sql = """
-        WITH s AS (
+        WITH k AS (
+            SELECT * FROM unnest($1::text[], $2::text[], $3::text[]) WITH ORDINALITY AS k(bundle_id, environment, original_transaction_id, n)
+        ), s AS (
             INSERT INTO reclaim.subscriptions AS s (bundle_id, environment, original_transaction_id)
-            VALUES ($1, $2, $3)
+            SELECT bundle_id, environment, original_transaction_id FROM k ORDER BY n
             ON CONFLICT (bundle_id, environment, original_transaction_id) DO UPDATE SET bundle_id = s.bundle_id
             RETURNING \(SubscriptionStore.columns)
-        ), d AS (
-            SELECT campaign_id, outcome, triggered_at, variant_id FROM reclaim.campaign_decisions
-            WHERE bundle_id = $1 AND environment = $2 AND original_transaction_id = $3 AND outcome <> 'skipped'
         )
-        SELECT s.*,
-               ARRAY(SELECT campaign_id FROM d ORDER BY triggered_at), ARRAY(SELECT outcome FROM d ORDER BY triggered_at),
-               ARRAY(SELECT triggered_at FROM d ORDER BY triggered_at), ARRAY(SELECT coalesce(variant_id, '') FROM d ORDER BY triggered_at),
+        SELECT s.*, d.campaigns, d.outcomes, d.times, d.variants,
                o.id, o.campaign_id, o.priority, o.product_id, o.offer_identifier, o.triggered_at, o.grant_id IS NOT NULL
-        FROM s LEFT JOIN reclaim.offers o
-          ON o.bundle_id = $1 AND o.environment = $2 AND o.original_transaction_id = $3 AND o.state IN ('ready', 'delivered')
+        FROM s
+        CROSS JOIN LATERAL (
+            SELECT coalesce(array_agg(campaign_id ORDER BY triggered_at, id), '{}'), coalesce(array_agg(outcome ORDER BY triggered_at, id), '{}'),
+                   coalesce(array_agg(triggered_at ORDER BY triggered_at, id), '{}'),
+                   coalesce(array_agg(coalesce(variant_id, '') ORDER BY triggered_at, id), '{}')
+            FROM reclaim.campaign_decisions d
+            WHERE d.bundle_id = s.bundle_id AND d.environment = s.environment AND d.original_transaction_id = s.original_transaction_id
+              AND d.outcome <> 'skipped'
+        ) AS d(campaigns, outcomes, times, variants)
+        LEFT JOIN reclaim.offers o
+          ON o.bundle_id = s.bundle_id AND o.environment = s.environment AND o.original_transaction_id = s.original_transaction_id
+         AND o.state IN ('ready', 'delivered')
         """
     typealias Row = (SubscriptionState, OfferHistory)
 
-    let subscriber: SubscriberKey
+    let subscribers: [SubscriberKey]
 
     func makeBindings() throws -> PostgresBindings {
         var bindings = PostgresBindings(capacity: 3)
-        bindings.append(subscriber.bundleId)
-        bindings.append(subscriber.environment)
-        bindings.append(subscriber.originalTransactionId)
+        bindings.append(subscribers.map(\.bundleId))
+        bindings.append(subscribers.map(\.environment))
+        bindings.append(subscribers.map(\.originalTransactionId))
         return bindings
     }
 
@@ -50,7 +61,8 @@ struct LockWithHistoryStatement: PostgresPreparedStatement {
         let triggeredAt = try cells.next(Date?.self)
         let isGrant = try cells.next(Bool?.self)
         var history = OfferHistory()
-        // The four arrays come from one CTE and have one length; checked all the same (an index out of range traps).
+        // The four arrays come from one aggregate pass and have one length; checked all the same (an index out of
+        // range traps).
         for (index, campaign) in campaigns.enumerated() where index < outcomes.count && index < times.count && index < variants.count {
             guard let outcome = CampaignDecision.Outcome(rawValue: outcomes[index]) else { continue }
             let variant = variants[index].isEmpty ? nil : variants[index]

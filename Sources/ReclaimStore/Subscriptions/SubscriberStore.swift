@@ -3,23 +3,40 @@ import Logging
 import PostgresNIO
 import ReclaimDomain
 
-/// A job's two round trips to the database for one subscriber: read (and lock) everything the campaign rules
-/// need, then write everything they decided. Round trips, not statements, were the worker's cost: seven small
-/// queries per notification cost PostgreSQL and the worker more than the work itself. Both are prepared once
-/// per connection (parsing and planning them anew was a large share of PostgreSQL's time per job).
+/// A batch's two round trips to the database for all its subscribers: read (and lock) everything the campaign
+/// rules need, then write everything they decided. Round trips, not statements, were the worker's cost: seven
+/// small queries per notification, then two, cost PostgreSQL and the worker more than the work itself. Both are
+/// prepared once per connection (parsing and planning them anew was a large share of PostgreSQL's time per job).
 public enum SubscriberStore {
-    /// The subscription's row, created empty if new and locked until the transaction ends (jobs of one subscriber
-    /// run one after the other), with the subscriber's offer history: decisions that were not skips, and the live
-    /// offer. One statement.
+    /// The subscriptions' rows, created empty if new and locked until the transaction ends (jobs of one subscriber
+    /// run one after the other), with each subscriber's offer history: decisions that were not skips, and the live
+    /// offer. One statement, whatever the number of subscribers; they are locked in one order (sorted here), so two
+    /// batches sharing subscribers cannot deadlock. Each key at most once; the answer is in the keys' order.
+    public static func lockWithHistory(
+        _ subscribers: [SubscriberKey],
+        connection: PostgresConnection,
+        logger: Logger
+    ) async throws -> [(SubscriptionState, OfferHistory)] {
+        let sorted = subscribers.sorted {
+            ($0.bundleId, $0.environment, $0.originalTransactionId) < ($1.bundleId, $1.environment, $1.originalTransactionId)
+        }
+        var loaded: [SubscriberKey: (SubscriptionState, OfferHistory)] = [:]
+        for try await (state, history) in try await connection.execute(LockWithHistoryStatement(subscribers: sorted), logger: logger) {
+            loaded[state.subscriber] = (state, history)
+        }
+        return try subscribers.map { key in
+            guard let row = loaded[key] else { throw PostgresRowMissing(what: "subscription \(key.originalTransactionId)") }
+            return row
+        }
+    }
+
+    /// One subscriber's ``lockWithHistory(_:connection:logger:)``.
     public static func lockWithHistory(
         _ subscriber: SubscriberKey,
         connection: PostgresConnection,
         logger: Logger
     ) async throws -> (SubscriptionState, OfferHistory) {
-        for try await loaded in try await connection.execute(LockWithHistoryStatement(subscriber: subscriber), logger: logger) {
-            return loaded
-        }
-        throw PostgresRowMissing(what: "subscription \(subscriber.originalTransactionId)")
+        try await lockWithHistory([subscriber], connection: connection, logger: logger)[0]
     }
 
     /// A decision to store, with its offer when it offered (whose `decisionId` is `id`).
@@ -35,26 +52,31 @@ public enum SubscriberStore {
         }
     }
 
-    /// Writes, in one statement, the new state (when `stateChanged`), the notification's decisions and the offers
-    /// of those that offered. A decision this campaign already made on this notification is not written again,
-    /// nor its offer: the offers insert reads the decisions insert's RETURNING.
-    public static func persist(
-        state: SubscriptionState,
-        stateChanged: Bool,
-        decisions: [DecisionRecord],
-        notificationUUID: UUID,
-        triggeredAt: Date,
-        connection: PostgresConnection,
-        logger: Logger
-    ) async throws {
-        guard stateChanged || !decisions.isEmpty else { return }
-        let statement = PersistStatement(
-            state: state,
-            stateChanged: stateChanged,
-            decisions: decisions,
-            notificationUUID: notificationUUID,
-            triggeredAt: triggeredAt
-        )
-        for try await _ in try await connection.execute(statement, logger: logger) {}
+    /// What one notification (or a delayed campaign's fire) writes for its subscriber.
+    public struct Write: Sendable {
+        public var state: SubscriptionState
+        /// Whether `state` is written (false: the notification changed nothing, or was older than the state).
+        public var stateChanged: Bool
+        public var decisions: [DecisionRecord]
+        public var notificationUUID: UUID
+        /// The notification's signedDate.
+        public var triggeredAt: Date
+
+        public init(state: SubscriptionState, stateChanged: Bool, decisions: [DecisionRecord], notificationUUID: UUID, triggeredAt: Date) {
+            self.state = state
+            self.stateChanged = stateChanged
+            self.decisions = decisions
+            self.notificationUUID = notificationUUID
+            self.triggeredAt = triggeredAt
+        }
+    }
+
+    /// Writes, in one statement, the new states (of the writes whose state changed), every decision and the offers
+    /// of those that offered. A decision a campaign already made on a notification is not written again, nor its
+    /// offer: the offers insert reads the decisions insert's RETURNING. At most one write per subscriber (a
+    /// subscription row is updated once per statement).
+    public static func persist(_ writes: [Write], connection: PostgresConnection, logger: Logger) async throws {
+        guard writes.contains(where: { $0.stateChanged || !$0.decisions.isEmpty }) else { return }
+        for try await _ in try await connection.execute(PersistStatement(writes: writes), logger: logger) {}
     }
 }
