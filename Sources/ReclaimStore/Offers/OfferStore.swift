@@ -14,9 +14,10 @@ public enum OfferStore {
         guard !withdrawals.isEmpty else { return 0 }
         let rows = try await connection.query(
             """
-            UPDATE reclaim.offers AS o SET state = 'withdrawn', ended_at = now(), end_reason = w.reason
-            FROM unnest(\(withdrawals.map(\.offerId))::uuid[], \(withdrawals.map(\.reason))::text[]) AS w(id, reason)
-            WHERE o.id = w.id AND o.state IN ('ready', 'delivered')
+            -- id = ANY(…) reads the primary key; a join with unnest(…) was planned as a scan of the whole table.
+            UPDATE reclaim.offers AS o SET state = 'withdrawn', ended_at = now(),
+                end_reason = (\(withdrawals.map(\.reason))::text[])[array_position(\(withdrawals.map(\.offerId))::uuid[], o.id)]
+            WHERE o.id = ANY(\(withdrawals.map(\.offerId))::uuid[]) AND o.state IN ('ready', 'delivered')
             RETURNING 1
             """,
             logger: logger

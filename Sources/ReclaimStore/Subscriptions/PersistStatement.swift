@@ -12,21 +12,34 @@ import ReclaimDomain
 struct PersistStatement: PostgresPreparedStatement {
     static let sql = """
         WITH upd AS (
-            UPDATE reclaim.subscriptions AS s SET
-                app_account_token = x.app_account_token, product_id = x.product_id, subscription_group_id = x.subscription_group_id,
-                status = x.status, auto_renew = x.auto_renew, auto_renew_product_id = x.auto_renew_product_id,
-                expires_at = \(time("x.expires_at")), expiration_intent = x.expiration_intent, in_billing_retry = x.in_billing_retry,
-                grace_period_expires_at = \(time("x.grace_period_expires_at")), eligible_win_back_offer_ids = x.eligible_win_back_offer_ids,
-                storefront = x.storefront, first_purchase_at = \(time("x.first_purchase_at")), last_transaction_id = x.last_transaction_id,
-                last_notification_type = x.last_notification_type, last_subtype = x.last_subtype,
-                last_signed_date = \(time("x.last_signed_date")), last_notification_uuid = x.last_notification_uuid, updated_at = now()
+            -- An upsert, though every row exists (the batch locked it): each row is then found by a probe of the
+            -- primary key. An UPDATE … FROM the JSON rows was planned as a hash join over a scan of the whole
+            -- table (the function's row estimate is a fixed 100), a cost that grew with the subscriber count.
+            INSERT INTO reclaim.subscriptions AS s (
+                bundle_id, environment, original_transaction_id, app_account_token, product_id, subscription_group_id, status,
+                auto_renew, auto_renew_product_id, expires_at, expiration_intent, in_billing_retry, grace_period_expires_at,
+                eligible_win_back_offer_ids, storefront, first_purchase_at, last_transaction_id, last_notification_type, last_subtype,
+                last_signed_date, last_notification_uuid)
+            SELECT x.bundle_id, x.environment, x.original_transaction_id, x.app_account_token, x.product_id, x.subscription_group_id,
+                   x.status, x.auto_renew, x.auto_renew_product_id, \(time("x.expires_at")), x.expiration_intent, x.in_billing_retry,
+                   \(time("x.grace_period_expires_at")), x.eligible_win_back_offer_ids, x.storefront, \(time("x.first_purchase_at")),
+                   x.last_transaction_id, x.last_notification_type, x.last_subtype, \(time("x.last_signed_date")), x.last_notification_uuid
             FROM jsonb_to_recordset($1::text::jsonb) AS x(
                 bundle_id text, environment text, original_transaction_id text, app_account_token uuid, product_id text,
                 subscription_group_id text, status text, auto_renew boolean, auto_renew_product_id text, expires_at bigint,
                 expiration_intent smallint, in_billing_retry boolean, grace_period_expires_at bigint, eligible_win_back_offer_ids text[],
                 storefront text, first_purchase_at bigint, last_transaction_id text, last_notification_type text, last_subtype text,
                 last_signed_date bigint, last_notification_uuid uuid)
-            WHERE s.bundle_id = x.bundle_id AND s.environment = x.environment AND s.original_transaction_id = x.original_transaction_id
+            ON CONFLICT (bundle_id, environment, original_transaction_id) DO UPDATE SET
+                app_account_token = EXCLUDED.app_account_token, product_id = EXCLUDED.product_id,
+                subscription_group_id = EXCLUDED.subscription_group_id, status = EXCLUDED.status, auto_renew = EXCLUDED.auto_renew,
+                auto_renew_product_id = EXCLUDED.auto_renew_product_id, expires_at = EXCLUDED.expires_at,
+                expiration_intent = EXCLUDED.expiration_intent, in_billing_retry = EXCLUDED.in_billing_retry,
+                grace_period_expires_at = EXCLUDED.grace_period_expires_at, eligible_win_back_offer_ids = EXCLUDED.eligible_win_back_offer_ids,
+                storefront = EXCLUDED.storefront, first_purchase_at = EXCLUDED.first_purchase_at,
+                last_transaction_id = EXCLUDED.last_transaction_id, last_notification_type = EXCLUDED.last_notification_type,
+                last_subtype = EXCLUDED.last_subtype, last_signed_date = EXCLUDED.last_signed_date,
+                last_notification_uuid = EXCLUDED.last_notification_uuid, updated_at = now()
         ), dec AS (
             INSERT INTO reclaim.campaign_decisions (
                 id, campaign_id, bundle_id, environment, original_transaction_id, app_account_token, notification_uuid,
