@@ -10,13 +10,14 @@
 #   `reclaim serve --role api` (no workers) into a fresh database, and the ratio e2e/ingest;
 # - the end-to-end rate again with forwarding on (every notification also forwarded to one local
 #   receiver, `reclaim-bench sink`), beside the rate without, and when the last forward was delivered.
-# Goals: ≥ 1,000 notifications/s end to end, ≥ 0.5 of ingest alone, p99 < 100 ms; forwarding costs
+# Goals: ≥ 1,000 notifications/s end to end, ≥ 0.5 of ingest alone, p99 < 50 ms paced at 1,000/s; forwarding costs
 # < 20% of the end-to-end rate.
 # Usage (from scripts/bench): e2e.sh PATH/TO/release/reclaim-bench   (cwd: repository root)
 # Environment: NOTIFICATIONS (measured, default 20000), WARMUP (posted and processed first, not
 # measured, default 1000), CONNECTIONS (wrk's, default 32), TIMEOUT (seconds each phase may take
 # before the bench gives up, default 120 + NOTIFICATIONS/100), RATE (the paced phase's offered load,
-# default 1000/s).
+# default 1000/s), EXTRA_YAML (appended to the server's config, e.g. "worker: {batchSize: 64}", to compare
+# settings).
 # Four phases, each on a fresh database: ingest alone, end to end, and end to end with forwarding as fast as
 # wrk can post (the rates), then end to end with the load paced at RATE (the latency: at saturation every figure is
 # the backlog's, so the p99 goal is judged where the load is what the goal names).
@@ -76,6 +77,7 @@ campaigns:
     trigger: DID_CHANGE_RENEWAL_STATUS/AUTO_RENEW_DISABLED
     offer: {productId: com.example.monthly, offerIdentifier: RETAIN50}
     holdoutPercent: 0
+${EXTRA_YAML:-}
 YAML
 
 sql() { psql "$DATABASE_URL" -v ON_ERROR_STOP=1 -AtF ' ' -c "$1"; }
@@ -102,8 +104,9 @@ stop_server() {
 
 # post FILE TABLE TARGET: wrk posts every body of FILE once; returns when TABLE (reclaim.notifications
 # or reclaim.offers) holds TARGET rows, then stops wrk and leaves its JSON line in $root/wrk.json.
-# Polls every 0.25 s with psql: the figures come from commit timestamps, not from this loop, so it
-# need not be finer, and it costs the measured processes little CPU.
+# Polls every second with psql: the figures come from commit timestamps, not from this loop, so it
+# need not be finer. (Every 0.25 s, psql and its backend took 4% of the machine's CPU under perf,
+# taken from the processes measured.)
 post() {
   local file="$1" table="$2" target="$3" pause="${4:-0}" deadline=$((SECONDS + timeout)) offers notifications pending
   wrk -t 2 -c "$connections" -d "${timeout}s" -s scripts/bench.d/e2e-post.lua "http://127.0.0.1:$port" -- "$file" 2 "$pause" >"$root/wrk.out" &
@@ -125,7 +128,7 @@ post() {
       echo "bench e2e: gave up after ${timeout}s: $notifications notifications, $offers offers, $pending jobs waiting (TIMEOUT raises the bound)" >&2
       exit 1
     fi
-    sleep 0.25
+    sleep 1
   done
   # Every body has its 200 by now (a row commits before its answer, the offer long after); SIGINT
   # makes wrk print its summary and end.
@@ -299,7 +302,7 @@ print(f"bench e2e: with forwarding to one receiver {forward_per_s:,.0f}/s end to
       f"{forwarded_seconds}s after the first notification ({forwarded / forwarded_seconds:,.0f} forwards/s)", file=sys.stderr)
 paced_per_s = paced_offers / paced_posted_seconds if paced_posted_seconds > 0 else 0
 print(f"bench e2e: paced at {rate:,}/s offered ({paced_per_s:,.0f}/s stored), 200 → offer ready: p50 {paced_commit_p50} ms, "
-      f"p99 {paced_commit_p99} ms by commit (goal p99 < 100 ms: {goal(paced_commit_p99 < 100)}); "
+      f"p99 {paced_commit_p99} ms by commit (goal p99 < 50 ms: {goal(paced_commit_p99 < 50)}); "
       f"by transaction start p50 {paced_p50} ms, p99 {paced_p99} ms", file=sys.stderr)
 print(f"bench e2e: during it, notifications were stored at {posted_per_s:,.0f}/s and answered in p50 {wrk['p50_ms']} ms, "
       f"p99 {wrk['p99_ms']} ms (wrk); stored faster than offered means a backlog, which the latency includes", file=sys.stderr)

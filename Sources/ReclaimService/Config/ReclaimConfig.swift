@@ -116,7 +116,7 @@ public struct ReclaimConfig: Decodable, Sendable {
         /// Jobs run at once by one process.
         public var concurrency: Int = 8
         /// Jobs claimed per query.
-        public var batchSize: Int = 16
+        public var batchSize: Int = 64
         /// Poll interval when no NOTIFY arrives (a lost wake-up costs at most this).
         public var pollInterval: ConfigDuration = ConfigDuration(seconds: 2)
         /// How long a claimed job is leased before the rescuer hands it to another worker.

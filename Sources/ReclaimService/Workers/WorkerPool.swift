@@ -27,7 +27,7 @@ public struct WorkerPool: Service {
 
         public init(
             concurrency: Int = 8,
-            batchSize: Int = 16,
+            batchSize: Int = 64,
             pollInterval: Duration = .seconds(2),
             lease: Duration = .seconds(60),
             shutdownTimeout: Duration = .seconds(30),
