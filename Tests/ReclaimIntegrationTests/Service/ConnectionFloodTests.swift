@@ -17,6 +17,9 @@ struct ConnectionFloodTests {
             )
             try await app.test(.live) { http in
                 let port = try #require(http.port)
+                // The test client connects in the background with a 5 s timeout; connected now, before the flood fills
+                // the accept backlog (on a machine busy with the whole suite its connect once came during the flood).
+                try await http.execute(uri: "/healthz", method: .get) { #expect($0.status == .ok) }
                 let opened = try await RawSocket.onThread {
                     var sockets: [RawSocket] = []
                     for _ in 0..<5000 {
