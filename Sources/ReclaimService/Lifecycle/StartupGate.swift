@@ -10,64 +10,38 @@ import Synchronization
 ///
 /// A gate made open is for routers built without a server around them (tests that mirror the targets themselves).
 public final class StartupGate: Sendable {
-    private struct State {
-        var open: Bool
-        var waiters: [UInt64: CheckedContinuation<Void, Never>] = [:]
-        var nextId: UInt64 = 0
-    }
-    private let state: Mutex<State>
+    private let opened: Atomic<Bool>
+    /// Wakes the waiters when the gate opens (the workers' wake-up signal: a waiter that looked before the
+    /// opening and sleeps after it is still woken).
+    private let signal = WakeUpSignal()
 
     public init(open: Bool) {
-        state = Mutex(State(open: open))
+        opened = Atomic(open)
     }
 
-    public var isOpen: Bool { state.withLock { $0.open } }
+    public var isOpen: Bool { opened.load(ordering: .acquiring) }
 
     public func open() {
-        let waiters = state.withLock { state in
-            state.open = true
-            defer { state.waiters = [:] }
-            return state.waiters.values
+        opened.store(true, ordering: .releasing)
+        signal.wakeAll()
+    }
+
+    /// Whether the gate opened within `timeout` (false also when the task was cancelled first).
+    public func wait(upTo timeout: Duration) async -> Bool {
+        let deadline = ContinuousClock.now + timeout
+        while !isOpen && !Task.isCancelled {
+            let generation = signal.generation
+            let left = deadline - .now
+            guard left > .zero else { return false }
+            if isOpen { break }
+            await signal.wait(after: generation, timeout: left)
         }
-        for waiter in waiters { waiter.resume() }
+        return isOpen
     }
 
     /// Returns when the gate is open, or when the task is cancelled.
     public func wait() async {
-        let id = state.withLock { state in
-            state.nextId &+= 1
-            return state.nextId
-        }
-        await withTaskCancellationHandler {
-            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-                let resumeNow = state.withLock { state in
-                    if state.open || Task.isCancelled { return true }
-                    state.waiters[id] = continuation
-                    return false
-                }
-                if resumeNow { continuation.resume() }
-            }
-        } onCancel: {
-            let waiter = state.withLock { $0.waiters.removeValue(forKey: id) }
-            waiter?.resume()
-        }
-    }
-
-    /// Whether the gate opened within `timeout`.
-    public func wait(upTo timeout: Duration) async -> Bool {
-        if isOpen { return true }
-        return await withTaskGroup(of: Bool.self) { group in
-            group.addTask {
-                await self.wait()
-                return self.isOpen
-            }
-            group.addTask {
-                try? await Task.sleep(for: timeout)
-                return false
-            }
-            defer { group.cancelAll() }
-            return await group.next() ?? false
-        }
+        while !(await wait(upTo: .seconds(3600))) && !Task.isCancelled {}
     }
 }
 

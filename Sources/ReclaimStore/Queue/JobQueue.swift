@@ -143,7 +143,7 @@ public struct JobQueue: Sendable {
     public func releaseUnheld(worker: String, holding: [Int64], target: String?, logger: Logger) async throws -> Int {
         try await countRows(
             """
-            UPDATE reclaim.jobs SET state = 'available', locked_by = NULL, lease_expires_at = NULL, run_at = now(), updated_at = now()
+            UPDATE reclaim.jobs SET state = 'available', locked_by = NULL, lease_expires_at = NULL, updated_at = now()
             WHERE id IN (SELECT id FROM reclaim.jobs
                          WHERE state = 'running' AND locked_by = \(worker) AND target IS NOT DISTINCT FROM \(target)
                            AND NOT (id = ANY(\(holding)))
@@ -159,7 +159,7 @@ public struct JobQueue: Sendable {
     public func release(worker: String, logger: Logger) async throws -> Int {
         try await countRows(
             """
-            UPDATE reclaim.jobs SET state = 'available', locked_by = NULL, lease_expires_at = NULL, run_at = now(), updated_at = now()
+            UPDATE reclaim.jobs SET state = 'available', locked_by = NULL, lease_expires_at = NULL, updated_at = now()
             WHERE id IN (SELECT id FROM reclaim.jobs WHERE state = 'running' AND locked_by = \(worker) FOR UPDATE SKIP LOCKED)
             RETURNING id
             """,
@@ -193,7 +193,8 @@ public struct JobQueue: Sendable {
             SET state = CASE WHEN attempts >= max_attempts THEN 'dead' ELSE 'available' END,
                 last_error = CASE WHEN lease_expires_at < now() THEN 'lease expired: the worker stopped before finishing the job'
                                   ELSE 'the worker''s database session ended (process killed or disconnected) before it finished the job' END,
-                locked_by = NULL, lease_expires_at = NULL, run_at = now(), updated_at = now()
+                -- run_at is kept: the job goes back to its place in the queue (it was due), not behind a backlog.
+                locked_by = NULL, lease_expires_at = NULL, updated_at = now()
             WHERE id IN (
                 SELECT id FROM reclaim.jobs
                 WHERE state = 'running' AND (lease_expires_at < now() OR locked_by IN (SELECT locked_by FROM gone))

@@ -69,11 +69,7 @@ struct CorpusCampaignTests {
             // job would be): the state refuses the stale snapshots and the decisions exist, so nothing new.
             let before = try await decisionCounts(client)
             try await processNotifications(corpus.map(\.notification.body), client: client, dependencies: dependencies)
-            for (notification, _) in corpus {
-                let verified = try await dependencies.verifier.verifyNotification(notification.signedPayload)
-                guard let uuid = UUID(uuidString: notification.uuid), let snapshot = SubscriptionSnapshot(verified, notificationUUID: uuid) else {
-                    continue
-                }
+            for snapshot in try await snapshots(of: corpus.map(\.notification), verifier: dependencies.verifier) {
                 try await client.transaction(logger: logger) { connection in
                     try await dependencies.campaignEngine.process(snapshot, connection: connection, logger: logger)
                 }

@@ -45,21 +45,6 @@ struct SetBasedBatchTests {
         return lines
     }
 
-    /// Stores the bodies through ingest (in process), processing nothing.
-    static func ingest(_ bodies: [Data], dependencies: Dependencies) async throws {
-        let app = Application(router: buildRouter(dependencies))
-        try await app.test(.router) { http in
-            for body in bodies {
-                try await http.execute(
-                    uri: "/v1/apple/notifications",
-                    method: .post,
-                    headers: [.contentType: "application/json"],
-                    body: ByteBuffer(bytes: body)
-                ) { #expect($0.status == .ok) }
-            }
-        }
-    }
-
     @Test(
         "the 116 real notifications as one batch, in two orders: the states, decisions, offers and redemptions of one at a time in signedDate order"
     )
@@ -69,12 +54,8 @@ struct SetBasedBatchTests {
         let corpus = try CorpusCampaignTests.corpusInSignedDateOrder()
         let sequential = try await withTestDatabase { client, _ in
             let dependencies = try Dependencies.test(postgres: client, config: setup.config)
-            try await Self.ingest(corpus.map(\.notification.body), dependencies: dependencies)
-            for (notification, _) in corpus {
-                let verified = try await dependencies.verifier.verifyNotification(notification.signedPayload)
-                guard let uuid = UUID(uuidString: notification.uuid), let snapshot = SubscriptionSnapshot(verified, notificationUUID: uuid) else {
-                    continue
-                }
+            try await ingestNotifications(corpus.map(\.notification.body), dependencies: dependencies)
+            for snapshot in try await snapshots(of: corpus.map(\.notification), verifier: dependencies.verifier) {
                 try await client.transaction(logger: logger) { connection in
                     try await dependencies.campaignEngine.process(snapshot, connection: connection, logger: logger)
                 }
@@ -86,16 +67,8 @@ struct SetBasedBatchTests {
         for (name, shuffled) in [("by UUID", corpus.sorted { $0.notification.uuid < $1.notification.uuid }), ("newest first", corpus.reversed())] {
             let batched = try await withTestDatabase { client, _ in
                 let dependencies = try Dependencies.test(postgres: client, config: setup.config)
-                try await Self.ingest(shuffled.map(\.notification.body), dependencies: dependencies)
-                var snapshots: [SubscriptionSnapshot] = []
-                for (notification, _) in shuffled {
-                    let verified = try await dependencies.verifier.verifyNotification(notification.signedPayload)
-                    guard let uuid = UUID(uuidString: notification.uuid), let snapshot = SubscriptionSnapshot(verified, notificationUUID: uuid) else {
-                        continue
-                    }
-                    snapshots.append(snapshot)
-                }
-                let batch = snapshots
+                try await ingestNotifications(shuffled.map(\.notification.body), dependencies: dependencies)
+                let batch = try await snapshots(of: shuffled.map(\.notification), verifier: dependencies.verifier)
                 try await client.transaction(logger: logger) { connection in
                     try await dependencies.campaignEngine.process(batch: batch, connection: connection, logger: logger)
                 }

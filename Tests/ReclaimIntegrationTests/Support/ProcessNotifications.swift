@@ -3,13 +3,14 @@ import Hummingbird
 import HummingbirdTesting
 import NIOCore
 import PostgresNIO
+import ReclaimDomain
 import ReclaimService
 import ReclaimStore
+import ReclaimTestSupport
 import Testing
 
-/// Posts each body in order to ingest (in process), then lets one worker lane process every job: the
-/// notifications are processed in the order given.
-func processNotifications(_ bodies: [Data], client: Database, dependencies: Dependencies) async throws {
+/// Posts each body in order to ingest (in process), processing nothing.
+func ingestNotifications(_ bodies: [Data], dependencies: Dependencies) async throws {
     let app = Application(router: buildRouter(dependencies))
     try await app.test(.router) { http in
         for body in bodies {
@@ -23,6 +24,26 @@ func processNotifications(_ bodies: [Data], client: Database, dependencies: Depe
             }
         }
     }
+}
+
+/// The snapshots the worker would make of these notifications (verified, in the order given); those that name
+/// no subscription are left out.
+func snapshots(of notifications: [AppleSandboxFixtures.Notification], verifier: AppleJWSVerifier) async throws -> [SubscriptionSnapshot] {
+    var snapshots: [SubscriptionSnapshot] = []
+    for notification in notifications {
+        let verified = try await verifier.verifyNotification(notification.signedPayload)
+        guard let uuid = UUID(uuidString: notification.uuid), let snapshot = SubscriptionSnapshot(verified, notificationUUID: uuid) else {
+            continue
+        }
+        snapshots.append(snapshot)
+    }
+    return snapshots
+}
+
+/// Posts each body in order to ingest (in process), then lets one worker lane process every job: the
+/// notifications are processed in the order given.
+func processNotifications(_ bodies: [Data], client: Database, dependencies: Dependencies) async throws {
+    try await ingestNotifications(bodies, dependencies: dependencies)
     let pool = WorkerPool(
         queue: JobQueue(postgres: client),
         handlers: jobHandlers(dependencies),
