@@ -144,13 +144,9 @@ public struct WorkerPool: Service {
             let step = liveness.begin("worker lane")
             let jobs: [Job]
             do {
+                // A failure here sets the flag again below.
                 if inFlight.claimLost.exchange(false, ordering: .acquiringAndReleasing) {
-                    do {
-                        try await queue.releaseUnheld(worker: workerId, holding: inFlight.current, target: nil, logger: logger)
-                    } catch {
-                        inFlight.claimLost.store(true, ordering: .releasing)
-                        throw error
-                    }
+                    try await queue.releaseUnheld(worker: workerId, holding: inFlight.current, target: nil, logger: logger)
                 }
                 jobs = try await queue.claim(limit: options.batchSize, worker: workerId, lease: options.lease, logger: logger)
             } catch {

@@ -19,23 +19,12 @@ struct CampaignCrashTests {
     func killNine() async throws {
         let (directory, ca) = try serverTestFiles(prefix: "crash", keyId: "CRASHKEY01")
         defer { try? FileManager.default.removeItem(at: directory) }
-        let config = directory.appendingPathComponent("config.yaml")
-        try """
-        apps:
-          - bundleId: com.example.app
-            appAppleId: 1234567890
-            environments: [Sandbox]
-            issuerId: 11111111-2222-3333-4444-555555555555
-            signingKeys: [{keyId: CRASHKEY01, file: \(directory.path)/key.p8}]
-            rootCertificates: [\(directory.path)/root.pem]
-        campaigns:
-          - id: retain
-            app: com.example.app
-            trigger: DID_CHANGE_RENEWAL_STATUS/AUTO_RENEW_DISABLED
-            offer: {productId: com.example.monthly, offerIdentifier: RETAIN50}
-            cooldown: 90d
-        worker: {lease: 3s, pollInterval: 1s}
-        """.write(to: config, atomically: true, encoding: .utf8)
+        let config = try writeRetainConfig(
+            in: directory,
+            keyId: "CRASHKEY01",
+            campaign: "    cooldown: 90d",
+            settings: "worker: {lease: 3s, pollInterval: 1s}"
+        )
 
         // Each subscriber turns auto-renew off twice (two notifications, one second apart): the cooldown or the
         // staleness of the older one must leave exactly one offer, however processing interleaves with kills.

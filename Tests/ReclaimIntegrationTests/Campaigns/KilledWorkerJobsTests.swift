@@ -15,22 +15,11 @@ struct KilledWorkerJobsTests {
     func jobsReturnAtOnce() async throws {
         let (directory, ca) = try serverTestFiles(prefix: "killed", keyId: "KILLKEY001")
         defer { try? FileManager.default.removeItem(at: directory) }
-        let config = directory.appendingPathComponent("config.yaml")
-        try """
-        apps:
-          - bundleId: com.example.app
-            environments: [Sandbox]
-            issuerId: 11111111-2222-3333-4444-555555555555
-            signingKeys: [{keyId: KILLKEY001, file: \(directory.path)/key.p8}]
-            rootCertificates: [\(directory.path)/root.pem]
-        campaigns:
-          - id: retain
-            app: com.example.app
-            trigger: DID_CHANGE_RENEWAL_STATUS/AUTO_RENEW_DISABLED
-            offer: {productId: com.example.monthly, offerIdentifier: RETAIN50}
-        worker: {lease: 60s, concurrency: 2, batchSize: 50}
-        server: {databaseConnections: 12}
-        """.write(to: config, atomically: true, encoding: .utf8)
+        let config = try writeRetainConfig(
+            in: directory,
+            keyId: "KILLKEY001",
+            settings: "worker: {lease: 60s, concurrency: 2, batchSize: 50}\nserver: {databaseConnections: 12}"
+        )
         let notifications = TestNotifications(ca: ca)
         let bodies = try (0..<1500).map { index in
             try notifications.body(

@@ -117,3 +117,27 @@ func serverTestFiles(prefix: String, keyId: String) throws -> (directory: URL, c
     try SigningKey.generate(keyId: keyId).pkcs8PEM.write(to: directory.appendingPathComponent("key.p8"), atomically: true, encoding: .utf8)
     return (directory, ca)
 }
+
+/// Writes `config.yaml` into a ``serverTestFiles(prefix:keyId:)`` directory: the Sandbox app signed by its test CA,
+/// one campaign `retain` offering RETAIN50 when auto-renew is turned off (with `campaign`'s extra lines), and
+/// `settings` (worker and server sections). Returns the file.
+func writeRetainConfig(in directory: URL, keyId: String, campaign: String = "", settings: String) throws -> URL {
+    let config = directory.appendingPathComponent("config.yaml")
+    try """
+    apps:
+      - bundleId: com.example.app
+        appAppleId: 1234567890
+        environments: [Sandbox]
+        issuerId: 11111111-2222-3333-4444-555555555555
+        signingKeys: [{keyId: \(keyId), file: \(directory.path)/key.p8}]
+        rootCertificates: [\(directory.path)/root.pem]
+    campaigns:
+      - id: retain
+        app: com.example.app
+        trigger: DID_CHANGE_RENEWAL_STATUS/AUTO_RENEW_DISABLED
+        offer: {productId: com.example.monthly, offerIdentifier: RETAIN50}
+    \(campaign)
+    \(settings)
+    """.write(to: config, atomically: true, encoding: .utf8)
+    return config
+}
