@@ -1,7 +1,8 @@
 import NIOCore
 
 /// nginx's lingering close for a refused request: after the answer (a 413) goes out, keep reading and discarding
-/// what the client still sends, for at most `maxTime` and `maxBytes`, then close.
+/// what the client still sends while it keeps sending (a pause longer than `idleTime` ends it), for at most
+/// `maxTime` and `maxBytes` in all, then close.
 ///
 /// Why: a client that writes its whole body before it reads (Python's `urllib.request`, which also sends
 /// `Connection: close`) is still writing when the server answers early. Closing with its bytes unread makes the
@@ -10,6 +11,11 @@ import NIOCore
 ///
 /// Sits first in the pipeline, on raw bytes, ahead of HTTP decoding (which stops reading once it has answered a
 /// `Connection: close` request). ``ReclaimRequestContext/closeSoon()`` starts it with ``Start``.
+///
+/// The limits are nginx's shape (`lingering_timeout` 5 s between reads, `lingering_time` 30 s in all), tighter: a
+/// client still writing is drained as long as its bytes keep coming, so a machine too busy to drain 5 MiB within a
+/// fixed 2 s no longer resets a client mid-write (it did, under a loaded test run); one that stops sending is
+/// closed after `idleTime`; nobody holds a connection past `maxTime` or sends more than `maxBytes`.
 final class LingeringClose: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = ByteBuffer
     typealias InboundOut = ByteBuffer
@@ -21,16 +27,19 @@ final class LingeringClose: ChannelDuplexHandler, RemovableChannelHandler {
 
     let maxBytes: Int
     let maxTime: TimeAmount
+    let idleTime: TimeAmount
     private var lingering = false
     private var closing = false
     private var discarded = 0
     private var deadline: Scheduled<Void>?
+    private var idleDeadline: Scheduled<Void>?
     /// The promise of the full close asked for while lingering: completed when the connection really closes.
     private var pendingClose: EventLoopPromise<Void>?
 
-    init(maxBytes: Int = 16 * 1024 * 1024, maxTime: TimeAmount = .seconds(2)) {
+    init(maxBytes: Int = 16 * 1024 * 1024, maxTime: TimeAmount = .seconds(10), idleTime: TimeAmount = .seconds(2)) {
         self.maxBytes = maxBytes
         self.maxTime = maxTime
+        self.idleTime = idleTime
     }
 
     func triggerUserOutboundEvent(context: ChannelHandlerContext, event: Any, promise: EventLoopPromise<Void>?) {
@@ -43,13 +52,23 @@ final class LingeringClose: ChannelDuplexHandler, RemovableChannelHandler {
         lingering = true
         let bound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
         deadline = context.eventLoop.scheduleTask(in: maxTime) { bound.value.0.finish(bound.value.1) }
+        restartIdleDeadline(context)
         context.read()
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         guard lingering else { return context.fireChannelRead(data) }
         discarded += unwrapInboundIn(data).readableBytes
-        if discarded > maxBytes { finish(context) }
+        if discarded > maxBytes { return finish(context) }
+        restartIdleDeadline(context)
+    }
+
+    /// The client is still sending: give it another `idleTime` from now.
+    private func restartIdleDeadline(_ context: ChannelHandlerContext) {
+        guard !closing else { return }
+        idleDeadline?.cancel()
+        let bound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
+        idleDeadline = context.eventLoop.scheduleTask(in: idleTime) { bound.value.0.finish(bound.value.1) }
     }
 
     func channelReadComplete(context: ChannelHandlerContext) {
@@ -75,6 +94,7 @@ final class LingeringClose: ChannelDuplexHandler, RemovableChannelHandler {
 
     func channelInactive(context: ChannelHandlerContext) {
         deadline?.cancel()
+        idleDeadline?.cancel()
         context.fireChannelInactive()
     }
 
@@ -82,6 +102,7 @@ final class LingeringClose: ChannelDuplexHandler, RemovableChannelHandler {
         guard !closing else { return }
         closing = true
         deadline?.cancel()
+        idleDeadline?.cancel()
         context.close(mode: .all, promise: pendingClose)
     }
 }

@@ -17,7 +17,7 @@ public struct ReclaimRequestContext: RequestContext {
 
     /// Ends the connection once the answer now being prepared (a refusal of the body) was sent: after a 413
     /// Hummingbird would read and discard the rest of the body to reuse the connection, for a chunked body without
-    /// end gigabytes. ``LingeringClose`` instead drains what the client still sends for at most 2 s and 16 MiB, so
+    /// end gigabytes. ``LingeringClose`` instead drains what the client still sends while it keeps sending (for at most 10 s and 16 MiB), so
     /// that a client still writing its body can read the answer, then closes.
     func closeSoon() {
         channel.triggerUserOutboundEvent(LingeringClose.Start(), promise: nil)

@@ -42,6 +42,29 @@ struct OversizedBodyTests {
         }
     }
 
+    @Test("a client that writes its body slowly, past the old fixed 2 s of draining, finishes its write and reads the 413")
+    func slowWriterReadsThe413() async throws {
+        try await withServer { port, _ in
+            let (wrote, status) = try await RawSocket.onThread {
+                let socket = try RawSocket(port: port)
+                let size = 4 * 1024 * 1024
+                var wrote = socket.send(Self.head + "Content-Length: \(size)\r\n\r\n")
+                // 32 pieces 100 ms apart: 3.2 s of writing, as a busy machine's client may take, each pause far below
+                // the 2 s idle limit. Before, the server closed 2 s after its 413 whatever the client was doing, and
+                // the next write met a reset (urllib's `Broken pipe`).
+                let piece = Data(repeating: UInt8(ascii: "a"), count: size / 32)
+                for _ in 0..<32 where wrote {
+                    Thread.sleep(forTimeInterval: 0.1)
+                    wrote = socket.send(piece)
+                }
+                let answer = socket.receive().map { String(decoding: $0, as: UTF8.self) } ?? ""
+                return (wrote, answer.split(separator: "\r\n").first.map(String.init) ?? "")
+            }
+            #expect(wrote, "the server closed the connection while the client was still writing")
+            #expect(status == "HTTP/1.1 413 Payload Too Large")
+        }
+    }
+
     @Test("Python's urllib, which writes its whole 5 MiB body before reading, gets the 413 problem+json, 3 times out of 3")
     func urllibReadsThe413() async throws {
         try await withServer { port, _ in
