@@ -63,26 +63,16 @@ public struct RetentionMessaging: Sendable {
             return Answer()
         }
         let subscriber = SubscriberKey(bundleId: app.bundleId, environment: environment, originalTransactionId: realtime.originalTransactionId)
-        let (offer, grantMessage) = try await postgres.withConnection(logger: logger) { connection in
-            let offer = try await OfferStore.liveOffer(of: subscriber, connection: connection, logger: logger)
-            // A grant names its own message, or takes its campaign label's (one round trip more, only with an offer).
-            let grantMessage = try await offer.asyncMap {
-                try await GrantStore.messageIdentifier(ofOffer: $0.id, connection: connection, logger: logger)
-            }
-            return (offer, grantMessage ?? nil)
+        // A grant names its own message, or takes its campaign label's.
+        let live = try await postgres.withConnection(logger: logger) {
+            try await OfferStore.liveOfferWithGrantMessage(of: subscriber, connection: $0, logger: logger)
         }
-        let messageIdentifier = grantMessage ?? offer.flatMap { offer in config.campaigns.first { $0.id == offer.campaignId }?.messageIdentifier }
+        let offer = live?.offer
+        let messageIdentifier =
+            live?.grantMessage ?? offer.flatMap { offer in config.campaigns.first { $0.id == offer.campaignId }?.messageIdentifier }
         if let offer, let messageIdentifier, let jws = try issuer.retentionSignature(for: offer, transactionId: realtime.originalTransactionId) {
             return Answer(promotionalOffer: .init(messageIdentifier: messageIdentifier, promotionalOfferSignatureV2: jws))
         }
         return Answer(message: app.defaultMessageIdentifier.map(Answer.Message.init))
-    }
-}
-
-extension Optional {
-    /// `map` with an async transform.
-    fileprivate func asyncMap<T>(_ transform: (Wrapped) async throws -> T) async rethrows -> T? {
-        guard let self else { return nil }
-        return try await transform(self)
     }
 }

@@ -108,18 +108,4 @@ public enum GrantStore {
         for try await _ in rows { return true }
         return false
     }
-
-    /// The Retention Messaging message the grant behind `offerId` names; nil when the offer is no grant's, or its
-    /// grant names none.
-    public static func messageIdentifier(ofOffer offerId: UUID, connection: PostgresConnection, logger: Logger) async throws -> String? {
-        let rows = try await connection.query(
-            """
-            SELECT g.message_identifier FROM reclaim.offers o JOIN reclaim.grants g ON g.id = o.grant_id
-            WHERE o.id = \(offerId)
-            """,
-            logger: logger
-        )
-        for try await message in rows.decode(String?.self) { return message }
-        return nil
-    }
 }
