@@ -91,7 +91,8 @@ struct LiveOfferListener: Service {
     private func rebuildNow() async throws {
         index.beginRebuild()
         var members = Set<UInt64>()
-        for (bundleId, token) in try await OfferStore.liveOfferOwners(postgres: postgres, logger: logger) {
+        let owners = try await postgres.withConnection(logger: logger) { try await OfferStore.liveOfferOwners(connection: $0, logger: logger) }
+        for (bundleId, token) in owners {
             members.insert(LiveOfferIndex.key(bundleId: bundleId, appAccountToken: token))
         }
         index.load(members)

@@ -75,7 +75,7 @@ public enum WebhookTasks {
     /// One line per target: kind, app, URL (without query), paused, queued, retrying, dead, oldest, last error.
     public static func list(url: DatabaseURL, logger: Logger) async throws -> [String] {
         try await Database.withDatabase(url, maxConnections: 1, logger: logger) { client in
-            try await OutboundStore.status(postgres: client, logger: logger).map { target in
+            try await client.withConnection(logger: logger) { try await OutboundStore.status(connection: $0, logger: logger) }.map { target in
                 let paused = target.pausedAt.map { "paused since \(ISO8601DateFormatter().string(from: $0))" } ?? "sending"
                 let error = (target.lastError ?? "").replacingOccurrences(of: "\n", with: " ")
                 return [
@@ -89,8 +89,10 @@ public enum WebhookTasks {
     /// Pauses or resumes the targets at `targetURL`; returns their ids (URLs redacted).
     public static func setPaused(_ paused: Bool, targetURL: String, bundleId: String?, url: DatabaseURL, logger: Logger) async throws -> [String] {
         try await Database.withDatabase(url, maxConnections: 1, logger: logger) { client in
-            try await OutboundStore.setPaused(paused, url: targetURL, bundleId: bundleId, postgres: client, logger: logger)
-                .map(OutboundURL.redactedTargetId)
+            try await client.withConnection(logger: logger) {
+                try await OutboundStore.setPaused(paused, url: targetURL, bundleId: bundleId, connection: $0, logger: logger)
+            }
+            .map(OutboundURL.redactedTargetId)
         }
     }
 }

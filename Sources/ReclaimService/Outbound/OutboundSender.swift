@@ -89,7 +89,10 @@ struct OutboundSender: Service {
             func complete() async {
                 guard !sent.isEmpty else { return }
                 do {
-                    try await OutboundStore.complete(sent, worker: workerId, postgres: postgres, logger: logger)
+                    let jobs = sent
+                    try await postgres.withConnection(logger: logger) {
+                        try await OutboundStore.complete(jobs, worker: workerId, connection: $0, logger: logger)
+                    }
                     sent.removeAll()
                 } catch {
                     // Sent, not recorded yet: kept and completed with the next ones (still this worker's, unless
@@ -110,14 +113,17 @@ struct OutboundSender: Service {
                             try await JobQueue(postgres: postgres).releaseUnheld(worker: workerId, holding: held, target: target.id, logger: logger)
                             claimLost = false
                         }
-                        queued = try await OutboundStore.claim(
-                            target: target.id,
-                            limit: claimAhead - inFlight,
-                            worker: workerId,
-                            lease: lease,
-                            postgres: postgres,
-                            logger: logger
-                        )
+                        let limit = claimAhead - inFlight
+                        queued = try await postgres.withConnection(logger: logger) {
+                            try await OutboundStore.claim(
+                                target: target.id,
+                                limit: limit,
+                                worker: workerId,
+                                lease: lease,
+                                connection: $0,
+                                logger: logger
+                            )
+                        }
                     } catch {
                         claimLost = true
                         logger.warning(
@@ -183,7 +189,9 @@ struct OutboundSender: Service {
         metrics.failed.increment()
         let delay = retry ? backoff.delay(afterAttempt: job.attempt, unit: Double.random(in: 0..<1)) : OutboundStore.retryWindow + 1
         do {
-            let state = try await OutboundStore.fail(job, worker: workerId, error: failure, retryDelay: delay, postgres: postgres, logger: logger)
+            let state = try await postgres.withConnection(logger: logger) {
+                try await OutboundStore.fail(job, worker: workerId, error: failure, retryDelay: delay, connection: $0, logger: logger)
+            }
             if state == .dead {
                 metrics.dead.increment()
                 logger.error("outbound job dead (failed for 72 hours, or unsendable)", metadata: ["job": "\(job.id)", "error": "\(failure)"])

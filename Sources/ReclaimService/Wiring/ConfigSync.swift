@@ -19,8 +19,10 @@ struct ConfigSync: Service {
     func run() async throws {
         while !Task.isCancelledOrShuttingDown {
             do {
-                try await CampaignStore.sync(campaigns, postgres: postgres, logger: logger)
-                let orphaned = try await OutboundStore.sync(targets, postgres: postgres, logger: logger)
+                try await postgres.transaction(logger: logger) { try await CampaignStore.sync(campaigns, connection: $0, logger: logger) }
+                let orphaned = try await postgres.transaction(logger: logger) {
+                    try await OutboundStore.sync(targets, connection: $0, logger: logger)
+                }
                 gate.open()
                 logger.info(
                     "config mirrored to reclaim.campaigns and reclaim.outbound_targets",

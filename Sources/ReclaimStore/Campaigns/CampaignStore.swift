@@ -5,50 +5,48 @@ import ReclaimDomain
 
 /// `reclaim.campaigns`: the config's campaigns mirrored for SQL joins. The config file stays authoritative.
 public enum CampaignStore {
-    /// Upserts every campaign and disables rows whose campaign left the config, in one transaction, so
+    /// Upserts every campaign and disables rows whose campaign left the config. Run it in one transaction, so
     /// dashboards never see half a config.
-    public static func sync(_ campaigns: [Campaign], postgres: Database, logger: Logger) async throws {
+    public static func sync(_ campaigns: [Campaign], connection: PostgresConnection, logger: Logger) async throws {
         let encoder = JSONEncoder()
         encoder.outputFormatting = .sortedKeys
-        try await postgres.transaction(logger: logger) { connection in
-            for campaign in campaigns {
-                let conditions = String(decoding: try encoder.encode(campaign.conditions), as: UTF8.self)
-                try await connection.query(
-                    """
-                    INSERT INTO reclaim.campaigns AS c (
-                        id, bundle_id, trigger, product_id, offer_identifier, deliverable_for, cooldown, holdout_percent, priority,
-                        enabled, max_offers_per_subscriber, starts_at, ends_at, stand_aside_for_win_back, conditions)
-                    VALUES (
-                        \(campaign.id), \(campaign.bundleId), \(campaign.trigger.description), \(campaign.productId),
-                        \(campaign.offerIdentifier), make_interval(secs => \(campaign.deliverableFor)),
-                        make_interval(secs => \(campaign.cooldown)), \(Int16(campaign.holdoutPercent)), \(campaign.priority), true,
-                        \(campaign.maxOffersPerSubscriber), \(campaign.startsAt), \(campaign.endsAt), \(campaign.standAsideForWinBack),
-                        \(conditions)::jsonb)
-                    ON CONFLICT (id) DO UPDATE SET
-                        bundle_id = EXCLUDED.bundle_id, trigger = EXCLUDED.trigger, product_id = EXCLUDED.product_id,
-                        offer_identifier = EXCLUDED.offer_identifier, deliverable_for = EXCLUDED.deliverable_for,
-                        cooldown = EXCLUDED.cooldown, holdout_percent = EXCLUDED.holdout_percent, priority = EXCLUDED.priority,
-                        enabled = true, max_offers_per_subscriber = EXCLUDED.max_offers_per_subscriber,
-                        starts_at = EXCLUDED.starts_at, ends_at = EXCLUDED.ends_at,
-                        stand_aside_for_win_back = EXCLUDED.stand_aside_for_win_back, conditions = EXCLUDED.conditions,
-                        updated_at = now()
-                    WHERE (c.bundle_id, c.trigger, c.product_id, c.offer_identifier, c.deliverable_for, c.cooldown,
-                           c.holdout_percent, c.priority, c.enabled, c.max_offers_per_subscriber, c.starts_at, c.ends_at,
-                           c.stand_aside_for_win_back, c.conditions)
-                      IS DISTINCT FROM
-                          (EXCLUDED.bundle_id, EXCLUDED.trigger, EXCLUDED.product_id, EXCLUDED.offer_identifier,
-                           EXCLUDED.deliverable_for, EXCLUDED.cooldown, EXCLUDED.holdout_percent, EXCLUDED.priority, true,
-                           EXCLUDED.max_offers_per_subscriber, EXCLUDED.starts_at, EXCLUDED.ends_at,
-                           EXCLUDED.stand_aside_for_win_back, EXCLUDED.conditions)
-                    """,
-                    logger: logger
-                )
-            }
-            let ids = campaigns.map(\.id)
+        for campaign in campaigns {
+            let conditions = String(decoding: try encoder.encode(campaign.conditions), as: UTF8.self)
             try await connection.query(
-                "UPDATE reclaim.campaigns SET enabled = false, updated_at = now() WHERE enabled AND NOT (id = ANY(\(ids)))",
+                """
+                INSERT INTO reclaim.campaigns AS c (
+                    id, bundle_id, trigger, product_id, offer_identifier, deliverable_for, cooldown, holdout_percent, priority,
+                    enabled, max_offers_per_subscriber, starts_at, ends_at, stand_aside_for_win_back, conditions)
+                VALUES (
+                    \(campaign.id), \(campaign.bundleId), \(campaign.trigger.description), \(campaign.productId),
+                    \(campaign.offerIdentifier), make_interval(secs => \(campaign.deliverableFor)),
+                    make_interval(secs => \(campaign.cooldown)), \(Int16(campaign.holdoutPercent)), \(campaign.priority), true,
+                    \(campaign.maxOffersPerSubscriber), \(campaign.startsAt), \(campaign.endsAt), \(campaign.standAsideForWinBack),
+                    \(conditions)::jsonb)
+                ON CONFLICT (id) DO UPDATE SET
+                    bundle_id = EXCLUDED.bundle_id, trigger = EXCLUDED.trigger, product_id = EXCLUDED.product_id,
+                    offer_identifier = EXCLUDED.offer_identifier, deliverable_for = EXCLUDED.deliverable_for,
+                    cooldown = EXCLUDED.cooldown, holdout_percent = EXCLUDED.holdout_percent, priority = EXCLUDED.priority,
+                    enabled = true, max_offers_per_subscriber = EXCLUDED.max_offers_per_subscriber,
+                    starts_at = EXCLUDED.starts_at, ends_at = EXCLUDED.ends_at,
+                    stand_aside_for_win_back = EXCLUDED.stand_aside_for_win_back, conditions = EXCLUDED.conditions,
+                    updated_at = now()
+                WHERE (c.bundle_id, c.trigger, c.product_id, c.offer_identifier, c.deliverable_for, c.cooldown,
+                       c.holdout_percent, c.priority, c.enabled, c.max_offers_per_subscriber, c.starts_at, c.ends_at,
+                       c.stand_aside_for_win_back, c.conditions)
+                  IS DISTINCT FROM
+                      (EXCLUDED.bundle_id, EXCLUDED.trigger, EXCLUDED.product_id, EXCLUDED.offer_identifier,
+                       EXCLUDED.deliverable_for, EXCLUDED.cooldown, EXCLUDED.holdout_percent, EXCLUDED.priority, true,
+                       EXCLUDED.max_offers_per_subscriber, EXCLUDED.starts_at, EXCLUDED.ends_at,
+                       EXCLUDED.stand_aside_for_win_back, EXCLUDED.conditions)
+                """,
                 logger: logger
             )
         }
+        let ids = campaigns.map(\.id)
+        try await connection.query(
+            "UPDATE reclaim.campaigns SET enabled = false, updated_at = now() WHERE enabled AND NOT (id = ANY(\(ids)))",
+            logger: logger
+        )
     }
 }

@@ -63,44 +63,51 @@ public enum OutboundStore {
 
     // MARK: Targets
 
-    /// Mirrors the config's targets in one transaction: new ones added, changed ones updated (a pause is kept),
-    /// removed ones deleted, and the undelivered jobs of removed ones made dead (listed by `reclaim jobs dead`;
-    /// requeued by `--retry` once the target is back). Returns how many jobs that made dead.
+    /// Mirrors the config's targets: new ones added, changed ones updated (a pause is kept), removed ones deleted,
+    /// and the undelivered jobs of removed ones made dead (listed by `reclaim jobs dead`; requeued by `--retry`
+    /// once the target is back). Returns how many jobs that made dead. Run it in a transaction: its lock is the
+    /// transaction's.
     @discardableResult
-    public static func sync(_ targets: [Target], postgres: Database, logger: Logger) async throws -> Int {
-        try await postgres.transaction(logger: logger) { connection in
-            // One process's sync at a time: two processes starting together must not interleave.
-            try await connection.query("SELECT pg_advisory_xact_lock(hashtext('reclaim.outbound_targets'))", logger: logger)
-            for target in targets {
-                try await connection.query(
-                    """
-                    INSERT INTO reclaim.outbound_targets (id, kind, bundle_id, url, environments, events)
-                    VALUES (\(target.id), \(target.kind), \(target.bundleId), \(target.url), \(target.environments), \(target.events))
-                    ON CONFLICT (id) DO UPDATE SET environments = EXCLUDED.environments, events = EXCLUDED.events, synced_at = now()
-                    """,
-                    logger: logger
-                )
-            }
-            let rows = try await connection.query(
+    public static func sync(_ targets: [Target], connection: PostgresConnection, logger: Logger) async throws -> Int {
+        // One process's sync at a time: two processes starting together must not interleave.
+        try await connection.query("SELECT pg_advisory_xact_lock(hashtext('reclaim.outbound_targets'))", logger: logger)
+        for target in targets {
+            try await connection.query(
                 """
-                WITH removed AS (
-                    DELETE FROM reclaim.outbound_targets WHERE NOT (id = ANY (\(targets.map(\.id)))) RETURNING id)
-                UPDATE reclaim.jobs SET state = 'dead', updated_at = now(), locked_by = NULL, lease_expires_at = NULL,
-                    last_error = 'the target was removed from the configuration'
-                WHERE target IN (SELECT id FROM removed) AND state IN ('available', 'retryable')
-                RETURNING id
+                INSERT INTO reclaim.outbound_targets (id, kind, bundle_id, url, environments, events)
+                VALUES (\(target.id), \(target.kind), \(target.bundleId), \(target.url), \(target.environments), \(target.events))
+                ON CONFLICT (id) DO UPDATE SET environments = EXCLUDED.environments, events = EXCLUDED.events, synced_at = now()
                 """,
                 logger: logger
             )
-            var count = 0
-            for try await _ in rows { count += 1 }
-            return count
         }
+        let rows = try await connection.query(
+            """
+            WITH removed AS (
+                DELETE FROM reclaim.outbound_targets WHERE NOT (id = ANY (\(targets.map(\.id)))) RETURNING id)
+            UPDATE reclaim.jobs SET state = 'dead', updated_at = now(), locked_by = NULL, lease_expires_at = NULL,
+                last_error = 'the target was removed from the configuration'
+            WHERE target IN (SELECT id FROM removed) AND state IN ('available', 'retryable')
+            RETURNING id
+            """,
+            logger: logger
+        )
+        var count = 0
+        for try await _ in rows { count += 1 }
+        return count
     }
 
     /// Pauses (or resumes) every target with this URL (of one app, when given); returns the ids it matched.
-    public static func setPaused(_ paused: Bool, url: String, bundleId: String?, postgres: Database, logger: Logger) async throws -> [String] {
-        let rows = try await postgres.query(
+    public static func setPaused(
+        _ paused: Bool,
+        url: String,
+        bundleId: String?,
+        connection: PostgresConnection,
+        logger: Logger
+    ) async throws
+        -> [String]
+    {
+        let rows = try await connection.query(
             """
             UPDATE reclaim.outbound_targets SET paused_at = CASE WHEN \(paused) THEN coalesce(paused_at, now()) END
             WHERE url = \(url) AND (\(bundleId)::text IS NULL OR bundle_id = \(bundleId)::text) RETURNING id
@@ -110,7 +117,7 @@ public enum OutboundStore {
         var changed: [String] = []
         for try await id in rows.decode(String.self) { changed.append(id) }
         // Resumed: its sender looks for work at once rather than at its next poll.
-        if !paused && !changed.isEmpty { try await postgres.query("SELECT pg_notify(\(channel), '')", logger: logger) }
+        if !paused && !changed.isEmpty { try await connection.query("SELECT pg_notify(\(channel), '')", logger: logger) }
         return changed.sorted()
     }
 
@@ -150,11 +157,7 @@ public enum OutboundStore {
         ORDER BY count(j.id) FILTER (WHERE j.attempts > 0 OR j.state = 'dead') > 0 DESC, t.bundle_id, t.kind, t.url
         """
 
-    public static func status(bundleId: String? = nil, postgres: Database, logger: Logger) async throws -> [TargetStatus] {
-        try await postgres.withConnection(logger: logger) { try await status(bundleId: bundleId, connection: $0, logger: logger) }
-    }
-
-    public static func status(bundleId: String?, connection: PostgresConnection, logger: Logger) async throws -> [TargetStatus] {
+    public static func status(bundleId: String? = nil, connection: PostgresConnection, logger: Logger) async throws -> [TargetStatus] {
         var bindings = PostgresBindings()
         bindings.append(bundleId)
         let rows = try await connection.query(PostgresQuery(unsafeSQL: statusSQL, binds: bindings), logger: logger)
@@ -223,13 +226,13 @@ public enum OutboundStore {
         limit: Int,
         worker: String,
         lease: Duration,
-        postgres: Database,
+        connection: PostgresConnection,
         logger: Logger
     ) async throws
         -> [Job]
     {
         let leaseSeconds = lease.seconds
-        let rows = try await postgres.query(
+        let rows = try await connection.query(
             """
             UPDATE reclaim.jobs AS j
             SET state = 'running', attempts = j.attempts + 1, locked_by = \(worker),
@@ -272,11 +275,15 @@ public enum OutboundStore {
     }
 
     /// Marks sent jobs completed while this worker still holds them (the workers' completion statement).
-    public static func complete(_ jobs: [Job], worker: String, postgres: Database, logger: Logger) async throws {
+    public static func complete(_ jobs: [Job], worker: String, connection: PostgresConnection, logger: Logger) async throws {
         guard !jobs.isEmpty else { return }
-        _ = try await postgres.withConnection(logger: logger) {
-            try await JobQueue.markCompleted(ids: jobs.map(\.id), attempts: jobs.map(\.attempt), worker: worker, connection: $0, logger: logger)
-        }
+        _ = try await JobQueue.markCompleted(
+            ids: jobs.map(\.id),
+            attempts: jobs.map(\.attempt),
+            worker: worker,
+            connection: connection,
+            logger: logger
+        )
     }
 
     /// Records a failed send: retried after `retryDelay` seconds, or dead when that would pass the job's
@@ -286,12 +293,12 @@ public enum OutboundStore {
         worker: String,
         error: String,
         retryDelay: Double,
-        postgres: Database,
+        connection: PostgresConnection,
         logger: Logger
     ) async throws
         -> JobState?
     {
-        let rows = try await postgres.query(
+        let rows = try await connection.query(
             """
             UPDATE reclaim.jobs
             SET state = CASE WHEN now() + make_interval(secs => \(retryDelay)) > created_at + make_interval(secs => \(retryWindow))

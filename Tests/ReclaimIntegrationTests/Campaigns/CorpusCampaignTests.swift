@@ -103,8 +103,8 @@ struct CorpusCampaignTests {
         defer { setup.remove() }
         try await withTestDatabase { client, _ in
             let campaigns = try setup.config.domainCampaigns()
-            try await CampaignStore.sync(campaigns, postgres: client, logger: logger)
-            try await CampaignStore.sync(Array(campaigns.prefix(1)), postgres: client, logger: logger)
+            try await client.transaction(logger: logger) { try await CampaignStore.sync(campaigns, connection: $0, logger: logger) }
+            try await client.transaction(logger: logger) { try await CampaignStore.sync(Array(campaigns.prefix(1)), connection: $0, logger: logger) }
             let rows = try await client.query(
                 "SELECT id, enabled, trigger, extract(epoch FROM deliverable_for)::bigint FROM reclaim.campaigns ORDER BY id",
                 logger: logger

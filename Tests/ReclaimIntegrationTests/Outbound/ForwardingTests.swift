@@ -221,10 +221,14 @@ extension ForwardingTests {
                     // that every kill below lands while forwards are in flight.
                     let url = "http://127.0.0.1:\(port)/apple?token=secret-token"
                     try await eventually("the target is mirrored", timeout: .seconds(60)) {
-                        try await !OutboundStore.setPaused(true, url: url, bundleId: nil, postgres: client, logger: logger).isEmpty
+                        try await !client.withConnection(logger: logger) {
+                            try await OutboundStore.setPaused(true, url: url, bundleId: nil, connection: $0, logger: logger)
+                        }.isEmpty
                     }
                     for item in corpus { _ = try await Self.post(item.body, port: api.port) }
-                    _ = try await OutboundStore.setPaused(false, url: url, bundleId: nil, postgres: client, logger: logger)
+                    _ = try await client.withConnection(logger: logger) {
+                        try await OutboundStore.setPaused(false, url: url, bundleId: nil, connection: $0, logger: logger)
+                    }
                     var kills: [ContinuousClock.Instant] = []
                     for _ in 0..<3 {
                         let before = receiver.received.count

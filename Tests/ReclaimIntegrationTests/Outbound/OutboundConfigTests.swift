@@ -106,8 +106,12 @@ struct OutboundConfigTests {
             let target = OutboundStore.Target(kind: "forward", bundleId: "com.example.app", url: url, environments: ["Sandbox"], events: [])
             try await withTestDatabase { client, _ in
                 let logger = TestPostgres.logger
-                try await OutboundStore.sync([target], postgres: client, logger: logger)
-                #expect(try await OutboundStore.setPaused(true, url: url, bundleId: nil, postgres: client, logger: logger) == [target.id])
+                try await client.transaction(logger: logger) { try await OutboundStore.sync([target], connection: $0, logger: logger) }
+                #expect(
+                    try await client.withConnection(logger: logger) {
+                        try await OutboundStore.setPaused(true, url: url, bundleId: nil, connection: $0, logger: logger)
+                    } == [target.id]
+                )
                 let records = (0..<20).map { index in
                     NotificationRecord(
                         notificationUUID: UUID(),
@@ -136,13 +140,15 @@ struct OutboundConfigTests {
                 try await withServices([sender]) {
                     try await Task.sleep(for: .seconds(1))
                     #expect(receiver.received.isEmpty, "a paused target was sent to")
-                    _ = try await OutboundStore.setPaused(false, url: url, bundleId: "com.example.app", postgres: client, logger: logger)
+                    _ = try await client.withConnection(logger: logger) {
+                        try await OutboundStore.setPaused(false, url: url, bundleId: "com.example.app", connection: $0, logger: logger)
+                    }
                     try await eventually("every queued notification arrives after resume", timeout: .seconds(30)) { receiver.received.count == 20 }
                 }
                 let bodies = Set(receiver.received.map { String(decoding: $0.body, as: UTF8.self) })
                 #expect(bodies == Set((0..<20).map { #"{"signedPayload": "header.payload\#($0).signature"}"# }))
                 #expect(receiver.received.allSatisfy { $0.headers["content-type"] == "application/json; charset=utf-8" })
-                let status = try await OutboundStore.status(postgres: client, logger: logger)
+                let status = try await client.withConnection(logger: logger) { try await OutboundStore.status(connection: $0, logger: logger) }
                 #expect(status.count == 1 && status[0].queued == 0 && status[0].pausedAt == nil)
             }
         }

@@ -82,7 +82,9 @@ struct WebhookTests {
             defer { setup.remove() }
             try await withTestDatabase { client, _ in
                 let dependencies = try Dependencies.test(postgres: client, config: setup.config)
-                try await OutboundStore.sync(dependencies.outboundTargets.map(\.row), postgres: client, logger: logger)
+                try await client.transaction(logger: logger) {
+                    try await OutboundStore.sync(dependencies.outboundTargets.map(\.row), connection: $0, logger: logger)
+                }
                 let sender = OutboundSender(
                     targets: dependencies.outboundTargets,
                     postgres: client,

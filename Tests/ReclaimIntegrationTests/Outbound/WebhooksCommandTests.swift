@@ -46,7 +46,9 @@ struct WebhooksCommandTests {
                     environments: ["Sandbox"],
                     events: ["offer.issued"]
                 )
-                try await OutboundStore.sync([target], postgres: client, logger: TestPostgres.logger)
+                try await client.transaction(logger: TestPostgres.logger) {
+                    try await OutboundStore.sync([target], connection: $0, logger: TestPostgres.logger)
+                }
                 let database = ["--database-url", databaseURL.connectionString]
                 let paused = try runProcess(reclaim, ["webhooks", "pause", target.url] + database)
                 #expect(paused.status == 0 && paused.output.contains("paused webhook com.example.app \(url)"), "\(paused.output)\(paused.errors)")

@@ -20,7 +20,7 @@ struct LostClaimTests {
                 environments: ["Sandbox"],
                 events: []
             )
-            try await OutboundStore.sync([target], postgres: client, logger: logger)
+            try await client.transaction(logger: logger) { try await OutboundStore.sync([target], connection: $0, logger: logger) }
             for _ in 0..<4 {
                 try await client.query(
                     "INSERT INTO reclaim.jobs (kind, payload, target, max_attempts) VALUES ('webhook', '{\"event\": {}, \"webhookId\": \"msg_x\"}', \(target.id), 1000000)",
@@ -30,28 +30,18 @@ struct LostClaimTests {
             let worker = "host:1:outbound:test\(JobQueue.liveOwnerSuffix)"
             // The claim committed, but its answer never reached the sender: it holds only the first job (from an
             // earlier claim, still being sent).
-            let claimed = try await OutboundStore.claim(
-                target: target.id,
-                limit: 4,
-                worker: worker,
-                lease: .seconds(600),
-                postgres: client,
-                logger: logger
-            )
+            let claimed = try await client.withConnection(logger: logger) {
+                try await OutboundStore.claim(target: target.id, limit: 4, worker: worker, lease: .seconds(600), connection: $0, logger: logger)
+            }
             #expect(claimed.count == 4)
             let held = claimed[0].id
             let queue = JobQueue(postgres: client)
             let released = try await queue.releaseUnheld(worker: worker, holding: [held], target: target.id, logger: logger)
             #expect(released == 3)
             // At once claimable again (not after the 600 s lease); the held one stays the sender's.
-            let again = try await OutboundStore.claim(
-                target: target.id,
-                limit: 4,
-                worker: worker,
-                lease: .seconds(600),
-                postgres: client,
-                logger: logger
-            )
+            let again = try await client.withConnection(logger: logger) {
+                try await OutboundStore.claim(target: target.id, limit: 4, worker: worker, lease: .seconds(600), connection: $0, logger: logger)
+            }
             #expect(Set(again.map(\.id)) == Set(claimed.dropFirst().map(\.id)))
             let rows = try await client.query("SELECT state, locked_by FROM reclaim.jobs WHERE id = \(held)", logger: logger)
             for try await (state, owner) in rows.decode((String, String?).self) {
