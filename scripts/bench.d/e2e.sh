@@ -9,14 +9,15 @@
 # - beside it, in the same run, the ingest-only rate: the same posting against
 #   `reclaim serve --role api` (no workers) into a fresh database, and the ratio e2e/ingest;
 # - the end-to-end rate again with forwarding on (every notification also forwarded to one local
-#   receiver, `reclaim-bench sink`), beside the rate without, and when the last forward was delivered.
+#   receiver, `reclaim-bench sink`), beside the rate without: done when the last offer is ready and the last
+#   forward delivered.
 # Goals: ≥ 1,000 notifications/s end to end, ≥ 0.5 of ingest alone, p99 < 50 ms paced at 1,000/s; forwarding costs
 # < 20% of the end-to-end rate.
 # Usage (from scripts/bench): e2e.sh PATH/TO/release/reclaim-bench   (cwd: repository root)
 # Environment: NOTIFICATIONS (measured, default 20000), WARMUP (posted and processed first, not
 # measured, default 1000), CONNECTIONS (wrk's, default 32), TIMEOUT (seconds each phase may take
 # before the bench gives up, default 120 + NOTIFICATIONS/100), RATE (the paced phase's offered load,
-# default 1000/s), EXTRA_YAML (appended to the server's config, e.g. "worker: {batchSize: 64}", to compare
+# default 1000/s), FORWARDING_CONCURRENCY (forwarding.concurrency in the forwarding phase), EXTRA_YAML (appended to the server's config, e.g. "worker: {batchSize: 64}", to compare
 # settings).
 # Four phases, each on a fresh database: ingest alone, end to end, and end to end with forwarding as fast as
 # wrk can post (the rates), then end to end with the load paced at RATE (the latency: at saturation every figure is
@@ -225,11 +226,11 @@ sink_pid=$!
 for _ in $(seq 1 100); do [ -s "$root/sink.port" ] && break; sleep 0.1; done
 sink_port="$(cat "$root/sink.port")"
 cp "$RECLAIM_CONFIG" "$root/config-plain.yaml"
-python3 - "$RECLAIM_CONFIG" "$sink_port" <<'PY'
+python3 - "$RECLAIM_CONFIG" "$sink_port" "${FORWARDING_CONCURRENCY:-}" <<'PY'
 import sys
-path, port = sys.argv[1], sys.argv[2]
+path, port, concurrency = sys.argv[1], sys.argv[2], sys.argv[3]
 text = open(path).read().replace("    rootCertificates:", f"    forwarding: [{{url: 'http://127.0.0.1:{port}/apple'}}]\n    rootCertificates:", 1)
-open(path, "w").write(text + "forwarding: {allowPrivate: true}\n")
+open(path, "w").write(text + "forwarding: {allowPrivate: true" + (f", concurrency: {concurrency}" if concurrency else "") + "}\n")
 PY
 start_server all reclaim_forward
 # CPU ticks (1/100 s) of the receiver and of the whole machine over the phase: the receiver would run elsewhere in
@@ -295,11 +296,14 @@ print(f"bench e2e: {per_s:,.0f} notifications/s from first post to last offer re
 print(f"bench e2e: ingest alone {ingest_per_s:,.0f}/s; ratio {ratio:.2f} (goal ≥ 0.5: {goal(ratio >= 0.5)})", file=sys.stderr)
 print(f"bench e2e: at saturation, 200 → offer ready: p50 {p50} ms, p99 {p99} ms by transaction start; "
       f"by commit: p50 {commit_p50} ms, p99 {commit_p99} ms (the backlog's figures)", file=sys.stderr)
-forward_per_s = forward_offers / forward_seconds
+# Sustained: a notification is done when its offer is ready and its forward delivered. Counting the offers alone
+# would reward forwards that fall behind (a backlog that must still be sent, with the CPU it takes).
+forward_per_s = forward_offers / max(forward_seconds, forwarded_seconds)
 forward_cost = 1 - forward_per_s / per_s
-print(f"bench e2e: with forwarding to one receiver {forward_per_s:,.0f}/s end to end against {per_s:,.0f}/s without: "
-      f"costs {forward_cost:.0%} (goal < 20%: {goal(forward_cost < 0.2)}); the last forward delivered "
-      f"{forwarded_seconds}s after the first notification ({forwarded / forwarded_seconds:,.0f} forwards/s)", file=sys.stderr)
+print(f"bench e2e: with forwarding to one receiver {forward_per_s:,.0f}/s end to end (last offer ready and last forward "
+      f"delivered) against {per_s:,.0f}/s without: costs {forward_cost:.0%} (goal < 20%: {goal(forward_cost < 0.2)}); "
+      f"the offers alone {forward_offers / forward_seconds:,.0f}/s, the last forward delivered {forwarded_seconds}s after "
+      f"the first notification ({forwarded / forwarded_seconds:,.0f} forwards/s)", file=sys.stderr)
 paced_per_s = paced_offers / paced_posted_seconds if paced_posted_seconds > 0 else 0
 print(f"bench e2e: paced at {rate:,}/s offered ({paced_per_s:,.0f}/s stored), 200 → offer ready: p50 {paced_commit_p50} ms, "
       f"p99 {paced_commit_p99} ms by commit (goal p99 < 50 ms: {goal(paced_commit_p99 < 50)}); "
