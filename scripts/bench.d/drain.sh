@@ -8,45 +8,12 @@
 # Environment: NOTIFICATIONS, WARMUP, EXTRA_YAML (appended to the config, e.g. "worker: {batchSize: 128}").
 set -euo pipefail
 bin="$1"; shift || true
-reclaim="$(dirname "$bin")/reclaim"
 n="${NOTIFICATIONS:-20000}"
 warmup="${WARMUP:-1000}"
-for tool in wrk psql curl python3; do
-  command -v "$tool" >/dev/null || { echo "bench drain needs $tool (scripts/install-deps --bench installs it)" >&2; exit 1; }
-done
-root="$(mktemp -d /tmp/reclaim-bench-drain.XXXXXX)"
-chmod 755 "$root"
-pids=()
-cleanup() {
-  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null || true; done
-  "$bin" pg-stop "$root/pg" >/dev/null 2>&1 || true
-  rm -rf "$root"
-}
-trap cleanup EXIT
-url="$("$bin" pg-start "$root/pg")"
-"$bin" ingest-bodies --out "$root/load" --notifications "$n" --subscribers "$n" >&2
-"$bin" offer-key "$root/SubscriptionKey_BENCHKEY01.p8"
-export RECLAIM_CONFIG="$root/config.yaml"
-cat >"$RECLAIM_CONFIG" <<YAML
-apps:
-  - bundleId: com.example.app
-    environments: [Sandbox]
-    issuerId: 11111111-2222-3333-4444-555555555555
-    signingKeys: [{keyId: BENCHKEY01, file: $root/SubscriptionKey_BENCHKEY01.p8}]
-    rootCertificates: [$root/load/root.pem]
-campaigns:
-  - id: bench-retain-auto-renew-off
-    app: com.example.app
-    trigger: DID_CHANGE_RENEWAL_STATUS/AUTO_RENEW_DISABLED
-    offer: {productId: com.example.monthly, offerIdentifier: RETAIN50}
-    holdoutPercent: 0
-${EXTRA_YAML:-}
-YAML
-psql "$url" -qc "CREATE DATABASE reclaim_drain" >/dev/null
-export DATABASE_URL="${url/\/postgres\?//reclaim_drain?}"
-"$reclaim" migrate >&2
-sql() { psql "$DATABASE_URL" -v ON_ERROR_STOP=1 -Atc "$1"; }
-free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+name=drain
+source scripts/bench.d/backlog-lib.sh
+write_config "" ""
+create_database reclaim_drain
 
 # The backlog, stored by an API-only server.
 port="$(free_port)"
@@ -54,18 +21,12 @@ port="$(free_port)"
 pids+=($!)
 for _ in $(seq 1 100); do curl -fs "http://127.0.0.1:$port/readyz" >/dev/null 2>&1 && break; sleep 0.1; done
 echo "bench drain: storing $n notifications" >&2
-wrk -t 2 -c 32 -d 300s -s scripts/bench.d/e2e-post.lua "http://127.0.0.1:$port" -- "$root/load/bodies.ndjson" 2 0 >/dev/null &
-wrk_pid=$!
-until [ "$(sql 'SELECT count(*) FROM reclaim.notifications')" -ge "$n" ]; do sleep 1; done
-kill -INT "$wrk_pid" 2>/dev/null || true
-wait "$wrk_pid" || true
+store_backlog "$port" reclaim.notifications
 kill "${pids[0]}" && wait "${pids[0]}" 2>/dev/null || true
 pids=()
 psql "$DATABASE_URL" -qc "VACUUM ANALYZE" -c "CHECKPOINT" >/dev/null
 
 # The worker alone: warm-up, ANALYZE, then the measured rest.
-ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
-pg_ticks() { local total=0 pid; for pid in $(pgrep -f "postgres.*$root/pg|postgres:" || true); do [ -r "/proc/$pid/stat" ] && total=$((total + $(ticks "$pid"))); done; echo "$total"; }
 "$reclaim" serve --role worker --host 127.0.0.1 --port "$(free_port)" >"$root/worker.log" 2>&1 &
 worker_pid=$!
 pids+=($worker_pid)

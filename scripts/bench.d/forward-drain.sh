@@ -9,51 +9,17 @@
 # PERF_OUT (a file: `perf record -g` of the server during the drain).
 set -euo pipefail
 bin="$1"; shift || true
-reclaim="$(dirname "$bin")/reclaim"
 n="${NOTIFICATIONS:-20000}"
-for tool in wrk psql curl python3; do
-  command -v "$tool" >/dev/null || { echo "bench forward-drain needs $tool (scripts/install-deps --bench installs it)" >&2; exit 1; }
-done
-root="$(mktemp -d /tmp/reclaim-bench-forward-drain.XXXXXX)"
-chmod 755 "$root"
-pids=()
-cleanup() {
-  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null || true; done
-  "$bin" pg-stop "$root/pg" >/dev/null 2>&1 || true
-  rm -rf "$root"
-}
-trap cleanup EXIT
-url="$("$bin" pg-start "$root/pg")"
-"$bin" ingest-bodies --out "$root/load" --notifications "$n" --subscribers "$n" >&2
-"$bin" offer-key "$root/SubscriptionKey_BENCHKEY01.p8"
+name=forward-drain
+source scripts/bench.d/backlog-lib.sh
 "$bin" sink "$root/sink.port" &
 sink_pid=$!
 pids+=($sink_pid)
 for _ in $(seq 1 100); do [ -s "$root/sink.port" ] && break; sleep 0.1; done
 target="http://127.0.0.1:$(cat "$root/sink.port")/apple"
-export RECLAIM_CONFIG="$root/config.yaml"
-cat >"$RECLAIM_CONFIG" <<YAML
-apps:
-  - bundleId: com.example.app
-    environments: [Sandbox]
-    issuerId: 11111111-2222-3333-4444-555555555555
-    signingKeys: [{keyId: BENCHKEY01, file: $root/SubscriptionKey_BENCHKEY01.p8}]
-    forwarding: [{url: '$target'}]
-    rootCertificates: [$root/load/root.pem]
-campaigns:
-  - id: bench-retain-auto-renew-off
-    app: com.example.app
-    trigger: DID_CHANGE_RENEWAL_STATUS/AUTO_RENEW_DISABLED
-    offer: {productId: com.example.monthly, offerIdentifier: RETAIN50}
-    holdoutPercent: 0
-forwarding: {allowPrivate: true${FORWARDING_CONCURRENCY:+, concurrency: $FORWARDING_CONCURRENCY}}
-${EXTRA_YAML:-}
-YAML
-psql "$url" -qc "CREATE DATABASE reclaim_forward_drain" >/dev/null
-export DATABASE_URL="${url/\/postgres\?//reclaim_forward_drain?}"
-"$reclaim" migrate >&2
-sql() { psql "$DATABASE_URL" -v ON_ERROR_STOP=1 -Atc "$1"; }
-port="$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
+write_config "    forwarding: [{url: '$target'}]" "forwarding: {allowPrivate: true${FORWARDING_CONCURRENCY:+, concurrency: $FORWARDING_CONCURRENCY}}"
+create_database reclaim_forward_drain
+port="$(free_port)"
 "$reclaim" serve --role all --host 127.0.0.1 --port "$port" >"$root/serve.log" 2>&1 &
 server_pid=$!
 pids+=($server_pid)
@@ -62,16 +28,10 @@ for _ in $(seq 1 100); do curl -fs "http://127.0.0.1:$port/readyz" >/dev/null 2>
 
 # The backlog: every notification stored and its offer made, every forward waiting.
 echo "bench forward-drain: storing and processing $n notifications, forwarding paused" >&2
-wrk -t 2 -c 32 -d 300s -s scripts/bench.d/e2e-post.lua "http://127.0.0.1:$port" -- "$root/load/bodies.ndjson" 2 0 >/dev/null &
-wrk_pid=$!
-until [ "$(sql 'SELECT count(*) FROM reclaim.offers')" -ge "$n" ]; do sleep 1; done
-kill -INT "$wrk_pid" 2>/dev/null || true
-wait "$wrk_pid" || true
+store_backlog "$port" reclaim.offers
 psql "$DATABASE_URL" -qc "VACUUM ANALYZE" -c "CHECKPOINT" >/dev/null
 
 # The forwards alone.
-ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
-pg_ticks() { local total=0 pid; for pid in $(pgrep -f "postgres.*$root/pg|postgres:" || true); do [ -r "/proc/$pid/stat" ] && total=$((total + $(ticks "$pid"))); done; echo "$total"; }
 server_before="$(ticks "$server_pid")"; pg_before="$(pg_ticks)"; sink_before="$(ticks "$sink_pid")"
 started="$(date +%s.%N)"
 [ -n "${PERF_OUT:-}" ] && { perf record -F 999 -g -p "$server_pid" -o "$PERF_OUT" >/dev/null 2>&1 & perf_pid=$!; }
