@@ -1,25 +1,32 @@
-# Sourced by the backlog benchmarks (drain.sh, forward-drain.sh): what they share. Expects $bin (reclaim-bench),
-# $n (notifications) and $name (the benchmark's name); sets $reclaim, $root, $url and $pids (killed on exit),
-# writes the notifications (each for its own subscriber) and the offer key.
-reclaim="$(dirname "$bin")/reclaim"
-for tool in wrk psql curl python3; do
-  command -v "$tool" >/dev/null || { echo "bench $name needs $tool (scripts/install-deps --bench installs it)" >&2; exit 1; }
-done
-root="$(mktemp -d "/tmp/reclaim-bench-$name.XXXXXX")"
-chmod 755 "$root"
-pids=()
-cleanup() {
+# Sourced by the benchmarks that build a backlog (drain.sh, forward-drain.sh; e2e.sh takes write_config):
+# functions only.
+
+# backlog_setup NAME: expects $bin (reclaim-bench) and $n (notifications); sets $reclaim, $root, $url and $pids
+# (killed on exit), starts the benchmark's PostgreSQL, writes the notifications (each for its own subscriber) and
+# the offer key.
+backlog_setup() {
+  reclaim="$(dirname "$bin")/reclaim"
+  for tool in wrk psql curl python3; do
+    command -v "$tool" >/dev/null || { echo "bench $1 needs $tool (scripts/install-deps --bench installs it)" >&2; exit 1; }
+  done
+  root="$(mktemp -d "/tmp/reclaim-bench-$1.XXXXXX")"
+  chmod 755 "$root"
+  pids=()
+  trap backlog_cleanup EXIT
+  url="$("$bin" pg-start "$root/pg")"
+  "$bin" ingest-bodies --out "$root/load" --notifications "$n" --subscribers "$n" >&2
+  "$bin" offer-key "$root/SubscriptionKey_BENCHKEY01.p8"
+}
+
+backlog_cleanup() {
   for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null || true; done
   "$bin" pg-stop "$root/pg" >/dev/null 2>&1 || true
   rm -rf "$root"
 }
-trap cleanup EXIT
-url="$("$bin" pg-start "$root/pg")"
-"$bin" ingest-bodies --out "$root/load" --notifications "$n" --subscribers "$n" >&2
-"$bin" offer-key "$root/SubscriptionKey_BENCHKEY01.p8"
 
-# write_config APP_LINES TOP_LINES: the app (its extra keys indented under it) and the one campaign every
-# notification triggers, then TOP_LINES and EXTRA_YAML at the top level; exports RECLAIM_CONFIG.
+# write_config APP_LINES TOP_LINES: the app (its extra keys indented under it), trusting the load's root, and the
+# one campaign every notification triggers, then TOP_LINES and EXTRA_YAML at the top level; exports RECLAIM_CONFIG.
+# Expects $root with the load and the offer key.
 write_config() {
   export RECLAIM_CONFIG="$root/config.yaml"
   cat >"$RECLAIM_CONFIG" <<YAML

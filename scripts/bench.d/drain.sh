@@ -10,8 +10,8 @@ set -euo pipefail
 bin="$1"; shift || true
 n="${NOTIFICATIONS:-20000}"
 warmup="${WARMUP:-1000}"
-name=drain
 source scripts/bench.d/backlog-lib.sh
+backlog_setup drain
 write_config "" ""
 create_database reclaim_drain
 

@@ -64,22 +64,8 @@ tail -n "+$((warmup + 1))" "$root/load/bodies.ndjson" >"$root/load/measured.ndjs
 rm "$root/load/bodies.ndjson"
 "$bin" offer-key "$root/SubscriptionKey_BENCHKEY01.p8"
 
-export RECLAIM_CONFIG="$root/config.yaml"
-cat >"$RECLAIM_CONFIG" <<YAML
-apps:
-  - bundleId: com.example.app
-    environments: [Sandbox]
-    issuerId: 11111111-2222-3333-4444-555555555555
-    signingKeys: [{keyId: BENCHKEY01, file: $root/SubscriptionKey_BENCHKEY01.p8}]
-    rootCertificates: [$root/load/root.pem]
-campaigns:
-  - id: bench-retain-auto-renew-off
-    app: com.example.app
-    trigger: DID_CHANGE_RENEWAL_STATUS/AUTO_RENEW_DISABLED
-    offer: {productId: com.example.monthly, offerIdentifier: RETAIN50}
-    holdoutPercent: 0
-${EXTRA_YAML:-}
-YAML
+source scripts/bench.d/backlog-lib.sh
+write_config "" ""
 
 sql() { psql "$DATABASE_URL" -v ON_ERROR_STOP=1 -AtF ' ' -c "$1"; }
 

@@ -10,8 +10,8 @@
 set -euo pipefail
 bin="$1"; shift || true
 n="${NOTIFICATIONS:-20000}"
-name=forward-drain
 source scripts/bench.d/backlog-lib.sh
+backlog_setup forward-drain
 "$bin" sink "$root/sink.port" &
 sink_pid=$!
 pids+=($sink_pid)
