@@ -55,7 +55,7 @@ public struct EmbeddedPostgres: Sendable {
         if fileManager.fileExists(atPath: dataDirectory.appendingPathComponent("PG_VERSION").path) { return }
         try fileManager.createDirectory(at: root, withIntermediateDirectories: true)
         try? fileManager.removeItem(at: dataDirectory)
-        try String(Self.freePort()).write(to: portFile, atomically: true, encoding: .utf8)
+        try String(LoopbackPort.free()).write(to: portFile, atomically: true, encoding: .utf8)
         try handOverToServerUser()
         logger.info("creating PostgreSQL cluster", metadata: ["path": "\(dataDirectory.path)"])
         try runServerTool(
@@ -229,22 +229,5 @@ public struct EmbeddedPostgres: Sendable {
     private static func shellQuoted(_ text: String) -> String {
         if text.allSatisfy({ $0.isLetter || $0.isNumber || "-_=./:".contains($0) }) { return text }
         return "'" + text.replacingOccurrences(of: "'", with: "'\\''") + "'"
-    }
-
-    /// A TCP port on 127.0.0.1 that nothing listens on right now (bound, read, released).
-    static func freePort() throws -> Int {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { throw Failure(description: "socket() failed") }
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = 0
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0 }
-        }
-        guard bound else { throw Failure(description: "could not find a free TCP port") }
-        return Int(UInt16(bigEndian: address.sin_port))
     }
 }

@@ -48,7 +48,7 @@ struct DevOrphanTests {
         _ = FileManager.default.createFile(atPath: root.appendingPathComponent("dev.log").path, contents: nil)
         defer { try? FileManager.default.removeItem(at: root) }
 
-        let port = try ServerProcess.freePort()
+        let port = try LoopbackPort.free()
         let first = try Self.start(in: root, port: port)
         try await eventually("reclaim dev is ready", timeout: .seconds(120), every: .milliseconds(200)) { await Self.ready(port: port) }
         let postmaster = try #require(Self.postmasterPID(root))

@@ -10,6 +10,22 @@ import Glibc
 @Suite("Embedded PostgreSQL")
 struct EmbeddedPostgresTests {
     #if os(Linux)
+    @Test("a cluster's port lies outside the kernel's ephemeral range: no outgoing connection can take it between a stop and a start")
+    func portOutsideTheEphemeralRange() throws {
+        // CI's restart test failed with "could not bind 127.0.0.1: Address already in use": the port, from binding
+        // port 0, had become the local end of some connection while the server was stopped.
+        let ephemeral = try #require(LoopbackPort.ephemeralRange())
+        try #require(ephemeral.lowerBound > 10_001, "this machine's ephemeral range leaves no room below it")
+        let cluster = try TestPostgres.makeCluster(name: "port")
+        defer { try? cluster.stop(immediate: true) }
+        let port = try cluster.url().port
+        #expect(!ephemeral.contains(port), "the cluster's port \(port) is in \(ephemeral)")
+        for _ in 0..<50 {
+            let free = try LoopbackPort.free()
+            #expect(!ephemeral.contains(free), "\(free) is in \(ephemeral)")
+        }
+    }
+
     @Test("the server inherits none of the starting process's descriptors (a busy process's once left it none to start with)")
     func noInheritedDescriptors() throws {
         // A descriptor of ours, open while the server starts.

@@ -20,7 +20,7 @@ final class ServerProcess: @unchecked Sendable {
     private(set) var process: Subprocess?
 
     init(role: String, config: URL, databaseURL: String, log: URL, logLevel: String = "warning", extraEnvironment: [String: String] = [:]) throws {
-        port = try Self.freePort()
+        port = try LoopbackPort.free()
         arguments = ["serve", "--role", role, "--host", "127.0.0.1", "--port", "\(port)"]
         var environment = ProcessInfo.processInfo.environment
         environment["RECLAIM_CONFIG"] = config.path
@@ -64,24 +64,6 @@ final class ServerProcess: @unchecked Sendable {
             let status = try? await URLSession.shared.data(for: request).1 as? HTTPURLResponse
             return status?.statusCode == 200
         }
-    }
-
-    /// A TCP port nothing listens on now (bound to port 0, read back, closed).
-    static func freePort() throws -> Int {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = 0
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer in
-                bind(fd, pointer, length) == 0 && getsockname(fd, pointer, &length) == 0
-            }
-        }
-        guard bound else { throw DeadlineExceeded(description: "no free port") }
-        return Int(UInt16(bigEndian: address.sin_port))
     }
 }
 
