@@ -59,19 +59,24 @@ struct KilledWorkerJobsTests {
                 }
                 try await group.waitForAll()
             }
-            for worker in workers { try worker.start() }
-            // Kill the first while it holds claimed jobs (its worker id is host:pid:…).
-            let victim = try #require(workers[0].process?.pid)
-            var held: [Int64] = []
-            try await eventually("the worker holds claimed jobs", timeout: .seconds(60), every: .milliseconds(10)) {
-                held = try await Self.ids(client, "SELECT id FROM reclaim.jobs WHERE state = 'running' AND locked_by LIKE \("%:\(victim):%")")
-                return !held.isEmpty
+            // Kill the first while it holds claimed jobs (its worker id is host:pid:…). Until the kill, this
+            // transaction's lock on the offers holds every batch before it writes: on a busy machine the victim once
+            // finished its claimed jobs between the read below and the kill, and nothing was left to rescue.
+            let (ids, killed, killedAt) = try await client.transaction(logger: logger, deadline: .seconds(120)) { connection in
+                try await connection.query("LOCK TABLE reclaim.offers IN EXCLUSIVE MODE", logger: logger)
+                for worker in workers { try worker.start() }
+                let victim = try #require(workers[0].process?.pid)
+                var held: [Int64] = []
+                try await eventually("the worker holds claimed jobs", timeout: .seconds(60), every: .milliseconds(10)) {
+                    held = try await Self.ids(client, "SELECT id FROM reclaim.jobs WHERE state = 'running' AND locked_by LIKE \("%:\(victim):%")")
+                    return !held.isEmpty
+                }
+                workers[0].killNine()
+                let killed = ContinuousClock.now
+                var killedAt = Date()
+                for try await now in try await client.query("SELECT now()", logger: logger).decode(Date.self) { killedAt = now }
+                return (held, killed, killedAt)
             }
-            workers[0].killNine()
-            let killed = ContinuousClock.now
-            var killedAt = Date()
-            for try await now in try await client.query("SELECT now()", logger: logger).decode(Date.self) { killedAt = now }
-            let ids = held
             try await eventually("the dead worker's jobs completed", timeout: .seconds(50), every: .milliseconds(20)) {
                 try await Self.ids(client, "SELECT id FROM reclaim.jobs WHERE id = ANY(\(ids)) AND state <> 'completed'").isEmpty
             }
