@@ -44,6 +44,7 @@ public enum LoopbackPort {
 
     /// Binds `port` (0: the kernel's choice) on 127.0.0.1 and releases it; the port bound, or nil when it is taken.
     private static func tryBind(_ port: Int) -> Int? {
+        guard let port = UInt16(exactly: port) else { return nil }
         #if canImport(Glibc)
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         #else
@@ -53,7 +54,7 @@ public enum LoopbackPort {
         defer { close(fd) }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = UInt16(port).bigEndian
+        address.sin_port = port.bigEndian
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
         var length = socklen_t(MemoryLayout<sockaddr_in>.size)
         let bound = withUnsafeMutablePointer(to: &address) {

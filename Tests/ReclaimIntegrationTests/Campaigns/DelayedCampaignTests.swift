@@ -79,29 +79,20 @@ struct DelayedCampaignTests {
 
     @Test("kill -9 of the worker between the triggers and their fires, 3 times: every pending fire survives and fires once")
     func killNineBetweenTriggerAndFire() async throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("reclaim-delay-\(UUID().uuidString.prefix(8))")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let (directory, ca) = try serverTestFiles(prefix: "delay", keyId: "DELAYKEY01")
         defer { try? FileManager.default.removeItem(at: directory) }
-        let ca = try TestCertificateAuthority()
-        try ca.root.serializeAsPEM().pemString.write(to: directory.appendingPathComponent("root.pem"), atomically: true, encoding: .utf8)
-        try SigningKey.generate(keyId: "DELAYKEY01").pkcs8PEM.write(to: directory.appendingPathComponent("key.p8"), atomically: true, encoding: .utf8)
-        let config = directory.appendingPathComponent("config.yaml")
-        try """
-        apps:
-          - bundleId: com.example.app
-            appAppleId: 1234567890
-            environments: [Sandbox]
-            issuerId: 11111111-2222-3333-4444-555555555555
-            signingKeys: [{keyId: DELAYKEY01, file: \(directory.path)/key.p8}]
-            rootCertificates: [\(directory.path)/root.pem]
-        campaigns:
-          - id: winback-later
-            app: com.example.app
-            trigger: EXPIRED/VOLUNTARY
-            offer: {productId: com.example.monthly, offerIdentifier: WINBACK30}
-            delay: 4s
-        worker: {lease: 3s, pollInterval: 1s}
-        """.write(to: config, atomically: true, encoding: .utf8)
+        let config = try writeServerConfig(
+            in: directory,
+            keyId: "DELAYKEY01",
+            campaigns: """
+                  - id: winback-later
+                    app: com.example.app
+                    trigger: EXPIRED/VOLUNTARY
+                    offer: {productId: com.example.monthly, offerIdentifier: WINBACK30}
+                    delay: 4s
+                """,
+            settings: "worker: {lease: 3s, pollInterval: 1s}"
+        )
         let notifications = TestNotifications(ca: ca)
         let subscribers = 200
         let bodies = try (0..<subscribers).map { index in

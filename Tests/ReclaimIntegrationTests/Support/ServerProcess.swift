@@ -101,9 +101,9 @@ func serverTestFiles(prefix: String, keyId: String) throws -> (directory: URL, c
 }
 
 /// Writes `config.yaml` into a ``serverTestFiles(prefix:keyId:)`` directory: the Sandbox app signed by its test CA,
-/// one campaign `retain` offering RETAIN50 when auto-renew is turned off (with `campaign`'s extra lines), and
-/// `settings` (worker and server sections). Returns the file.
-func writeRetainConfig(in directory: URL, keyId: String, campaign: String = "", settings: String) throws -> URL {
+/// `campaigns` (YAML list items under `campaigns:`, indented two spaces) and `settings` (worker and server
+/// sections). Returns the file.
+func writeServerConfig(in directory: URL, keyId: String, campaigns: String, settings: String) throws -> URL {
     let config = directory.appendingPathComponent("config.yaml")
     try """
     apps:
@@ -114,12 +114,25 @@ func writeRetainConfig(in directory: URL, keyId: String, campaign: String = "", 
         signingKeys: [{keyId: \(keyId), file: \(directory.path)/key.p8}]
         rootCertificates: [\(directory.path)/root.pem]
     campaigns:
-      - id: retain
-        app: com.example.app
-        trigger: DID_CHANGE_RENEWAL_STATUS/AUTO_RENEW_DISABLED
-        offer: {productId: com.example.monthly, offerIdentifier: RETAIN50}
-    \(campaign)
+    \(campaigns)
     \(settings)
     """.write(to: config, atomically: true, encoding: .utf8)
     return config
+}
+
+/// ``writeServerConfig(in:keyId:campaigns:settings:)`` with one campaign `retain` offering RETAIN50 when auto-renew
+/// is turned off (with `campaign`'s extra lines).
+func writeRetainConfig(in directory: URL, keyId: String, campaign: String = "", settings: String) throws -> URL {
+    try writeServerConfig(
+        in: directory,
+        keyId: keyId,
+        campaigns: """
+              - id: retain
+                app: com.example.app
+                trigger: DID_CHANGE_RENEWAL_STATUS/AUTO_RENEW_DISABLED
+                offer: {productId: com.example.monthly, offerIdentifier: RETAIN50}
+            \(campaign)
+            """,
+        settings: settings
+    )
 }
