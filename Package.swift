@@ -42,7 +42,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.25.0"),
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.0"),
         .package(url: "https://github.com/hummingbird-project/swift-mustache.git", from: "2.1.0"),
-        .package(url: "https://github.com/jpsim/Yams.git", from: "5.0.0"),
+        // Yams 6: its composer refuses a key written twice in one mapping (5 kept the last silently).
+        .package(url: "https://github.com/jpsim/Yams.git", from: "6.0.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.1.0"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.6.0"),
         .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.26.0"),
@@ -84,6 +85,8 @@ let package = Package(
                 server("HummingbirdCore", "hummingbird"),
                 server("Logging", "swift-log"),
                 server("NIOCore", "swift-nio"),
+                // NIOThreadPool: getaddrinfo (which blocks) for the outbound targets' address checks.
+                server("NIOPosix", "swift-nio"),
                 server("PostgresNIO", "postgres-nio"),
                 server("Metrics", "swift-metrics"),
                 // The App Store Server API client (reconcile, backfill, test notifications).

@@ -11,6 +11,8 @@ import Foundation
 public enum PayloadDecoder {
     public static func decode<T: Decodable>(_ type: T.Type, from json: Data) throws -> T {
         if let value = fastDecode(type, from: json) { return value }
+        // The tape declines every escape, so only this slower path can meet `\u0000`, which no database column holds.
+        if let path = StorableText.nulPath(inJSON: json) { throw StorableText.nulRefusal(path) }
         return try JSONDecoder().decode(type, from: json)
     }
 

@@ -92,6 +92,7 @@ extension AppleJWSVerifier {
 
     /// A one-line account of a decoding error (the default description is long and nested).
     static func describe(_ error: any Error) -> String {
+        if let error = error as? InvalidInput { return error.reason }
         guard let error = error as? DecodingError else { return "not valid JSON" }
         func path(_ context: DecodingError.Context) -> String {
             context.codingPath.map(\.stringValue).joined(separator: ".")

@@ -1,6 +1,7 @@
 import Foundation
 import Hummingbird
 import NIOCore
+import ReclaimDomain
 
 /// `POST /v1/apple/notifications`: Apple's App Store Server Notifications V2.
 ///
@@ -60,12 +61,20 @@ func readJSONBody(_ request: Request, context: ReclaimRequestContext, limit: Int
         context.closeSoon()
         throw tooLarge
     }
+    let body: ByteBuffer
     do {
-        return try await request.body.collect(upTo: limit)
+        body = try await request.body.collect(upTo: limit)
     } catch let error as any HTTPResponseError where error.status == .contentTooLarge {
         // NIOTooManyBytesError for a chunked body, HTTPError for others: both are the same refusal.
         await record(tooLarge)
         context.closeSoon()
         throw tooLarge
     }
+    // Text the database cannot store is refused here, for every JSON body, naming the field (not 503 from the database).
+    if body.withUnsafeReadableBytes(StorableText.mayHoldNUL), let path = StorableText.nulPath(inJSON: Data(body.readableBytesView)) {
+        let problem = Problem.badRequest("invalid-text", StorableText.nulRefusal(path).reason)
+        await record(problem)
+        throw problem
+    }
+    return body
 }

@@ -94,10 +94,22 @@ struct KeyAuthentication: Sendable {
 
     /// The client's address, once it is known to have failed authentications left (429 otherwise).
     private func admittedClient(_ request: Request, _ context: ReclaimRequestContext) throws -> String {
-        let client = proxies.client(
-            peer: context.channel.remoteAddress,
-            forwardedFor: request.headers[values: Self.forwardedFor].joined(separator: ",")
-        )
+        let client: String
+        switch proxies.client(peer: context.channel.remoteAddress, forwardedFor: request.headers[values: Self.forwardedFor].joined(separator: ",")) {
+        case .address(let address): client = address
+        case .forwardedForTooLong:
+            throw Problem(
+                .init(code: 431, reasonPhrase: "Request Header Fields Too Large"),
+                "forwarded-for-too-long",
+                title: "Request header fields too large",
+                detail: "X-Forwarded-For from a trusted proxy exceeds \(TrustedProxies.maxForwardedForBytes) bytes"
+            )
+        case .forwardedForUnreadable(let hop):
+            throw Problem.badRequest(
+                "forwarded-for-unreadable",
+                "X-Forwarded-For from a trusted proxy holds \(LogText.bounded(hop, limit: 60)), which is not an IP address"
+            )
+        }
         if failedAuthentication.isLimited(client) { throw Self.limited(retryAfter: 60) }
         return client
     }

@@ -97,6 +97,7 @@ struct OfferRoutes {
             do throws(TransactionProof.Refused) {
                 proven = try await proof.subscriber(of: signedTransaction, bundleId: bundleId)
             } catch {
+                if error.malformed { throw Problem.badRequest("invalid-text", error.reason) }
                 throw Problem(.unauthorized, "invalid-transaction", title: "Unauthorized", detail: error.reason)
             }
             let offers = try await delivery.deliver(to: .subscription(proven.subscriber), logger: context.logger)

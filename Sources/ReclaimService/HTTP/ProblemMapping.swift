@@ -8,8 +8,8 @@ import ReclaimStore
 // what the services return (``Problem/init(_:)-IngestRefusal``…) and the middleware maps the rest.
 
 /// Turns every error into problem+json: Hummingbird's own (404, 413, …) keep their status, a
-/// lost or late database becomes 503 (so Apple retries), anything else becomes a logged 500 that names
-/// the request id and leaks nothing.
+/// lost or late database becomes 503 (so Apple retries; ``PostgresNIO/PSQLError/isOutage``), anything else (a
+/// constraint violation included) becomes a logged 500 that names the request id and leaks nothing.
 public struct ProblemMiddleware<Context: RequestContext>: RouterMiddleware {
     public init() {}
 
@@ -21,9 +21,22 @@ public struct ProblemMiddleware<Context: RequestContext>: RouterMiddleware {
         } catch let error as any HTTPResponseError {
             let problem = Self.problem(for: error)
             return try problem.response(from: request, context: context)
-        } catch let error as PSQLError {
-            context.logger.error("database error", metadata: ["error": "\(String(reflecting: error.code))", "path": "\(request.uri.path)"])
+        } catch let error as PSQLError where error.isOutage {
+            context.logger.error(
+                "database unavailable",
+                metadata: ["error": "\(String(reflecting: error.code))", "sqlState": "\(error.sqlState ?? "-")", "path": "\(request.uri.path)"]
+            )
             return try Problem.databaseUnavailable().response(from: request, context: context)
+        } catch let error as PSQLError {
+            // A defect, not an outage: a 500 that names the request id; the log has the SQLSTATE and constraint.
+            context.logger.error(
+                "database error",
+                metadata: [
+                    "error": "\(String(reflecting: error.code))", "sqlState": "\(error.sqlState ?? "-")",
+                    "constraint": "\(error.serverInfo?[.constraintName] ?? "-")", "path": "\(request.uri.path)",
+                ]
+            )
+            return try Problem.internalError(requestId: context.id).response(from: request, context: context)
         } catch let error as DatabaseTimeout {
             context.logger.error("database deadline", metadata: ["error": "\(error)", "path": "\(request.uri.path)"])
             return try Problem.databaseUnavailable().response(from: request, context: context)

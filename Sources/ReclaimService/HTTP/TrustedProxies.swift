@@ -64,18 +64,33 @@ struct TrustedProxies: Sendable {
 
     func isTrusted(_ address: [UInt8]) -> Bool { ranges.contains { $0.contains(address) } }
 
-    /// The client's address as text, for per-client budgets.
-    func client(peer: SocketAddress?, forwardedFor: String?) -> String {
+    /// Who the client of a request is, as far as its proxies can be believed.
+    enum Client: Equatable {
+        /// The client's address as text, for per-client budgets.
+        case address(String)
+        /// A trusted proxy sent an `X-Forwarded-For` longer than ``maxForwardedForBytes``: refused with 431.
+        case forwardedForTooLong
+        /// A trusted proxy sent an `X-Forwarded-For` with a hop that is not an address: refused with 400.
+        case forwardedForUnreadable(String)
+    }
+
+    /// Room for about a hundred hops; a longer header from a trusted proxy is refused, not believed in part.
+    static let maxForwardedForBytes = 4096
+
+    /// The client behind `peer`. A header from a trusted proxy that is too long or does not parse is refused rather
+    /// than charged to the proxy: charging it would let 30 such requests spend the proxy's own budget of failed
+    /// authentications, which is every client's behind it.
+    func client(peer: SocketAddress?, forwardedFor: String?) -> Client {
         let peerText = peer?.ipAddress ?? "unknown"
-        guard !ranges.isEmpty, let peerBytes = Self.bytes(of: peerText), isTrusted(peerBytes), let forwardedFor, !forwardedFor.isEmpty,
-            forwardedFor.utf8.count <= 4096
-        else { return peerText }
+        guard !ranges.isEmpty, let peerBytes = Self.bytes(of: peerText), isTrusted(peerBytes), let forwardedFor, !forwardedFor.isEmpty
+        else { return .address(peerText) }
+        guard forwardedFor.utf8.count <= Self.maxForwardedForBytes else { return .forwardedForTooLong }
         for hop in forwardedFor.split(separator: ",").reversed() {
             let text = hop.trimmingCharacters(in: .whitespaces)
-            guard let bytes = Self.bytes(of: text) else { return peerText }  // garbage: believe nothing of it
-            if !isTrusted(bytes) { return text }
+            guard let bytes = Self.bytes(of: text) else { return .forwardedForUnreadable(text) }
+            if !isTrusted(bytes) { return .address(text) }
         }
-        return peerText
+        return .address(peerText)
     }
 
     /// An address's bytes: 4 for IPv4 (an IPv4-mapped IPv6 address included), 16 for IPv6; nil for other text.

@@ -27,9 +27,11 @@ struct TransactionProof: Sendable {
         self.environments = Dictionary(apps.map { ($0.bundleId, $0.environments) }, uniquingKeysWith: { first, _ in first })
     }
 
-    /// Why a transaction proves nothing for this app; answered as 401 `invalid-transaction`.
+    /// Why a transaction proves nothing for this app; answered as `invalid-transaction`, 401, or 400 when Apple's
+    /// signature held but the payload is not one Reclaim can read or store (`malformed`).
     struct Refused: Error, Equatable {
         let reason: String
+        var malformed = false
     }
 
     /// The proven subscription, and the appAccountToken the transaction carries, if any.
@@ -37,6 +39,8 @@ struct TransactionProof: Sendable {
         let transaction: TransactionInfo
         do {
             transaction = try await verifier.verifyTransaction(signedTransaction)
+        } catch where error.code == .malformed && error.reason.contains("U+0000") {
+            throw Refused(reason: "the transaction cannot be stored: \(error.reason)", malformed: true)
         } catch {
             throw Refused(reason: "the transaction is not one Apple signed for a configured app: \(error.reason)")
         }

@@ -20,6 +20,8 @@ struct OutboundSender: Service {
     let targets: [OutboundTarget]
     let postgres: Database
     let concurrency: Int
+    /// `forwarding.allowPrivate`: targets may be private addresses (tests, internal receivers).
+    var allowPrivate = false
     let pollInterval: Duration
     let backoff = Backoff(base: 1, cap: 3600)
     let logger: Logger
@@ -30,13 +32,10 @@ struct OutboundSender: Service {
             try? await gracefulShutdown()
             return
         }
-        let longest = targets.map(\.timeout).max() ?? .seconds(10)
-        var configuration = HTTPClient.Configuration(
-            redirectConfiguration: .disallow,
-            timeout: .init(connect: .seconds(10), read: .seconds(longest.components.seconds))
-        )
-        configuration.httpVersion = .automatic
-        let http = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
+        let connections = targets.map {
+            TargetConnection(host: $0.host, timeout: $0.timeout, concurrency: concurrency, allowPrivate: allowPrivate)
+        }
+        await Self.checkAddresses(connections, logger: logger)
         let signal = WakeUpSignal(needsOwnerLock: true)
         let stopping = Stopping()
         logger.info("outbound sender started", metadata: ["targets": "\(targets.count)", "worker": "\(workerId)"])
@@ -44,8 +43,8 @@ struct OutboundSender: Service {
             await withTaskGroup(of: Void.self) { background in
                 background.addTask { await signal.listen(on: OutboundStore.channel, owner: workerId, postgres: postgres, logger: logger) }
                 await withTaskGroup(of: Void.self) { lanes in
-                    for target in targets {
-                        lanes.addTask { await lane(target, http: http, signal: signal, stopping: stopping) }
+                    for (target, connection) in zip(targets, connections) {
+                        lanes.addTask { await lane(target, connection: connection, signal: signal, stopping: stopping) }
                     }
                 }
                 background.cancelAll()
@@ -54,7 +53,7 @@ struct OutboundSender: Service {
             stopping.stop()
             signal.wakeAll()
         }
-        try? await http.shutdown()
+        for connection in connections { await connection.shutdown() }
         do {
             try await JobQueue(postgres: postgres).release(worker: workerId, logger: logger)
         } catch {
@@ -72,7 +71,7 @@ struct OutboundSender: Service {
     /// refilled by one claim of up to ``claimAhead(concurrency:)`` jobs when it runs dry; complete the sent jobs
     /// together, one statement for many, before each claim, when ``completeAfter(concurrency:)`` of them wait, and
     /// when the lane falls idle. Between claims new jobs are announced by NOTIFY, or found at the poll interval.
-    private func lane(_ target: OutboundTarget, http: HTTPClient, signal: WakeUpSignal, stopping: Stopping) async {
+    private func lane(_ target: OutboundTarget, connection: TargetConnection, signal: WakeUpSignal, stopping: Stopping) async {
         let metrics = OutboundMetrics(target)
         let claimAhead = Self.claimAhead(concurrency: concurrency)
         let completeAfter = Self.completeAfter(concurrency: concurrency)
@@ -137,7 +136,7 @@ struct OutboundSender: Service {
                 while inFlight < concurrency, !queued.isEmpty {
                     let job = queued.removeFirst()
                     sending.insert(job.id)
-                    group.addTask { .send(job, answered: await send(job, to: target, http: http, metrics: metrics)) }
+                    group.addTask { .send(job, answered: await send(job, to: target, connection: connection, metrics: metrics)) }
                 }
                 if queued.isEmpty && inFlight < concurrency && !waiting {
                     // Falling idle: what was sent is recorded now, not at the next claim.
@@ -176,21 +175,23 @@ struct OutboundSender: Service {
     static func completeAfter(concurrency: Int) -> Int { max(concurrency, 32) }
 
     /// Sends one job; true when it was answered 2xx (the lane completes it), false when its failure was recorded.
-    private func send(_ job: OutboundStore.Job, to target: OutboundTarget, http: HTTPClient, metrics: OutboundMetrics) async -> Bool {
+    private func send(_ job: OutboundStore.Job, to target: OutboundTarget, connection: TargetConnection, metrics: OutboundMetrics) async -> Bool {
         let started = ContinuousClock.now
         let failure: String
         var retry = true
         do {
             let request = try OutboundRequest.make(job, target: target)
-            let response = try await http.execute(request, timeout: .seconds(target.timeout.components.seconds))
-            // The answer's body is read (so the connection can be reused) and ignored; a large one is cut short.
-            _ = try? await response.body.collect(upTo: 64 * 1024)
+            let status = try await connection.withClient { http in
+                try await Self.exchange(request, http: http, timeout: target.timeout)
+            }
             metrics.duration.recordNanoseconds((ContinuousClock.now - started).nanoseconds)
-            if (200..<300).contains(response.status.code) {
+            if (200..<300).contains(status) {
                 metrics.sent.increment()
                 return true
             }
-            failure = "HTTP \(response.status.code) from \(target.shownURL)"
+            failure = "HTTP \(status) from \(target.shownURL)"
+        } catch let error as TargetConnection.Refused {
+            failure = "\(error.description) (\(target.shownURL))"
         } catch let error as OutboundRequest.Unsendable {
             // No retry can help (the notification was pruned): dead now, listed by `reclaim jobs dead`.
             failure = error.description
@@ -219,6 +220,48 @@ struct OutboundSender: Service {
             logger.warning("could not record a failed outbound send", metadata: ["job": "\(job.id)", "error": "\(String(reflecting: error))"])
         }
         return false
+    }
+
+    /// One request and its answer, the answer's body included, within `timeout`: AsyncHTTPClient's deadline ends
+    /// at the answer's head and its read timeout restarts with every byte, so a receiver that answers and then
+    /// trickles its body a byte at a time would hold the send (and one of the target's connections) for as long
+    /// as it liked. The body is read so the connection can be reused, and ignored; a large one is cut short.
+    static func exchange(_ request: HTTPClientRequest, http: HTTPClient, timeout: Duration) async throws -> UInt {
+        try await withThrowingTaskGroup(of: UInt?.self) { group in
+            group.addTask {
+                let response = try await http.execute(request, timeout: .nanoseconds(Int64(timeout.nanoseconds)))
+                _ = try await response.body.collect(upTo: 64 * 1024)
+                return response.status.code
+            }
+            group.addTask {
+                try await Task.sleep(for: timeout)
+                return nil
+            }
+            defer { group.cancelAll() }
+            guard let first = try await group.next(), let status = first else { throw HTTPClientError.deadlineExceeded }
+            return status
+        }
+    }
+
+    /// Resolves and checks every target's host before the first send. Neither outcome stops the server: ingest and
+    /// the other targets never wait on one receiver's DNS. A name that does not resolve is a warning (its sends fail
+    /// and are retried until it does); a private answer is an error, and its sends are refused (and retried, so
+    /// they go once the name resolves to a public address).
+    static func checkAddresses(_ connections: [TargetConnection], logger: Logger) async {
+        await withTaskGroup(of: (String, TargetConnection.Refused?).self) { group in
+            for connection in connections {
+                group.addTask { (connection.host, await connection.check()) }
+            }
+            for await (host, refused) in group {
+                guard let refused else { continue }
+                let metadata: Logger.Metadata = ["host": "\(host)", "problem": "\(refused.description)"]
+                if refused.isPrivateAnswer {
+                    logger.error("outbound target refused: its name resolves to a private address", metadata: metadata)
+                } else {
+                    logger.warning("outbound target does not resolve yet; its sends are retried", metadata: metadata)
+                }
+            }
+        }
     }
 
     /// An error in words for `last_error`, without the request (whose headers may hold a token).

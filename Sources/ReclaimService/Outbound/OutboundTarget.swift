@@ -12,6 +12,8 @@ public struct OutboundTarget: Sendable {
 
     public var id: String { row.id }
     public var isWebhook: Bool { row.kind == OutboundStore.webhookJobKind }
+    /// The URL's host as written (an IPv6 literal in brackets).
+    public var host: String { URLComponents(string: row.url)?.host ?? "" }
     /// The URL without query or user info: what logs, metrics and the console show.
     public var shownURL: String { OutboundURL.redacted(row.url) }
 }

@@ -2,15 +2,10 @@ import Foundation
 
 /// Checks and shows outbound target URLs.
 enum OutboundURL {
-    /// Loopback, private (RFC 1918, RFC 6598 shared), link-local, unique-local and unspecified ranges: where a
-    /// target must not be unless `forwarding.allowPrivate` is on.
-    static let privateRanges = [
-        "0.0.0.0/8", "10.0.0.0/8", "100.64.0.0/10", "127.0.0.0/8", "169.254.0.0/16", "172.16.0.0/12", "192.168.0.0/16",
-        "::/128", "::1/128", "fc00::/7", "fe80::/10",
-    ].compactMap(TrustedProxies.Range.init)
-
-    /// What is wrong with `text` as a target URL, or nil. Host names are judged as written (not resolved):
-    /// `localhost` and `*.localhost` count as private.
+    /// What is wrong with `text` as a target URL, or nil. A numeric host is judged as the socket reads it, in any
+    /// spelling (``AddressPolicy/numeric(_:)``); `localhost` and `*.localhost` count as this machine. Other names
+    /// are resolved and judged by their answers when the sender starts and again before sends
+    /// (``TargetConnection``): what a name resolves to is not known here.
     static func problem(_ text: String, allowPrivate: Bool) -> String? {
         guard let components = URLComponents(string: text), let scheme = components.scheme?.lowercased(), ["http", "https"].contains(scheme)
         else { return "\(text) is not an http(s) URL" }
@@ -18,13 +13,13 @@ enum OutboundURL {
         if components.user != nil || components.password != nil { return "give credentials as a header, not in the URL" }
         if text.contains(" ") { return "a URL holds no spaces" }
         guard !allowPrivate else { return nil }
-        let bare = host.hasPrefix("[") && host.hasSuffix("]") ? String(host.dropFirst().dropLast()) : host
-        let lower = bare.lowercased()
-        if lower == "localhost" || lower.hasSuffix(".localhost") {
+        if AddressPolicy.isLocalhostName(host) {
             return "\(host) is this machine; set forwarding.allowPrivate: true to allow private addresses"
         }
-        if let bytes = TrustedProxies.bytes(of: bare), privateRanges.contains(where: { $0.contains(bytes) }) {
-            return "\(host) is a private address; set forwarding.allowPrivate: true to allow private addresses"
+        if let address = AddressPolicy.numeric(host), let refusal = AddressPolicy.refusal(address) {
+            let canonical = AddressPolicy.text(address)
+            let alias = host == canonical || host == "[\(canonical)]" ? "" : " (\(canonical))"
+            return "\(host)\(alias) is \(refusal); set forwarding.allowPrivate: true to allow private addresses"
         }
         return nil
     }

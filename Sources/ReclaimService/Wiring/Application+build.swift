@@ -68,7 +68,8 @@ public func buildApplication(
             // letting a flood of idle connections exhaust file descriptors and memory.
             availableConnectionsDelegate: MaximumAvailableConnections(server.maxConnections, logger: dependencies.logger)
         ),
-        services: [dependencies.postgres.client] + extraServices,
+        // Named by type only: ServiceGroup's debug lines print each service's description (NamedService).
+        services: ([dependencies.postgres.client] + extraServices).map(NamedService.init),
         logger: dependencies.logger
     )
 }

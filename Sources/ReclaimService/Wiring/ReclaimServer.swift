@@ -71,6 +71,7 @@ public struct ReclaimServer: Sendable {
                     targets: dependencies.outboundTargets,
                     postgres: postgres,
                     concurrency: config.forwarding.concurrency,
+                    allowPrivate: config.forwarding.allowPrivate,
                     pollInterval: config.worker.pollInterval.duration,
                     logger: logger
                 ),
@@ -89,7 +90,10 @@ public struct ReclaimServer: Sendable {
         // group cancels what still runs two seconds later, and the backstop ends the process two seconds after that.
         let shutdownTimeout = config.worker.shutdownTimeout.duration
         var configuration = ServiceGroupConfiguration(
-            services: [.init(service: application), .init(service: ShutdownBackstop(limit: shutdownTimeout + .seconds(4), logger: logger))],
+            services: [
+                .init(service: NamedService(application)),
+                .init(service: NamedService(ShutdownBackstop(limit: shutdownTimeout + .seconds(4), logger: logger))),
+            ],
             gracefulShutdownSignals: [.sigterm, .sigint],
             logger: logger
         )

@@ -183,6 +183,26 @@ public enum OfferStore {
         )
     }
 
+    /// Ends the offer of `subscriber` whose delivery window closed but which the expiry sweep has not ended yet
+    /// (it runs every `offers.refreshInterval`): such an offer is no longer deliverable, yet `offers_one_live_idx`
+    /// still counts it, so a new offer for the subscriber could not be stored until the sweep. Returns how many.
+    @discardableResult
+    public static func expireLapsed(of subscriber: SubscriberKey, connection: PostgresConnection, logger: Logger) async throws -> Int {
+        let rows = try await connection.query(
+            """
+            UPDATE reclaim.offers SET state = 'expired', ended_at = now(), end_reason = 'deliverable_until passed'
+            WHERE bundle_id = \(subscriber.bundleId) AND environment = \(subscriber.environment)
+              AND original_transaction_id = \(subscriber.originalTransactionId) AND state IN ('ready', 'delivered')
+              AND deliverable_until <= now()
+            RETURNING 1
+            """,
+            logger: logger
+        )
+        var count = 0
+        for try await _ in rows { count += 1 }
+        return count
+    }
+
     /// Ends up to `limit` live offers whose delivery window closed; returns how many. Reads `offers_expiry_idx`.
     public static func expire(limit: Int, connection: PostgresConnection, logger: Logger) async throws -> Int {
         let rows = try await connection.query(

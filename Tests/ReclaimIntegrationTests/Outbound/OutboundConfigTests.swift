@@ -45,7 +45,7 @@ struct OutboundConfigTests {
             "apps[0].forwarding[1].url: 10.1.2.3 is a private address; set forwarding.allowPrivate: true",
             "apps[0].forwarding[2].url: localhost is this machine",
             "apps[0].forwarding[2].headers.Content-Type: Reclaim sets this header itself",
-            "apps[0].forwarding[3].url: [::1] is a private address",
+            "apps[0].forwarding[3].url: [::1] is this machine (loopback)",
             "apps[0].forwarding[3].environments: Production is not one of the app's environments",
             "apps[0].forwarding[4].timeout must be from 1s to 5m",
             "apps[0].forwarding[5].url: https://backend.example.com/apple is listed twice",
@@ -112,31 +112,14 @@ struct OutboundConfigTests {
                         try await OutboundStore.setPaused(true, url: url, bundleId: nil, connection: $0, logger: logger)
                     } == [target.id]
                 )
-                let records = (0..<20).map { index in
-                    NotificationRecord(
-                        notificationUUID: UUID(),
-                        notificationType: "TEST",
-                        subtype: nil,
-                        bundleId: "com.example.app",
-                        environment: "Sandbox",
-                        signedDateMillis: 1_700_000_000_000 + Int64(index),
-                        originalTransactionId: nil,
-                        transactionId: nil,
-                        appAccountToken: nil,
-                        productId: nil,
-                        signedPayload: "header.payload\(index).signature",
-                        received: ReceivedBody(
-                            body: Array(#"{"signedPayload": "header.payload\#(index).signature"}"#.utf8),
-                            signedPayload: "header.payload\(index).signature",
-                            contentType: "application/json; charset=utf-8"
-                        )
-                    )
-                }
+                let records = TestOutbound.records(20)
                 try await client.withConnection(logger: logger) { connection in
                     _ = try await NotificationStore.insert(records, maxAttempts: 5, connection: connection, logger: logger)
                 }
                 let outbound = OutboundTarget(row: target, timeout: .seconds(5), headers: [], secrets: [])
-                let sender = OutboundSender(targets: [outbound], postgres: client, concurrency: 4, pollInterval: .milliseconds(100), logger: logger)
+                let sender = OutboundSender(
+                    targets: [outbound], postgres: client, concurrency: 4, allowPrivate: true, pollInterval: .milliseconds(100), logger: logger
+                )
                 try await withServices([sender]) {
                     try await Task.sleep(for: .seconds(1))
                     #expect(receiver.received.isEmpty, "a paused target was sent to")

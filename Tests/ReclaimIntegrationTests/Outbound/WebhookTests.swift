@@ -89,6 +89,7 @@ struct WebhookTests {
                     targets: dependencies.outboundTargets,
                     postgres: client,
                     concurrency: 4,
+                    allowPrivate: true,
                     pollInterval: .milliseconds(200),
                     logger: logger
                 )

@@ -15,6 +15,8 @@ final class TestReceiver: Sendable {
         case hang(Duration)
         /// Answers 200 after this long (a slow target).
         case delay(Duration)
+        /// Answers 200 at once, then sends its body one byte every `every`, `bytes` in all (a trickling target).
+        case trickle(every: Duration, bytes: Int)
     }
 
     struct Received: Sendable {
@@ -25,13 +27,16 @@ final class TestReceiver: Sendable {
     }
 
     private let script: @Sendable (Int) -> Answer
+    /// An answer by the request's path, before `script`: targets that differ only in their path.
+    private let byPath: @Sendable (String) -> Answer?
     private let requests = Mutex<[Received]>([])
     private let counter = Mutex(0)
     /// Start and end of every hang, for the test to compare ingest's latency inside and outside.
     let hangs = Mutex<[(start: ContinuousClock.Instant, end: ContinuousClock.Instant?)]>([])
 
-    init(script: @escaping @Sendable (Int) -> Answer = { _ in .ok }) {
+    init(script: @escaping @Sendable (Int) -> Answer = { _ in .ok }, byPath: @escaping @Sendable (String) -> Answer? = { _ in nil }) {
         self.script = script
+        self.byPath = byPath
     }
 
     var received: [Received] { requests.withLock { $0 } }
@@ -49,7 +54,7 @@ final class TestReceiver: Sendable {
             }
             var headers: [String: String] = [:]
             for field in request.headers { headers[field.name.canonicalName] = field.value }
-            let answer = self.script(number)
+            let answer = self.byPath(request.uri.path) ?? self.script(number)
             switch answer {
             case .hang(let duration):
                 let index = self.hangs.withLock {
@@ -60,13 +65,26 @@ final class TestReceiver: Sendable {
                 self.hangs.withLock { $0[index].end = ContinuousClock.now }
             case .delay(let duration):
                 try? await Task.sleep(for: duration)
-            case .ok, .status:
+            case .ok, .status, .trickle:
                 break
             }
             self.requests.withLock {
                 $0.append(Received(headers: headers, body: Array(body.readableBytesView), number: number, at: ContinuousClock.now))
             }
             if case .status(let code) = answer { return Response(status: .init(code: code)) }
+            if case .trickle(let every, let bytes) = answer {
+                return Response(
+                    status: .ok,
+                    headers: [.contentLength: "\(bytes)"],
+                    body: ResponseBody { writer in
+                        for _ in 0..<bytes {
+                            try await writer.write(ByteBuffer(string: "x"))
+                            try await Task.sleep(for: every)
+                        }
+                        try await writer.finish(nil)
+                    }
+                )
+            }
             return Response(status: .ok)
         }
         return router
