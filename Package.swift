@@ -99,6 +99,8 @@ let package = Package(
                 server("X509", "swift-certificates"),
                 server("Yams", "Yams"),
             ],
+            // The version: CHANGELOG.md's newest release (ReclaimVersion; Logging/CHANGELOG.md links to the top-level file).
+            resources: [.embedInCode("Logging/CHANGELOG.md")],
             swiftSettings: swiftSettings
         ),
         // `reclaim dev` and what only it, the tests and the benchmarks use: the embedded PostgreSQL (initdb, pg_ctl
@@ -131,8 +133,11 @@ let package = Package(
                 "ReclaimStore",
                 server("ArgumentParser", "swift-argument-parser"),
             ],
-            swiftSettings: swiftSettings
+            swiftSettings: swiftSettings,
+            // The commit `reclaim --version` names (BuildCommit), recorded before each build.
+            plugins: [.plugin(name: "ReclaimCommit")]
         ),
+        .plugin(name: "ReclaimCommit", capability: .buildTool()),
         // Benchmarks (`scripts/bench NAME` builds this in release) and the queue test's worker processes.
         .executableTarget(
             name: "reclaim-bench",

@@ -4,7 +4,18 @@ import ReclaimStore
 
 /// This build's version; `reclaim --version` prints it and `reclaim_build_info` carries it.
 public enum ReclaimVersion {
-    public static let current = "1.0.0"
+    /// The newest release in CHANGELOG.md, the one source of the version: its first `## [X.Y.Z]` heading
+    /// (`## [Unreleased]` is skipped). The file is compiled in (`Logging/CHANGELOG.md` links to the repository's).
+    public static let current = newestRelease(in: String(decoding: PackageResources.CHANGELOG_md, as: UTF8.self)) ?? "unknown"
+
+    /// The version of a changelog's first release heading, `## [1.2.3] - 2026-11-26` -> "1.2.3".
+    public static func newestRelease(in changelog: String) -> String? {
+        for line in changelog.split(separator: "\n") where line.hasPrefix("## [") {
+            let heading = line.dropFirst(4)
+            if let end = heading.firstIndex(of: "]"), heading.first?.isNumber == true { return String(heading[..<end]) }
+        }
+        return nil
+    }
 }
 
 /// Metrics that must exist from start-up: a counter created on first use is absent until then, so a dashboard
