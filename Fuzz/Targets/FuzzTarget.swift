@@ -92,6 +92,13 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
         let body = newline < bytes.endIndex ? Data(bytes[(newline + 1)...]) : Data()
         guard let request = try? GrantRequest(body: body) else { return }
         precondition((1...GrantRequest.maximumDeliverableFor).contains(request.deliverableFor))
+        // The edge refuses a body holding U+0000 before it is decoded (StorableText): a body it lets through must
+        // give no field that PostgreSQL cannot store.
+        let fields = [request.bundleId, request.productId, request.offerIdentifier, request.reason, request.campaign]
+            + [request.originalTransactionId, request.environment, request.messageIdentifier].compactMap { $0 }
+        if StorableText.nulPath(inJSON: body) == nil {
+            precondition(!fields.contains { $0.utf8.contains(0) }, "a NUL passed the edge: \(String(decoding: body, as: UTF8.self))")
+        }
         // The fingerprint is of the normalized request: decoding the same body again gives the same one.
         precondition((try? GrantRequest(body: body))?.fingerprint == request.fingerprint && request.fingerprint.count == 32)
     }
@@ -123,6 +130,11 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
         agrees(RenewalInfo.self, json)
         agrees(RealtimeRequest.self, json)
         _ = AppleJWSVerifier.signedDate(in: json)
+        // A payload holding U+0000 anywhere never decodes: nothing of it could be stored.
+        if StorableText.nulPath(inJSON: json) != nil {
+            precondition((try? PayloadDecoder.decode(TransactionInfo.self, from: json)) == nil, "a NUL decoded")
+            precondition((try? PayloadDecoder.decode(NotificationPayload.self, from: json)) == nil, "a NUL decoded")
+        }
     }
 
     // MARK: Helpers

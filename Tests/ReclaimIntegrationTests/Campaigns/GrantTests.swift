@@ -12,6 +12,62 @@ import Testing
 struct GrantTests {
     let logger = TestPostgres.logger
 
+    /// Posts a grant; the status and the decoded JSON answer.
+    static func grant(
+        _ body: [String: String],
+        key: String?,
+        idempotencyKey: String?,
+        http: some TestClientProtocol
+    ) async throws -> (HTTPResponse.Status, [String: Any]) {
+        var headers: HTTPFields = [.contentType: "application/json"]
+        if let key { headers[.authorization] = "Bearer \(key)" }
+        if let idempotencyKey { headers[.init("Idempotency-Key")!] = idempotencyKey }
+        return try await http.execute(
+            uri: "/v1/grants",
+            method: .post,
+            headers: headers,
+            body: ByteBuffer(bytes: try JSONSerialization.data(withJSONObject: body))
+        ) { response in
+            (response.status, (try? JSONSerialization.jsonObject(with: Data(String(buffer: response.body).utf8)) as? [String: Any]) ?? [:])
+        }
+    }
+
+    static let referral = [
+        "bundleId": "GeniusParentingAI", "appAccountToken": "00000000-0000-0000-0000-000000000051",
+        "productId": "ca.geniusparentingai.basic.monthly", "offerIdentifier": "REFER100", "reason": "referred a friend",
+        "campaign": "referral-2026",
+    ]
+
+    @Test("a grant after the subscriber's offer lapsed (before the expiry sweep) is created; NUL in any field is 400 naming it")
+    func grantAfterLapseAndNUL() async throws {
+        let setup = try CampaignTestSetup()
+        defer { setup.remove() }
+        try await withProcessedCorpus(setup) { client, dependencies in
+            let adminKey = try await TestKeys(client: client).create(scope: .admin, bundleId: nil, logger: logger)
+            let app = Application(router: buildRouter(dependencies), configuration: .init(address: .hostname("127.0.0.1", port: 0)))
+            try await app.test(.live) { http in
+                var short = Self.referral
+                short["deliverableFor"] = "1s"
+                let first = try await Self.grant(short, key: adminKey, idempotencyKey: "lapse-1", http: http)
+                #expect(first.0 == .created, "\(first)")
+                try await Task.sleep(for: .seconds(2))
+                // Lapsed, but still 'ready' until the refresher's sweep: it held offers_one_live_idx, and this was a 503.
+                let second = try await Self.grant(Self.referral, key: adminKey, idempotencyKey: "lapse-2", http: http)
+                #expect(second.0 == .created, "\(second)")
+                for field in ["reason", "productId", "campaign", "offerIdentifier", "bundleId"] {
+                    var body = Self.referral
+                    body[field] = "a\u{0}b"
+                    let answer = try await Self.grant(body, key: adminKey, idempotencyKey: "nul-\(field)", http: http)
+                    #expect(answer.0 == .badRequest, "\(field): \(answer)")
+                    #expect(answer.1["type"] as? String == "urn:reclaim:problem:invalid-text", "\(field): \(answer)")
+                    #expect((answer.1["detail"] as? String)?.hasPrefix("\(field) holds the character U+0000") == true, "\(answer)")
+                }
+            }
+            let ended = try await OfferRow.all(client).filter { $0.campaignId == "referral-2026" }
+            #expect(ended.map(\.state).sorted() == ["expired", "ready"], "\(ended.map(\.state))")
+        }
+    }
+
     @Test(
         "admin key and Idempotency-Key required; eligibility refused with a reason; the same key returns the first result; the grant replaces the live offer and is delivered"
     )
@@ -25,26 +81,9 @@ struct GrantTests {
             let app = Application(router: buildRouter(dependencies), configuration: .init(address: .hostname("127.0.0.1", port: 0)))
             try await app.test(.live) { http in
                 func grant(_ body: [String: String], key: String?, idempotencyKey: String?) async throws -> (HTTPResponse.Status, [String: Any]) {
-                    var headers: HTTPFields = [.contentType: "application/json"]
-                    if let key { headers[.authorization] = "Bearer \(key)" }
-                    if let idempotencyKey { headers[.init("Idempotency-Key")!] = idempotencyKey }
-                    return try await http.execute(
-                        uri: "/v1/grants",
-                        method: .post,
-                        headers: headers,
-                        body: ByteBuffer(bytes: try JSONSerialization.data(withJSONObject: body))
-                    ) { response in
-                        (
-                            response.status,
-                            (try? JSONSerialization.jsonObject(with: Data(String(buffer: response.body).utf8)) as? [String: Any]) ?? [:]
-                        )
-                    }
+                    try await Self.grant(body, key: key, idempotencyKey: idempotencyKey, http: http)
                 }
-                let referral = [
-                    "bundleId": "GeniusParentingAI", "appAccountToken": "00000000-0000-0000-0000-000000000051",
-                    "productId": "ca.geniusparentingai.basic.monthly", "offerIdentifier": "REFER100", "reason": "referred a friend",
-                    "campaign": "referral-2026",
-                ]
+                let referral = Self.referral
                 #expect(try await grant(referral, key: nil, idempotencyKey: "k1").0 == .unauthorized)
                 #expect(try await grant(referral, key: appKey, idempotencyKey: "k1").0 == .unauthorized)
                 let missingKey = try await grant(referral, key: adminKey, idempotencyKey: nil)

@@ -47,10 +47,8 @@ struct ConfigTests {
     @Test(
         "mistakes are refused with a message naming them",
         arguments: [
-            (
-                "environments: [Production, Sandbox]\n    issuerId", "environments: [Production]\n    appAppleId: null\n    issuerId",
-                "appAppleId is required"
-            ),
+            // (This case once added a second appAppleId key, and passed only because the last of two equal keys won.)
+            ("appAppleId: 1234567890", "appAppleId: null", "appAppleId is required"),
             ("app: com.example.app", "app: com.other.app", "not configured under apps"),
             ("deliverableFor: 7d", "deliverableFor: 7 days", "is not a duration"),
             ("deliverableFor: 7d", "deliverableFor: -5d", "campaigns[0].deliverableFor: '-5d' is not a duration"),
@@ -191,6 +189,18 @@ struct ConfigProblemReportTests {
     func syntaxError() {
         let text = problems("apps:\n  - bundleId: a\n   environments: [Sandbox\n")
         #expect(text.contains("not valid YAML: 3:4"), "\(text)")
+    }
+
+    @Test("a key written twice in one mapping is refused with its line, at the top level, in an app and in a flow mapping")
+    func duplicateKeys() {
+        for (yaml, key, line) in [
+            ("apps: []\ncampaigns: []\napps: []\n", "apps", "1:1"),
+            ("apps:\n  - bundleId: a\n    environments: [Sandbox]\n    bundleId: b\n", "bundleId", "2:5"),
+            ("apps: []\nworker: {concurrency: 2, concurrency: 4}\n", "concurrency", "2:10"),
+        ] {
+            let text = problems(yaml)
+            #expect(text.contains("not valid YAML: \(line): the key '\(key)' is written twice in one mapping"), "\(yaml): \(text)")
+        }
     }
 
     @Test("mistakes in several sections and list elements are reported together, each with its path")

@@ -119,4 +119,62 @@ struct EdgeTests {
             try ReclaimConfig.parse(yaml: "apps: []\nserver: {trustedProxies: [10.0.0.0/33]}")
         }
     }
+
+    @Test("a trusted proxy's X-Forwarded-For that is too long (431) or unreadable (400) is refused, never charged to the proxy")
+    func forwardedForRefusals() async throws {
+        let behindProxy = try ReclaimConfig.parse(
+            yaml: """
+                apps: [{bundleId: com.example.app, environments: [Sandbox]}]
+                server: {failedAuthenticationsPerMinute: 3, trustedProxies: [127.0.0.1/32, "::1"]}
+                """
+        )
+        try await withServer(config: behindProxy) { port, _ in
+            @Sendable func status(forwardedFor: String?) async throws -> (Int, String) {
+                var request = URLRequest(url: URL(string: "http://127.0.0.1:\(port)/v1/offers?appAccountToken=\(UUID())")!)
+                request.setValue("Bearer rk_app_wrong", forHTTPHeaderField: "Authorization")
+                if let forwardedFor { request.setValue(forwardedFor, forHTTPHeaderField: "X-Forwarded-For") }
+                let (data, response) = try await URLSession.shared.data(for: request)
+                return ((response as? HTTPURLResponse)?.statusCode ?? 0, String(decoding: data, as: UTF8.self))
+            }
+            let long = (0..<400).map { "198.51.100.\($0 % 250)" }.joined(separator: ", ")
+            for _ in 0..<5 {
+                let (code, body) = try await status(forwardedFor: long)
+                #expect(code == 431 && body.contains("urn:reclaim:problem:forwarded-for-too-long"), "\(code) \(body)")
+                let (unreadable, problem) = try await status(forwardedFor: "203.0.113.5, not-an-address")
+                #expect(unreadable == 400 && problem.contains("urn:reclaim:problem:forwarded-for-unreadable"), "\(unreadable) \(problem)")
+            }
+            // Ten refusals later, the proxy's own budget (its requests without the header) is untouched: 401, not 429.
+            #expect(try await status(forwardedFor: nil).0 == 401)
+            #expect(try await status(forwardedFor: "203.0.113.7").0 == 401)
+        }
+    }
+
+    @Test("a database error is answered as what it is: a lost connection is 503, a refused statement a logged 500")
+    func databaseErrorsMapped() async throws {
+        try await withTestDatabase { client, _ in
+            let router = Router()
+            router.middlewares.add(ProblemMiddleware())
+            router.get("/refused") { _, _ -> String in
+                // 22012 division_by_zero: a defect of the statement, like a constraint violation (23505).
+                try await client.query("SELECT 1 / 0", logger: TestPostgres.logger)
+                return "unreachable"
+            }
+            router.get("/lost") { _, _ -> String in
+                // 57P01 admin_shutdown, then a closed connection: the database went away mid-request.
+                try await client.query("SELECT pg_terminate_backend(pg_backend_pid())", logger: TestPostgres.logger)
+                return "unreachable"
+            }
+            let app = Application(router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)))
+            try await app.test(.live) { http in
+                try await http.execute(uri: "/refused", method: .get) { response in
+                    #expect(response.status == .internalServerError, "\(String(buffer: response.body))")
+                    #expect(String(buffer: response.body).contains("urn:reclaim:problem:internal-error"))
+                }
+                try await http.execute(uri: "/lost", method: .get) { response in
+                    #expect(response.status == .serviceUnavailable, "\(String(buffer: response.body))")
+                    #expect(String(buffer: response.body).contains("urn:reclaim:problem:database-unavailable"))
+                }
+            }
+        }
+    }
 }
