@@ -1,4 +1,7 @@
 -- Upgrade of schema version 1 to 2: compress signed payloads with lz4.
+-- reclaim-additive: no
+-- (Whether a binary of the previous version serves the upgraded database; not judged for the steps before 1.0.0,
+-- whose binaries demanded their own version exactly. docs/operations.md, "Upgrades".)
 --
 -- A signed payload is 10-15 KB of base64url text. PostgreSQL's default TOAST compression, pglz,
 -- took a fifth of all CPU time of the ingest path (scripts/bench ingest, perf); lz4 does the same

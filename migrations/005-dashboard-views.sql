@@ -1,4 +1,7 @@
 -- Upgrade of schema version 4 to 5: views for dashboards (see docs/dashboards.md).
+-- reclaim-additive: no
+-- (Whether a binary of the previous version serves the upgraded database; not judged for the steps before 1.0.0,
+-- whose binaries demanded their own version exactly. docs/operations.md, "Upgrades".)
 --
 -- reclaim-schema-version: 5
 

@@ -1,4 +1,7 @@
 -- Upgrade of schema version 5 to 6: read-only console keys (scope console), of one app or of all.
+-- reclaim-additive: no
+-- (Whether a binary of the previous version serves the upgraded database; not judged for the steps before 1.0.0,
+-- whose binaries demanded their own version exactly. docs/operations.md, "Upgrades".)
 --
 -- reclaim-schema-version: 6
 

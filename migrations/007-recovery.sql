@@ -1,4 +1,7 @@
 -- Upgrade of schema version 6 to 7: reconciliation runs and backfill progress (App Store Server API).
+-- reclaim-additive: no
+-- (Whether a binary of the previous version serves the upgraded database; not judged for the steps before 1.0.0,
+-- whose binaries demanded their own version exactly. docs/operations.md, "Upgrades".)
 --
 -- reclaim-schema-version: 7
 

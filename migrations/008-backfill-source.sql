@@ -1,4 +1,7 @@
 -- Upgrade of schema version 7 to 8: notifications.source, so that reclaim backfill --evaluate can store the
+-- reclaim-additive: no
+-- (Whether a binary of the previous version serves the upgraded database; not judged for the steps before 1.0.0,
+-- whose binaries demanded their own version exactly. docs/operations.md, "Upgrades".)
 -- notification a subscription's status implies (campaign decisions refer to a notification), and the views
 -- of Apple's notifications leave those rows out.
 --

@@ -1,4 +1,7 @@
 -- Upgrade of schema version 12 to 13: campaign experiments. A campaign may list variants (an experiment's arms):
+-- reclaim-additive: no
+-- (Whether a binary of the previous version serves the upgraded database; not judged for the steps before 1.0.0,
+-- whose binaries demanded their own version exactly. docs/operations.md, "Upgrades".)
 -- every decision that offered, and its offer, records the variant. Confidence intervals for each variant's lift
 -- against the campaign's holdout (reclaim.wilson_interval, reclaim.newcombe_interval, the views
 -- reclaim.campaign_variant_counts and reclaim.campaign_variant_lift) answer "is this lift real?" in SQL the

@@ -5,7 +5,8 @@ import ReclaimStore
 
 /// `GET /healthz` (the process is alive: no worker lane or ingest transaction has been stuck past its bound, see
 /// ``Liveness``; orchestrators restart the process when it fails) and `GET /readyz` (the database answers and has
-/// the schema version this binary expects; load balancers route traffic only to ready instances).
+/// the schema version this binary expects, or a newer one reached by additive steps only, ``Migrator/Compatibility``;
+/// load balancers route traffic only to ready instances).
 ///
 /// `/healthz` does not ask the database: a database that is down makes every instance unready, not dead, and
 /// restarting them all would not bring it back.
@@ -29,10 +30,10 @@ struct HealthRoutes {
             return JSONBody(["status": "ok"])
         }
         router.get("/readyz") { _, context -> JSONBody<[String: String]> in
-            let version: Int?
+            let compatibility: Migrator.Compatibility
             do {
-                version = try await within(.seconds(2)) {
-                    try await Migrator.currentVersion(client: postgres, logger: context.logger)
+                compatibility = try await within(.seconds(2)) {
+                    try await Migrator.compatibility(client: postgres, logger: context.logger)
                 }
             } catch {
                 throw Problem(.serviceUnavailable, "not-ready", title: "Not ready", detail: "the database is not reachable")
@@ -40,17 +41,22 @@ struct HealthRoutes {
             guard startupGate.isOpen else {
                 throw Problem(.serviceUnavailable, "not-ready", title: "Not ready", detail: "the configuration is not yet mirrored into the database")
             }
-            guard version == Migrator.targetVersion else {
-                let remedy = (version ?? 0) > Migrator.targetVersion ? "run a newer reclaim" : "run reclaim migrate"
-                throw Problem(
-                    .serviceUnavailable,
-                    "not-ready",
-                    title: "Not ready",
-                    detail:
-                        "database schema is at version \(version.map(String.init) ?? "none"), expected \(Migrator.targetVersion): \(remedy)"
+            let target = Migrator.targetVersion
+            func notReady(_ detail: String) -> Problem { Problem(.serviceUnavailable, "not-ready", title: "Not ready", detail: detail) }
+            switch compatibility {
+            case .current:
+                return JSONBody(["status": "ready", "schemaVersion": "\(target)", "schema": "current"])
+            case .aheadAdditive(let database):
+                // A rollout under way (migrate ran, this pod's replacement is coming) or a rollback: the steps since
+                // this binary's version only added, so its queries still fit. It keeps serving.
+                return JSONBody(
+                    ["status": "ready", "schemaVersion": "\(target)", "databaseSchemaVersion": "\(database)", "schema": "ahead-additive"]
                 )
+            case .ahead(let database):
+                throw notReady("database schema is at version \(database), expected \(target), by a step that is not additive: run a newer reclaim")
+            case .behind(let database):
+                throw notReady("database schema is at version \(database.map(String.init) ?? "none"), expected \(target): run reclaim migrate")
             }
-            return JSONBody(["status": "ready", "schemaVersion": "\(Migrator.targetVersion)"])
         }
     }
 }

@@ -17,6 +17,47 @@ public struct Migrator: Sendable {
     public enum Outcome: Equatable, Sendable {
         case applied(version: Int)
         case alreadyCurrent(version: Int)
+        /// The database is newer than this binary, by additive steps only: this binary serves it as it is (a
+        /// rollback to it, or its `migrate` run late in a rollout, changes nothing).
+        case aheadCompatible(version: Int)
+    }
+
+    /// How a binary of this schema version stands to the database's (`GET /readyz`).
+    public enum Compatibility: Equatable, Sendable {
+        /// The version this binary was built for.
+        case current
+        /// Newer, by steps that only add (tables, columns with defaults, views, indexes): this binary's queries
+        /// still fit, so it keeps serving through a rollout and after a rollback.
+        case aheadAdditive(database: Int)
+        /// Newer by a step that changed or removed something this binary may use: run a newer reclaim.
+        case ahead(database: Int)
+        /// Older, or never migrated (nil): run `reclaim migrate`.
+        case behind(database: Int?)
+    }
+
+    /// Whether an upgrade script only adds: its line `-- reclaim-additive: yes` (or `no`). Every script in
+    /// migrations/ says it (a test holds them to it); a script that does not counts as not additive.
+    ///
+    /// Additive means a binary of the previous version keeps working on the upgraded database: new tables, views,
+    /// functions and indexes, new columns that are nullable or have a default; no rename, no drop, no new
+    /// constraint that the previous binary's writes could break, no trigger that writes what it does not expect.
+    public static func isAdditive(_ script: String) -> Bool? {
+        for line in script.split(separator: "\n", omittingEmptySubsequences: false) where line.hasPrefix("-- reclaim-additive:") {
+            switch line.dropFirst("-- reclaim-additive:".count).trimmingCharacters(in: .whitespaces) {
+            case "yes": return true
+            case "no": return false
+            default: return nil
+            }
+        }
+        return nil
+    }
+
+    /// The oldest schema version whose binaries serve a database at `version` made by `schema.sql` or by upgrades:
+    /// go down from `version` while each step into it is additive.
+    static func oldestCompatible(with version: Int, upgrades: [Int: String]) -> Int {
+        var oldest = version
+        while oldest > 1, let script = upgrades[oldest], isAdditive(script) == true { oldest -= 1 }
+        return oldest
     }
 
     public struct MigrationError: Error, CustomStringConvertible {
@@ -67,18 +108,36 @@ public struct Migrator: Sendable {
                 """,
                 logger: logger
             )
+            // Added in 1.0.0, on the table the migrator owns: rows written before have neither (read as not additive).
             try await connection.query(
-                "COMMENT ON TABLE reclaim.schema_migrations IS 'Schema versions applied by reclaim migrate.'",
+                """
+                ALTER TABLE reclaim.schema_migrations ADD COLUMN IF NOT EXISTS additive boolean,
+                    ADD COLUMN IF NOT EXISTS oldest_compatible integer
+                """,
                 logger: logger
             )
+            for comment in [
+                "COMMENT ON TABLE reclaim.schema_migrations IS 'Schema versions applied by reclaim migrate.'",
+                "COMMENT ON COLUMN reclaim.schema_migrations.additive IS 'Whether the step to this version only added (its script says -- reclaim-additive: yes); null for schema.sql and for rows from before 1.0.0.'",
+                "COMMENT ON COLUMN reclaim.schema_migrations.oldest_compatible IS 'The oldest schema version whose binaries serve the database at this version (GET /readyz): lower than version when the steps to it were additive.'",
+            ] {
+                try await connection.query(PostgresQuery(unsafeSQL: comment), logger: logger)
+            }
             let current = try await Self.currentVersion(connection: connection, logger: logger)
             if let current, current == version {
                 return .alreadyCurrent(version: current)
             }
             if let current, current > version {
+                if try await Self.compatibility(of: version, connection: connection, logger: logger) == .aheadAdditive(database: current) {
+                    logger.notice(
+                        "database is ahead of this binary by additive steps only; nothing to do",
+                        metadata: ["database": "\(current)", "binary": "\(version)"]
+                    )
+                    return .aheadCompatible(version: current)
+                }
                 // An older binary must not pretend the schema is fine: its queries may not fit it.
                 throw MigrationError(
-                    description: "database is at schema version \(current), newer than this binary's \(version); run a newer reclaim"
+                    description: "database is at schema version \(current), newer than this binary's \(version) by a step that is not additive; run a newer reclaim"
                 )
             }
             // Each step is a script and the version it leaves the database at.
@@ -93,6 +152,9 @@ public struct Migrator: Sendable {
             } else {
                 steps.append((version, script, "schema.sql"))
             }
+            // The oldest version whose binaries serve the database as each step leaves it.
+            var oldestCompatible: Int? = nil
+            if let current { oldestCompatible = try await Self.oldestCompatible(at: current, connection: connection, logger: logger) }
             for step in steps {
                 for (number, statement) in SQLScript.statements(step.script).enumerated() {
                     do {
@@ -102,14 +164,56 @@ public struct Migrator: Sendable {
                         throw MigrationError(description: "\(step.name) statement \(number + 1) failed: \(message)\n\(statement.prefix(200))")
                     }
                 }
+                let additive = current == nil ? nil : Self.isAdditive(step.script) ?? false
+                let oldest: Int
+                if current == nil {
+                    oldest = Self.oldestCompatible(with: step.version, upgrades: upgrades)
+                } else {
+                    oldest = additive == true ? (oldestCompatible ?? step.version - 1) : step.version
+                }
+                oldestCompatible = oldest
                 try await connection.query(
-                    "INSERT INTO reclaim.schema_migrations (version, checksum) VALUES (\(step.version), \(Self.checksum(step.script)))",
+                    """
+                    INSERT INTO reclaim.schema_migrations (version, checksum, additive, oldest_compatible)
+                    VALUES (\(step.version), \(Self.checksum(step.script)), \(additive), \(oldest))
+                    """,
                     logger: logger
                 )
             }
             logger.info("applied schema", metadata: ["version": "\(version)"])
             return .applied(version: version)
         }
+    }
+
+    /// How a binary built for schema `version` stands to the database (`GET /readyz`).
+    public static func compatibility(of version: Int = targetVersion, client: Database, logger: Logger) async throws -> Compatibility {
+        try await client.withConnection(logger: logger) { try await compatibility(of: version, connection: $0, logger: logger) }
+    }
+
+    static func compatibility(of version: Int, connection: PostgresConnection, logger: Logger) async throws -> Compatibility {
+        guard let current = try await currentVersion(connection: connection, logger: logger) else { return .behind(database: nil) }
+        if current == version { return .current }
+        if current < version { return .behind(database: current) }
+        let oldest = try await oldestCompatible(at: current, connection: connection, logger: logger)
+        return oldest <= version ? .aheadAdditive(database: current) : .ahead(database: current)
+    }
+
+    /// The oldest compatible version recorded with `version` (the version itself for rows from before 1.0.0).
+    static func oldestCompatible(at version: Int, connection: PostgresConnection, logger: Logger) async throws -> Int {
+        let hasColumn = try await connection.query(
+            """
+            SELECT EXISTS (SELECT 1 FROM information_schema.columns
+                           WHERE table_schema = 'reclaim' AND table_name = 'schema_migrations' AND column_name = 'oldest_compatible')
+            """,
+            logger: logger
+        )
+        for try await flag in hasColumn.decode(Bool.self) where !flag { return version }
+        let rows = try await connection.query(
+            "SELECT oldest_compatible FROM reclaim.schema_migrations WHERE version = \(version)",
+            logger: logger
+        )
+        for try await oldest in rows.decode(Int?.self) { return oldest ?? version }
+        return version
     }
 
     /// The newest applied version, or `nil` for a database that was never migrated.

@@ -54,6 +54,57 @@ struct HealthRoutesTests {
         }
     }
 
+    @Test(
+        "a rollout: the database one additive step ahead keeps this binary ready (and its migrate a no-op); a step that is not additive does not"
+    )
+    func readyThroughAdditiveUpgrade() async throws {
+        let target = Migrator.targetVersion
+        @Sendable func readyz(_ client: Database) async throws -> (HTTPResponse.Status, String) {
+            let app = Application(router: buildRouter(try .test(postgres: client)))
+            return try await app.test(.router) { http in
+                try await http.execute(uri: "/readyz", method: .get) { ($0.status, String(buffer: $0.body)) }
+            }
+        }
+        try await withTestDatabase { client, _ in
+            #expect(try await readyz(client).1.contains(#""schema":"current""#))
+            // What the next release's migrate does: an additive step (a new table), as its script declares.
+            var upgrades = SchemaSQL.upgrades
+            upgrades[target + 1] = "-- reclaim-additive: yes\nCREATE TABLE reclaim.rollout_test (id integer PRIMARY KEY);\n"
+            let next = Migrator(script: SchemaSQL.text, version: target + 1, upgrades: upgrades)
+            #expect(try await next.migrate(client: client, logger: TestPostgres.logger) == .applied(version: target + 1))
+            let (status, body) = try await readyz(client)
+            #expect(status == .ok, "\(body)")
+            #expect(body.contains(#""schema":"ahead-additive""#) && body.contains(#""databaseSchemaVersion":"\#(target + 1)""#), "\(body)")
+            // This version's migrate, run late in the rollout or in a rollback, leaves the newer database alone.
+            #expect(try await Migrator().migrate(client: client, logger: TestPostgres.logger) == .aheadCompatible(version: target + 1))
+            // A step that is not additive: this binary is no longer ready, and its migrate refuses.
+            upgrades[target + 2] = "-- reclaim-additive: no\nALTER TABLE reclaim.rollout_test RENAME TO rollout_renamed;\n"
+            let breaking = Migrator(script: SchemaSQL.text, version: target + 2, upgrades: upgrades)
+            #expect(try await breaking.migrate(client: client, logger: TestPostgres.logger) == .applied(version: target + 2))
+            let (refused, problem) = try await readyz(client)
+            #expect(refused == .serviceUnavailable && problem.contains("not additive: run a newer reclaim"), "\(problem)")
+            await #expect(throws: Migrator.MigrationError.self) { try await Migrator().migrate(client: client, logger: TestPostgres.logger) }
+            // The newer binary itself is current.
+            #expect(try await Migrator.compatibility(of: target + 2, client: client, logger: TestPostgres.logger) == .current)
+            #expect(try await Migrator.compatibility(of: target + 1, client: client, logger: TestPostgres.logger) == .ahead(database: target + 2))
+        }
+        // A fresh install of a version whose last step was additive serves the binaries of the version before.
+        var upgrades = SchemaSQL.upgrades
+        upgrades[target + 1] = "-- reclaim-additive: yes\nCREATE TABLE reclaim.rollout_test (id integer PRIMARY KEY);\n"
+        let fresh = Migrator(script: SchemaSQL.text + "\nCREATE TABLE reclaim.rollout_test (id integer PRIMARY KEY);\n", version: target + 1, upgrades: upgrades)
+        try await withTestDatabase(migrated: false) { client, _ in
+            try await fresh.migrate(client: client, logger: TestPostgres.logger)
+            #expect(try await Migrator.compatibility(client: client, logger: TestPostgres.logger) == .aheadAdditive(database: target + 1))
+        }
+    }
+
+    @Test("every upgrade script says whether it is additive")
+    func upgradesDeclareAdditive() {
+        for (version, script) in SchemaSQL.upgrades {
+            #expect(Migrator.isAdditive(script) != nil, "migrations/\(version): no `-- reclaim-additive: yes|no` line")
+        }
+    }
+
     @Test("healthz answers 503 stalled while a worker lane or ingest transaction makes no progress past its bound, then 200 again")
     func liveness() async throws {
         try await withTestDatabase { client, _ in

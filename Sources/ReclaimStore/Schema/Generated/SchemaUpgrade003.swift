@@ -4,6 +4,9 @@
 enum SchemaUpgrade003 {
     static let text = #"""
 -- Upgrade of schema version 2 to 3: subscription state for campaigns, campaign decisions, offers
+-- reclaim-additive: no
+-- (Whether a binary of the previous version serves the upgraded database; not judged for the steps before 1.0.0,
+-- whose binaries demanded their own version exactly. docs/operations.md, "Upgrades".)
 -- with their lifecycle, and redemptions.
 --
 -- Up to version 2 nothing wrote reclaim.campaigns, reclaim.offers or reclaim.offer_events, so

@@ -4,6 +4,9 @@
 enum SchemaUpgrade009 {
     static let text = #"""
 -- Upgrade of schema version 8 to 9: console sign-out ends the session (api_keys.console_sessions_not_before),
+-- reclaim-additive: no
+-- (Whether a binary of the previous version serves the upgraded database; not judged for the steps before 1.0.0,
+-- whose binaries demanded their own version exactly. docs/operations.md, "Upgrades".)
 -- and a reused Idempotency-Key is compared on the whole normalized grant request (grants.request_sha256).
 --
 -- reclaim-schema-version: 9

@@ -4,6 +4,9 @@
 enum SchemaUpgrade011 {
     static let text = #"""
 -- Upgrade of schema version 10 to 11: every business view carries the environment, so that Sandbox (TestFlight
+-- reclaim-additive: no
+-- (Whether a binary of the previous version serves the upgraded database; not judged for the steps before 1.0.0,
+-- whose binaries demanded their own version exactly. docs/operations.md, "Upgrades".)
 -- and sandbox testers, never charged) is no longer counted with Production in funnels, revenue and lift.
 -- Dashboards, /console and docs/dashboards.md filter on environment = 'Production' by default.
 --

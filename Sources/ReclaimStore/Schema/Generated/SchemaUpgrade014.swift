@@ -4,6 +4,8 @@
 enum SchemaUpgrade014 {
     static let text = #"""
 -- Upgrade of schema version 13 to 14: running beside an existing backend. Every notification an app stores can be
+-- reclaim-additive: no
+-- (Not additive: version 13's workers would claim the forward and webhook jobs its triggers queue, and fail them.)
 -- forwarded byte for byte to the app's other receivers, and Reclaim's own events (offers issued, delivered, redeemed,
 -- withdrawn, expired; grants; refused notifications) go to Standard Webhooks receivers. Both travel through the job
 -- queue, queued in the transaction of what they report, and are sent by one sender per target (jobs.target) so a
