@@ -37,7 +37,7 @@ paths:
         default: { $ref: "#/components/responses/Problem" }
   /readyz:
     get:
-      summary: The database answers and has this binary's schema version.
+      summary: The database answers at this binary's schema version, or at a newer one reached by additive steps only.
       operationId: readyz
       responses:
         "200":
@@ -46,10 +46,15 @@ paths:
             application/json:
               schema:
                 type: object
-                required: [status, schemaVersion]
+                required: [status, schemaVersion, schema]
                 properties:
                   status: { type: string, enum: [ready] }
-                  schemaVersion: { type: string }
+                  schemaVersion: { type: string, description: "The schema version this binary was built for." }
+                  schema:
+                    type: string
+                    enum: [current, ahead-additive]
+                    description: "ahead-additive: the database is newer, by steps that only added (a rollout or a rollback)."
+                  databaseSchemaVersion: { type: string, description: "The database's version, when it is ahead." }
         default: { $ref: "#/components/responses/Problem" }
   /metrics:
     get:
