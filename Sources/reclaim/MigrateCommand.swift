@@ -17,7 +17,9 @@ struct MigrateCommand: AsyncParsableCommand {
         case .applied(let version): print("applied schema version \(version)")
         case .alreadyCurrent(let version): print("schema already at version \(version)")
         case .aheadCompatible(let version):
-            print("schema at version \(version), newer than this binary's \(Migrator.targetVersion) by additive steps only: nothing to do; this binary serves it")
+            print(
+                "schema at version \(version), newer than this binary's \(Migrator.targetVersion) by additive steps only: nothing to do; this binary serves it"
+            )
         }
     }
 }

@@ -16,7 +16,9 @@ extension ReclaimConfig {
             // A typo must never quietly change a setting: Yams 5 kept the last of two equal keys. Yams 6 refuses them;
             // its own message quotes the whole file (header values included), so only the keys and the place are said.
             let keys = duplicates.map { "'\($0)'" }.joined(separator: ", ")
-            throw ConfigError("\(source): not valid YAML: \(context.mark.line):\(context.mark.column): the key \(keys) is written twice in one mapping")
+            throw ConfigError(
+                "\(source): not valid YAML: \(context.mark.line):\(context.mark.column): the key \(keys) is written twice in one mapping"
+            )
         } catch {
             throw ConfigError("\(source): not valid YAML: \(error)")
         }

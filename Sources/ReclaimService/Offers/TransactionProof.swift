@@ -39,7 +39,7 @@ struct TransactionProof: Sendable {
         let transaction: TransactionInfo
         do {
             transaction = try await verifier.verifyTransaction(signedTransaction)
-        } catch where error.code == .malformed && error.reason.contains("U+0000") {
+        } catch  where error.code == .malformed && error.reason.contains("U+0000") {
             throw Refused(reason: "the transaction cannot be stored: \(error.reason)", malformed: true)
         } catch {
             throw Refused(reason: "the transaction is not one Apple signed for a configured app: \(error.reason)")

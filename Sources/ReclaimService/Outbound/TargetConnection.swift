@@ -131,7 +131,8 @@ actor TargetConnection {
             if let refusal = judge(answer) {
                 retire()
                 throw Refused(
-                    description: "\(host) resolves to \(AddressPolicy.text(answer)), \(refusal); set forwarding.allowPrivate: true to allow private addresses",
+                    description:
+                        "\(host) resolves to \(AddressPolicy.text(answer)), \(refusal); set forwarding.allowPrivate: true to allow private addresses",
                     isPrivateAnswer: true
                 )
             }

@@ -137,7 +137,8 @@ public struct Migrator: Sendable {
                 }
                 // An older binary must not pretend the schema is fine: its queries may not fit it.
                 throw MigrationError(
-                    description: "database is at schema version \(current), newer than this binary's \(version) by a step that is not additive; run a newer reclaim"
+                    description:
+                        "database is at schema version \(current), newer than this binary's \(version) by a step that is not additive; run a newer reclaim"
                 )
             }
             // Each step is a script and the version it leaves the database at.

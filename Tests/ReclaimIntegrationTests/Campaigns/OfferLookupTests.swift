@@ -140,7 +140,10 @@ struct OfferLookupTests {
                 // PostgreSQL and came back as 503 before).
                 let (nul, nulProblem) = try await lookup(try transaction(originalTransactionId: "2000\u{0}0001"))
                 #expect(nul.status == .badRequest, "\(nulProblem)")
-                #expect(nulProblem.contains("urn:reclaim:problem:invalid-text") && nulProblem.contains("originalTransactionId holds"), "\(nulProblem)")
+                #expect(
+                    nulProblem.contains("urn:reclaim:problem:invalid-text") && nulProblem.contains("originalTransactionId holds"),
+                    "\(nulProblem)"
+                )
                 // Bad requests, and the app key still comes first.
                 #expect(try await post(#"{"signedTransaction": "not a jws"}"#, key: appKey).0.status == .badRequest)
                 #expect(try await post(#"{"transaction": "a.b.c"}"#, key: appKey).1.contains("urn:reclaim:problem:invalid-body"))

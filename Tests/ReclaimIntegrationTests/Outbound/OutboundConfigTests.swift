@@ -118,7 +118,12 @@ struct OutboundConfigTests {
                 }
                 let outbound = OutboundTarget(row: target, timeout: .seconds(5), headers: [], secrets: [])
                 let sender = OutboundSender(
-                    targets: [outbound], postgres: client, concurrency: 4, allowPrivate: true, pollInterval: .milliseconds(100), logger: logger
+                    targets: [outbound],
+                    postgres: client,
+                    concurrency: 4,
+                    allowPrivate: true,
+                    pollInterval: .milliseconds(100),
+                    logger: logger
                 )
                 try await withServices([sender]) {
                     try await Task.sleep(for: .seconds(1))

@@ -91,7 +91,11 @@ struct HealthRoutesTests {
         // A fresh install of a version whose last step was additive serves the binaries of the version before.
         var upgrades = SchemaSQL.upgrades
         upgrades[target + 1] = "-- reclaim-additive: yes\nCREATE TABLE reclaim.rollout_test (id integer PRIMARY KEY);\n"
-        let fresh = Migrator(script: SchemaSQL.text + "\nCREATE TABLE reclaim.rollout_test (id integer PRIMARY KEY);\n", version: target + 1, upgrades: upgrades)
+        let fresh = Migrator(
+            script: SchemaSQL.text + "\nCREATE TABLE reclaim.rollout_test (id integer PRIMARY KEY);\n",
+            version: target + 1,
+            upgrades: upgrades
+        )
         try await withTestDatabase(migrated: false) { client, _ in
             try await fresh.migrate(client: client, logger: TestPostgres.logger)
             #expect(try await Migrator.compatibility(client: client, logger: TestPostgres.logger) == .aheadAdditive(database: target + 1))
