@@ -85,6 +85,7 @@ let package = Package(
                 server("HummingbirdCore", "hummingbird"),
                 server("Logging", "swift-log"),
                 server("NIOCore", "swift-nio"),
+                server("NIOHTTP1", "swift-nio"),
                 // NIOThreadPool: getaddrinfo (which blocks) for the outbound targets' address checks.
                 server("NIOPosix", "swift-nio"),
                 server("PostgresNIO", "postgres-nio"),

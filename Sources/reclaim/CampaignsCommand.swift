@@ -17,7 +17,7 @@ struct CampaignsCommand: AsyncParsableCommand {
         @OptionGroup var config: ConfigOptions
 
         func run() async throws {
-            print(try CampaignTasks.check(try config.load()))
+            print(try await CampaignTasks.check(try config.load()))
         }
     }
 

@@ -6,12 +6,15 @@ import Foundation
 /// checked here instead, and refused with 400 naming the field. Every other valid Unicode text stores as it is.
 public enum StorableText {
     /// The path (`reason`, `data.signedTransactionInfo`, `items[2].name`) of the first string — object key or
-    /// value — in `json` that holds U+0000, or nil when there is none (or `json` is not JSON: its parser says so).
+    /// value — in `json` that holds U+0000, or nil when there is none; `""` (the whole document) when `json` holds a
+    /// NUL escape or byte but does not parse.
     public static func nulPath(inJSON json: Data) -> String? {
         // A NUL in JSON text is the escape `\u0000` (a raw 0 byte is not JSON at all): most documents have no such
         // escape, and are not parsed here.
         guard json.withUnsafeBytes(mayHoldNUL) else { return nil }
-        guard let document = try? JSONSerialization.jsonObject(with: json, options: [.fragmentsAllowed]) else { return nil }
+        // A document this parser refuses (invalid UTF-8, say) may still be read by another (JSONDecoder replaces what
+        // it cannot decode, and reads the NUL too: found by scripts/fuzz): with a NUL escape in it, refuse it whole.
+        guard let document = try? JSONSerialization.jsonObject(with: json, options: [.fragmentsAllowed]) else { return "" }
         return nulPath(in: document, path: "")
     }
 

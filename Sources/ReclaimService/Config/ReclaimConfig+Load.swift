@@ -1,4 +1,5 @@
 import Foundation
+import ReclaimDomain
 import Yams
 
 extension ReclaimConfig {
@@ -29,7 +30,7 @@ extension ReclaimConfig {
                     "\(source): the top level must be a mapping with apps, campaigns, server, worker, offers, reconciliation, database, forwarding"
                 )
             }
-            var problems: [String] = []
+            var problems = Self.nulProblems(root, at: "")
             let sections = CodingKeys.allCases.map(\.stringValue)
             for case .scalar(let key) in root.mapping?.keys.map({ $0 }) ?? [] where !sections.contains(key.string) {
                 let nearest = ConfigKeySuggestion.nearest(to: key.string, among: sections).map { "; did you mean `\($0)`?" } ?? ""
@@ -50,6 +51,26 @@ extension ReclaimConfig {
         }
         try config.validate(source: source)
         return config
+    }
+
+    /// Every key or value holding U+0000, by its path: campaign ids, offer identifiers and target URLs are mirrored
+    /// into PostgreSQL, which cannot store it (a NUL in a campaign id kept the server from ever becoming ready).
+    private static func nulProblems(_ node: Node, at path: String) -> [String] {
+        let here = path.isEmpty ? "(top level)" : path
+        switch node {
+        case .scalar(let scalar):
+            return scalar.string.utf8.contains(0) ? ["\(here): holds the character U+0000 (NUL), which cannot be stored"] : []
+        case .mapping(let mapping):
+            return mapping.flatMap { key, value -> [String] in
+                let name = LogText.bounded(key.string ?? "?", limit: 60)
+                let child = path.isEmpty ? name : "\(path).\(name)"
+                return nulProblems(key, at: child) + nulProblems(value, at: child)
+            }
+        case .sequence(let sequence):
+            return sequence.enumerated().flatMap { index, element in nulProblems(element, at: "\(path)[\(index)]") }
+        default:
+            return []
+        }
     }
 
     /// Decodes one node (nil when absent), recording a problem at `path` when it does not decode.

@@ -17,7 +17,10 @@ extension ReclaimConfig {
             var urls = Set<String>()
             func check(_ path: String, kind: String, url: String, environments: [String]?, timeout: ConfigDuration) {
                 if let problem = OutboundURL.problem(url, allowPrivate: forwarding.allowPrivate) { problems.append("\(path).url: \(problem)") }
-                if !urls.insert("\(kind) \(url)").inserted { problems.append("\(path).url: \(OutboundURL.redacted(url)) is listed twice") }
+                if !urls.insert("\(kind) \(OutboundURL.normalized(url))").inserted {
+                    problems.append("\(path).url: \(OutboundURL.redacted(url)) is listed twice")
+                }
+                if environments?.isEmpty == true { problems.append("\(path).environments: list at least one, or leave it out for the app's") }
                 for environment in environments ?? [] where !app.environments.contains(environment) {
                     problems.append(
                         "\(path).environments: \(environment) is not one of the app's environments (\(app.environments.joined(separator: ", ")))"
@@ -32,9 +35,11 @@ extension ReclaimConfig {
                     if Self.reservedOutboundHeaders.contains(name.lowercased()) {
                         problems.append("\(path).headers.\(name): Reclaim sets this header itself")
                     } else if name.isEmpty || !name.utf8.allSatisfy({ Self.isTokenByte($0) }) {
-                        problems.append("\(path).headers: \(name) is not a header name")
-                    } else if value.utf8.contains(where: { $0 == 0x0A || $0 == 0x0D || $0 == 0 }) {
-                        problems.append("\(path).headers.\(name): a header value holds no line break")
+                        problems.append("\(path).headers: \(LogText.bounded(name, limit: 60)) is not a header name")
+                    } else if value.utf8.contains(where: { ($0 < 0x20 && $0 != 0x09) || $0 == 0x7F }) {
+                        // RFC 9110 field-value: visible characters, spaces and tabs. The HTTP client refuses others at
+                        // every send, quoting the value (a token) in its error.
+                        problems.append("\(path).headers.\(name): a header value holds only visible characters, spaces and tabs")
                     }
                 }
             }

@@ -1,5 +1,6 @@
 import Hummingbird
 import Logging
+import NIOHTTP1
 import PostgresNIO
 import ReclaimDomain
 import ReclaimStore
@@ -44,6 +45,14 @@ public struct ProblemMiddleware<Context: RequestContext>: RouterMiddleware {
             return try Problem.databaseUnavailable().response(from: request, context: context)
         } catch let error as IngestUnavailable {
             return try Problem(error).response(from: request, context: context)
+        } catch let error as HTTPParserError {
+            // A body the HTTP parser could not read (a malformed chunk size, a connection that ended mid-body): the
+            // client's mistake, not this server's, and no reason for an error-level line anybody could provoke.
+            context.logger.notice("malformed request body", metadata: ["error": "\(error)", "path": "\(request.uri.path)"])
+            return try Problem.badRequest("malformed-request", "the request body could not be read: \(error)").response(
+                from: request,
+                context: context
+            )
         } catch {
             context.logger.error("unexpected error", metadata: ["error": "\(String(reflecting: error))", "path": "\(request.uri.path)"])
             return try Problem.internalError(requestId: context.id).response(from: request, context: context)

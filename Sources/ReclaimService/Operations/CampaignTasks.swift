@@ -6,12 +6,15 @@ import ReclaimStore
 /// `reclaim campaigns check`, `simulate` and `report`: the campaign config, checked and tried out, and what the
 /// campaigns did.
 public enum CampaignTasks {
-    /// Validates the config (done by loading it) and the signing keys; returns a summary of each campaign.
-    public static func check(_ config: ReclaimConfig) throws -> String {
+    /// Validates the config (done by loading it), the signing keys and what `serve` checks of the forwarding targets
+    /// and webhooks (their secret files read, their host names resolved and judged); returns a summary of each
+    /// campaign, after a warning for each target whose name does not resolve here.
+    public static func check(_ config: ReclaimConfig) async throws -> String {
         _ = try config.offerSigners()
+        let warnings = try await outboundWarnings(config)
         let campaigns = try config.domainCampaigns()
-        guard !campaigns.isEmpty else { return "no campaigns configured" }
-        var lines = ["\(campaigns.count) campaign\(campaigns.count == 1 ? "" : "s") OK:"]
+        guard !campaigns.isEmpty else { return (warnings + ["no campaigns configured"]).joined(separator: "\n") }
+        var lines = warnings + ["\(campaigns.count) campaign\(campaigns.count == 1 ? "" : "s") OK:"]
         for campaign in campaigns.sorted(by: { ($0.bundleId, $1.priority, $0.id) < ($1.bundleId, $0.priority, $1.id) }) {
             let offers =
                 campaign.variants.count == 1 && campaign.variants[0].id.isEmpty
@@ -27,6 +30,28 @@ public enum CampaignTasks {
             lines.append(line)
         }
         return lines.joined(separator: "\n")
+    }
+
+    /// The targets' secrets read as `serve` reads them (a problem stops the check), and each host name resolved as the
+    /// sender will: a private answer is a problem; no answer a warning (the sender retries until the name resolves).
+    static func outboundWarnings(_ config: ReclaimConfig) async throws -> [String] {
+        let targets = try config.outboundTargets()
+        guard !config.forwarding.allowPrivate else { return [] }
+        var problems: [String] = []
+        var warnings: [String] = []
+        for target in targets where AddressPolicy.numeric(target.host) == nil {
+            let answers = await AddressPolicy.resolve(target.host)
+            if answers.isEmpty {
+                warnings.append("warning: \(target.shownURL): \(target.host) does not resolve here; its sends are retried until it does")
+            } else if let refused = answers.first(where: { AddressPolicy.refusal($0) != nil }) {
+                problems.append(
+                    "\(target.shownURL): \(target.host) resolves to \(AddressPolicy.text(refused)), \(AddressPolicy.refusal(refused) ?? ""); "
+                        + "set forwarding.allowPrivate: true to allow private addresses"
+                )
+            }
+        }
+        if !problems.isEmpty { throw ConfigError(problems.joined(separator: "\n")) }
+        return warnings
     }
 
     /// Verifies every notification file in `directory` (a `{"signedPayload": …}` body or a bare JWS) against the

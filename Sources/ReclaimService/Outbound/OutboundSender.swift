@@ -269,7 +269,8 @@ struct OutboundSender: Service {
         if let error = error as? HTTPClientError {
             switch error {
             case .deadlineExceeded, .readTimeout, .connectTimeout: return "timed out"
-            default: return "HTTP client error (\(error))"
+            // shortDescription carries no associated value: some quote the request's header values, which may be tokens.
+            default: return "HTTP client error (\(error.shortDescription))"
             }
         }
         return "\(error)"

@@ -1,4 +1,5 @@
 import Foundation
+import ReclaimDomain
 
 /// Checks and shows outbound target URLs.
 enum OutboundURL {
@@ -12,6 +13,7 @@ enum OutboundURL {
         guard let host = components.host, !host.isEmpty else { return "\(text) names no host" }
         if components.user != nil || components.password != nil { return "give credentials as a header, not in the URL" }
         if text.contains(" ") { return "a URL holds no spaces" }
+        if let problem = portProblem(text) { return problem }
         guard !allowPrivate else { return nil }
         if AddressPolicy.isLocalhostName(host) {
             return "\(host) is this machine; set forwarding.allowPrivate: true to allow private addresses"
@@ -22,6 +24,35 @@ enum OutboundURL {
             return "\(host)\(alias) is \(refusal); set forwarding.allowPrivate: true to allow private addresses"
         }
         return nil
+    }
+
+    /// A port that is not 1…65535: URLComponents reads 99999999999999999999 as no port (the request went to port 80)
+    /// and 65536 as a number that trapped in the socket layer (the process crashed at the first send, and again
+    /// after every restart, since the job stayed queued).
+    static func portProblem(_ text: String) -> String? {
+        guard let schemeEnd = text.range(of: "://") else { return nil }
+        let rest = text[schemeEnd.upperBound...]
+        let authority = rest.prefix { !"/?#".contains($0) }
+        let afterHost = authority.lastIndex(of: "]").map { authority[authority.index(after: $0)...] } ?? authority
+        guard let colon = afterHost.lastIndex(of: ":") else { return nil }
+        let port = afterHost[afterHost.index(after: colon)...]
+        guard !port.isEmpty, port.count <= 5, port.allSatisfy({ $0.isASCII && $0.isNumber }), let number = Int(port), (1...65535).contains(number)
+        else {
+            return "the port \(LogText.bounded(String(port), limit: 24)) is not 1 to 65535"
+        }
+        return nil
+    }
+
+    /// The URL as the duplicate check compares it: scheme and host in lower case, no default port, an empty path
+    /// as `/` (`HTTPS://Example.com:443` and `https://example.com/` are the same receiver).
+    static func normalized(_ text: String) -> String {
+        guard var components = URLComponents(string: text) else { return text }
+        let scheme = components.scheme?.lowercased()
+        components.scheme = scheme
+        components.host = components.host?.lowercased()
+        if (scheme == "https" && components.port == 443) || (scheme == "http" && components.port == 80) { components.port = nil }
+        if components.path.isEmpty { components.path = "/" }
+        return components.string ?? text
     }
 
     /// The URL as logs, metrics and the console show it: scheme, host, port and path. A query string or user

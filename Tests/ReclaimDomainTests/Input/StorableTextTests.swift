@@ -15,7 +15,10 @@ struct StorableTextTests {
         // An escaped backslash followed by "u0000" is text, not NUL; other escapes are fine.
         #expect(path(#"{"reason": "a\\u0000b", "n": "\u0001\u00e9\ud83d\ude00"}"#) == nil)
         #expect(path(#"{"reason": "plain"}"#) == nil)
-        #expect(path("not json \\u0000") == nil, "not JSON: its parser says so, not this check")
+        #expect(path("not json") == nil, "not JSON, and no NUL: its parser says so, not this check")
+        #expect(path("not json \\u0000") == "", "a NUL escape in what does not parse: refused whole")
+        // Invalid UTF-8 beside a NUL: JSONSerialization refuses the document, JSONDecoder reads it (scripts/fuzz found it).
+        #expect(StorableText.nulPath(inJSON: Data(#"{"a": "\u0000", "b": ""#.utf8) + Data([0xFF, 0x22, 0x7D])) == "")
         #expect(StorableText.nulRefusal("reason").reason == "reason holds the character U+0000 (NUL), which cannot be stored")
     }
 

@@ -154,7 +154,7 @@ struct CorpusCampaignTests {
         let id = try #require(arm?.id)
         #expect(report.components(separatedBy: "winback-expired: offered: eligible (variant \(id))").count - 1 == 7, "\(report)")
         #expect(report.contains("→ would now hold: winback-expired (ca.geniusparentingai.basic.monthly / \(arm?.offerIdentifier ?? ""))"))
-        #expect(try CampaignTasks.check(setup.config).contains("winback-expired [GeniusParentingAI] on EXPIRED/VOLUNTARY → thirty "))
+        #expect(try await CampaignTasks.check(setup.config).contains("winback-expired [GeniusParentingAI] on EXPIRED/VOLUNTARY → thirty "))
     }
 
     @Test("reclaim campaigns simulate shows when a delayed campaign would fire, and decides nothing for it at the trigger")

@@ -52,6 +52,57 @@ struct OutboundAddressTests {
         #expect(text.contains("apps[0].webhooks[0].url: 2852039166 (169.254.169.254) is a link-local address"), "\(text)")
     }
 
+    @Test("ports outside 1…65535, header values with control characters, duplicates in another spelling and empty environments are refused")
+    func probeFindings() throws {
+        // Found by the probe: port 65536 crashed the server at the first send (and after every restart); a port past
+        // Int's range was read as none and the request went to port 80; DEL in a header value made every send fail
+        // with the value quoted in the error; the same receiver spelled twice got everything twice.
+        for url in ["http://127.0.0.1:65536/a", "http://127.0.0.1:4294967297/a", "http://127.0.0.1:99999999999999999999/a", "http://h.example:0/"] {
+            #expect(OutboundURL.problem(url, allowPrivate: true)?.contains("is not 1 to 65535") == true, "\(url)")
+        }
+        #expect(OutboundURL.problem("https://[2001:db8::1]:8443/a", allowPrivate: true) == nil)
+        #expect(OutboundURL.problem("https://hooks.example.com:443/a", allowPrivate: true) == nil)
+        let yaml = """
+            apps:
+              - bundleId: com.example.app
+                environments: [Sandbox]
+                forwarding:
+                  - {url: "https://receiver.example.com", headers: {Authorization: "Bearer TOKEN-123\\x7f"}}
+                  - {url: "HTTPS://Receiver.Example.com:443/"}
+                  - {url: "https://other.example.com/a", environments: []}
+            """
+        let text = "\(#expect(throws: ConfigError.self) { try ReclaimConfig.parse(yaml: yaml, source: "test.yaml") }!)"
+        #expect(text.contains("forwarding[0].headers.Authorization: a header value holds only visible characters"), "\(text)")
+        #expect(!text.contains("TOKEN-123"), "the value is never quoted: \(text)")
+        #expect(text.contains("forwarding[1].url: ") && text.contains(" is listed twice"), "\(text)")
+        #expect(text.contains("forwarding[2].environments: list at least one"), "\(text)")
+    }
+
+    @Test("a NUL anywhere in the config is refused with its path (a NUL in a campaign id kept the server from ever being ready)")
+    func nulInConfig() {
+        let yaml = "apps:\n  - {bundleId: com.example.app, environments: [Sandbox]}\ncampaigns:\n  - {id: \"a\\0b\", app: com.example.app}\n"
+        let text = "\(#expect(throws: ConfigError.self) { try ReclaimConfig.parse(yaml: yaml, source: "test.yaml") }!)"
+        #expect(text.contains("campaigns[0].id: holds the character U+0000 (NUL), which cannot be stored"), "\(text)")
+    }
+
+    @Test("campaigns check reads the webhook secrets and resolves the targets' names as serve does")
+    func campaignsCheckLikeServe() async throws {
+        let name = ProcessInfo.processInfo.hostName
+        let own = try ReclaimConfig.parse(
+            yaml: "apps:\n  - bundleId: com.example.app\n    environments: [Sandbox]\n    forwarding: [{url: \"http://\(name):9/x\"}]\n"
+        )
+        await #expect(throws: ConfigError.self) { try await CampaignTasks.check(own) }
+        let secretless = try ReclaimConfig.parse(
+            yaml:
+                "apps:\n  - bundleId: com.example.app\n    environments: [Sandbox]\n    webhooks: [{url: \"https://h.invalid/x\", secretFile: /nonexistent}]\n"
+        )
+        await #expect(throws: ConfigError.self) { try await CampaignTasks.check(secretless) }
+        let unresolved = try ReclaimConfig.parse(
+            yaml: "apps:\n  - bundleId: com.example.app\n    environments: [Sandbox]\n    forwarding: [{url: \"https://h.invalid/x\"}]\n"
+        )
+        #expect(try await CampaignTasks.check(unresolved).contains("warning: https://h.invalid/x: h.invalid does not resolve here"))
+    }
+
     @Test("a name is judged by what it resolves to: this machine's own name is refused; no answer refuses the send, not the server")
     func namesResolved() async throws {
         // This machine's name resolves to a loopback or private address here (/etc/hosts), yet passes the text check.

@@ -177,4 +177,25 @@ struct EdgeTests {
             }
         }
     }
+
+    @Test("a malformed chunked body is 400 malformed-request, not a logged 500")
+    func malformedChunkedBody() async throws {
+        try await withServer { port, _ in
+            let answer = try await RawSocket.onThread { () -> String in
+                let socket = try RawSocket(port: port, timeout: 5)
+                _ = socket.send(
+                    "POST /v1/apple/notifications HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                        + "Transfer-Encoding: chunked\r\n\r\nzz\r\nabc\r\n0\r\n\r\n"
+                )
+                var text = ""
+                while let data = socket.receive(), !data.isEmpty {
+                    text += String(decoding: data, as: UTF8.self)
+                    if text.contains("}") { break }
+                }
+                return text
+            }
+            #expect(answer.hasPrefix("HTTP/1.1 400"), "\(answer)")
+            #expect(answer.contains("urn:reclaim:problem:malformed-request"), "\(answer)")
+        }
+    }
 }
