@@ -192,29 +192,33 @@ public struct Migrator: Sendable {
     }
 
     static func compatibility(of version: Int, connection: PostgresConnection, logger: Logger) async throws -> Compatibility {
-        guard let current = try await currentVersion(connection: connection, logger: logger) else { return .behind(database: nil) }
+        guard let (current, oldest) = try await newest(connection: connection, logger: logger) else { return .behind(database: nil) }
         if current == version { return .current }
         if current < version { return .behind(database: current) }
-        let oldest = try await oldestCompatible(at: current, connection: connection, logger: logger)
         return oldest <= version ? .aheadAdditive(database: current) : .ahead(database: current)
     }
 
-    /// The oldest compatible version recorded with `version` (the version itself for rows from before 1.0.0).
-    static func oldestCompatible(at version: Int, connection: PostgresConnection, logger: Logger) async throws -> Int {
-        let hasColumn = try await connection.query(
+    /// The newest applied version and the oldest version compatible with it (the version itself for rows from
+    /// before 1.0.0, which have no `oldest_compatible`: read through to_jsonb so that one statement fits both), in
+    /// two round trips as `/readyz` always took; nil for a database that was never migrated.
+    static func newest(connection: PostgresConnection, logger: Logger) async throws -> (version: Int, oldestCompatible: Int)? {
+        let exists = try await connection.query("SELECT to_regclass('reclaim.schema_migrations') IS NOT NULL", logger: logger)
+        for try await flag in exists.decode(Bool.self) where !flag { return nil }
+        let rows = try await connection.query(
             """
-            SELECT EXISTS (SELECT 1 FROM information_schema.columns
-                           WHERE table_schema = 'reclaim' AND table_name = 'schema_migrations' AND column_name = 'oldest_compatible')
+            SELECT m.version, (to_jsonb(m) ->> 'oldest_compatible')::integer
+            FROM reclaim.schema_migrations m ORDER BY m.version DESC LIMIT 1
             """,
             logger: logger
         )
-        for try await flag in hasColumn.decode(Bool.self) where !flag { return version }
-        let rows = try await connection.query(
-            "SELECT oldest_compatible FROM reclaim.schema_migrations WHERE version = \(version)",
-            logger: logger
-        )
-        for try await oldest in rows.decode(Int?.self) { return oldest ?? version }
-        return version
+        for try await (version, oldest) in rows.decode((Int, Int?).self) { return (version, oldest ?? version) }
+        return nil
+    }
+
+    /// The oldest compatible version recorded with the newest version `version`.
+    static func oldestCompatible(at version: Int, connection: PostgresConnection, logger: Logger) async throws -> Int {
+        guard let newest = try await newest(connection: connection, logger: logger), newest.version == version else { return version }
+        return newest.oldestCompatible
     }
 
     /// The newest applied version, or `nil` for a database that was never migrated.

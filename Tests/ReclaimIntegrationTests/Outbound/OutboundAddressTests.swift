@@ -192,12 +192,12 @@ struct OutboundAddressTests {
 
     @Test("a target that never answers holds only its own sends, even on the host and port of a healthy one")
     func hangingTargetIsolated() async throws {
-        let receiver = TestReceiver(byPath: { $0 == "/hang" ? .hang(.seconds(15)) : nil })
+        let receiver = TestReceiver(byPath: { $0 == "/hang" ? .hang(.seconds(40)) : nil })
         try await receiver.serve { port in
             try await withSender([("/hang", .seconds(60)), ("/ok", .seconds(60))], port: port, notifications: 12) { _ in
                 // With one client for every target, its pool of 8 connections to this host and port was the hanging
                 // target's: the healthy one got 4 of 12 at once and the rest when the hangs ended.
-                try await eventually("the healthy target gets all 12 while the other hangs", timeout: .seconds(10)) {
+                try await eventually("the healthy target gets all 12 while the other hangs", timeout: .seconds(30)) {
                     receiver.received.filter { $0.headers["x-reclaim-notification-uuid"] != nil }.count >= 12
                 }
                 #expect(receiver.hangs.withLock { $0.allSatisfy { $0.end == nil } }, "the hangs had ended: the test proves nothing")
@@ -211,7 +211,7 @@ struct OutboundAddressTests {
         try await receiver.serve { port in
             try await withSender([("/trickle", .seconds(2))], port: port, notifications: 1) { client in
                 // Before: the send stayed open for as long as the receiver kept sending (60 s here).
-                try await eventually("the trickling send failed as timed out", timeout: .seconds(12)) {
+                try await eventually("the trickling send failed as timed out", timeout: .seconds(40)) {
                     let rows = try await client.query(
                         "SELECT count(*)::bigint FROM reclaim.jobs WHERE kind = 'forward' AND last_error LIKE 'timed out%'",
                         logger: logger
