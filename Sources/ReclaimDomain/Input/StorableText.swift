@@ -7,7 +7,7 @@ import Foundation
 public enum StorableText {
     /// The path (`reason`, `data.signedTransactionInfo`, `items[2].name`) of the first string — object key or
     /// value — in `json` that holds U+0000, or nil when there is none; `""` (the whole document) when `json` holds a
-    /// NUL escape or byte but does not parse.
+    /// NUL escape or byte that no parsed value shows (it does not parse, or a duplicate key hid it).
     public static func nulPath(inJSON json: Data) -> String? {
         // A NUL in JSON text is the escape `\u0000` (a raw 0 byte is not JSON at all): most documents have no such
         // escape, and are not parsed here.
@@ -15,7 +15,9 @@ public enum StorableText {
         // A document this parser refuses (invalid UTF-8, say) may still be read by another (JSONDecoder replaces what
         // it cannot decode, and reads the NUL too: found by scripts/fuzz): with a NUL escape in it, refuse it whole.
         guard let document = try? JSONSerialization.jsonObject(with: json, options: [.fragmentsAllowed]) else { return "" }
-        return nulPath(in: document, path: "")
+        // The escape is there, yet the parsed document may not show it: with a key written twice, JSONSerialization
+        // keeps the last value and JSONDecoder the first (scripts/fuzz found that too). Then refuse it whole.
+        return nulPath(in: document, path: "") ?? ""
     }
 
     /// Refuses a string that holds U+0000, naming `field`.

@@ -19,6 +19,8 @@ struct StorableTextTests {
         #expect(path("not json \\u0000") == "", "a NUL escape in what does not parse: refused whole")
         // Invalid UTF-8 beside a NUL: JSONSerialization refuses the document, JSONDecoder reads it (scripts/fuzz found it).
         #expect(StorableText.nulPath(inJSON: Data(#"{"a": "\u0000", "b": ""#.utf8) + Data([0xFF, 0x22, 0x7D])) == "")
+        // A key written twice: JSONSerialization keeps the last value, JSONDecoder the first (the NUL): refused whole.
+        #expect(path(#"{"productId": "p\u0000", "productId": "p"}"#) == "")
         #expect(StorableText.nulRefusal("reason").reason == "reason holds the character U+0000 (NUL), which cannot be stored")
     }
 
