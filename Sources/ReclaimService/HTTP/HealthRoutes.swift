@@ -36,6 +36,8 @@ struct HealthRoutes {
                     try await Migrator.compatibility(client: postgres, logger: context.logger)
                 }
             } catch {
+                // Within 2 s (a probe's budget): a timeout here is a database too busy or unreachable; the log says which.
+                context.logger.warning("readyz: the schema version could not be read", metadata: ["error": "\(String(reflecting: error))"])
                 throw Problem(.serviceUnavailable, "not-ready", title: "Not ready", detail: "the database is not reachable")
             }
             guard startupGate.isOpen else {
