@@ -14,6 +14,9 @@ enum OutboundURL {
         if components.user != nil || components.password != nil { return "give credentials as a header, not in the URL" }
         if text.contains(" ") { return "a URL holds no spaces" }
         if let problem = portProblem(text) { return problem }
+        // The sender pins the connection by the host as written (dnsOverride is keyed by it): a percent-encoded host
+        // could be decoded differently there and escape the pin, so none is taken.
+        if components.percentEncodedHost?.contains("%") == true { return "a host is written without percent-encoding" }
         guard !allowPrivate else { return nil }
         if AddressPolicy.isLocalhostName(host) {
             return "\(host) is this machine; set forwarding.allowPrivate: true to allow private addresses"

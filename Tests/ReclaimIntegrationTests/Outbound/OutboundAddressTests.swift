@@ -61,6 +61,7 @@ struct OutboundAddressTests {
             #expect(OutboundURL.problem(url, allowPrivate: true)?.contains("is not 1 to 65535") == true, "\(url)")
         }
         #expect(OutboundURL.problem("https://[2001:db8::1]:8443/a", allowPrivate: true) == nil)
+        #expect(OutboundURL.problem("http://127%2E0.0.1/a", allowPrivate: true) == "a host is written without percent-encoding")
         #expect(OutboundURL.problem("https://hooks.example.com:443/a", allowPrivate: true) == nil)
         let yaml = """
             apps:
