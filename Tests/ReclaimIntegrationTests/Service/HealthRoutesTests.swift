@@ -28,15 +28,11 @@ struct HealthRoutesTests {
             }
         }
         try await withTestDatabase(migrated: false) { client, _ in
-            let app = Application(router: buildRouter(try .test(postgres: client)))
-            try await app.test(.router) { http in
-                try await http.execute(uri: "/readyz", method: .get) { response in
-                    #expect(response.status == .serviceUnavailable)
-                    #expect(response.headers[.contentType] == "application/problem+json")
-                    #expect(String(buffer: response.body).contains("urn:reclaim:problem:not-ready"))
-                    #expect(String(buffer: response.body).contains("run reclaim migrate"))
-                }
-            }
+            let (status, contentType, body) = try await readyz(client)
+            #expect(status == .serviceUnavailable)
+            #expect(contentType == "application/problem+json")
+            #expect(body.contains("urn:reclaim:problem:not-ready"), "\(body)")
+            #expect(body.contains("run reclaim migrate"), "\(body)")
         }
         // A database a newer binary migrated: this one is not ready, and says migrating will not help.
         try await withTestDatabase { client, _ in
@@ -44,13 +40,25 @@ struct HealthRoutesTests {
                 "INSERT INTO reclaim.schema_migrations (version, checksum) VALUES (\(Migrator.targetVersion + 1), 'newer')",
                 logger: TestPostgres.logger
             )
-            let app = Application(router: buildRouter(try .test(postgres: client)))
-            try await app.test(.router) { http in
-                try await http.execute(uri: "/readyz", method: .get) { response in
-                    #expect(response.status == .serviceUnavailable)
-                    #expect(String(buffer: response.body).contains("run a newer reclaim"))
+            let (status, _, body) = try await readyz(client)
+            #expect(status == .serviceUnavailable)
+            #expect(body.contains("run a newer reclaim"), "\(body)")
+        }
+    }
+
+    /// /readyz's answer, asked again while it is "not reachable": it gives the database 2 s, which a machine busy with
+    /// the whole suite sometimes misses (seen 140 s into a full run, and on an empty database in CI).
+    @Sendable func readyz(_ client: Database) async throws -> (HTTPResponse.Status, String?, String) {
+        let app = Application(router: buildRouter(try .test(postgres: client)))
+        return try await app.test(.router) { http in
+            var answer: (HTTPResponse.Status, String?, String) = (.serviceUnavailable, nil, "")
+            try await eventually("/readyz answers with the schema", timeout: .seconds(30), every: .milliseconds(200)) {
+                answer = try await http.execute(uri: "/readyz", method: .get) {
+                    ($0.status, $0.headers[.contentType], String(buffer: $0.body))
                 }
+                return !answer.2.contains("the database is not reachable")
             }
+            return answer
         }
     }
 
@@ -59,28 +67,15 @@ struct HealthRoutesTests {
     )
     func readyThroughAdditiveUpgrade() async throws {
         let target = Migrator.targetVersion
-        /// /readyz's answer; asked again while it is "not reachable": it gives the database 2 s, which a machine busy
-        /// with the whole suite sometimes misses (seen 140 s into a full run), as the readiness test above allows for.
-        @Sendable func readyz(_ client: Database) async throws -> (HTTPResponse.Status, String) {
-            let app = Application(router: buildRouter(try .test(postgres: client)))
-            return try await app.test(.router) { http in
-                var answer: (HTTPResponse.Status, String) = (.serviceUnavailable, "")
-                try await eventually("/readyz answers with the schema", timeout: .seconds(30), every: .milliseconds(200)) {
-                    answer = try await http.execute(uri: "/readyz", method: .get) { ($0.status, String(buffer: $0.body)) }
-                    return !answer.1.contains("the database is not reachable")
-                }
-                return answer
-            }
-        }
         try await withTestDatabase { client, _ in
-            let first = try await readyz(client).1
+            let first = try await readyz(client).2
             #expect(first.contains(#""schema":"current""#), "\(first)")
             // What the next release's migrate does: an additive step (a new table), as its script declares.
             var upgrades = SchemaSQL.upgrades
             upgrades[target + 1] = "-- reclaim-additive: yes\nCREATE TABLE reclaim.rollout_test (id integer PRIMARY KEY);\n"
             let next = Migrator(script: SchemaSQL.text, version: target + 1, upgrades: upgrades)
             #expect(try await next.migrate(client: client, logger: TestPostgres.logger) == .applied(version: target + 1))
-            let (status, body) = try await readyz(client)
+            let (status, _, body) = try await readyz(client)
             #expect(status == .ok, "\(body)")
             #expect(body.contains(#""schema":"ahead-additive""#) && body.contains(#""databaseSchemaVersion":"\#(target + 1)""#), "\(body)")
             // This version's migrate, run late in the rollout or in a rollback, leaves the newer database alone.
@@ -89,7 +84,7 @@ struct HealthRoutesTests {
             upgrades[target + 2] = "-- reclaim-additive: no\nALTER TABLE reclaim.rollout_test RENAME TO rollout_renamed;\n"
             let breaking = Migrator(script: SchemaSQL.text, version: target + 2, upgrades: upgrades)
             #expect(try await breaking.migrate(client: client, logger: TestPostgres.logger) == .applied(version: target + 2))
-            let (refused, problem) = try await readyz(client)
+            let (refused, _, problem) = try await readyz(client)
             #expect(refused == .serviceUnavailable && problem.contains("not additive: run a newer reclaim"), "\(problem)")
             await #expect(throws: Migrator.MigrationError.self) { try await Migrator().migrate(client: client, logger: TestPostgres.logger) }
             // The newer binary itself is current.
