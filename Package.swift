@@ -71,6 +71,8 @@ let package = Package(
                 server("NIOSSL", "swift-nio-ssl"),
                 server("PostgresNIO", "postgres-nio"),
             ],
+            // schema.sql and migrations/, compiled in from the top-level copies (symbolic links here): SchemaSQL.
+            resources: [.embedInCode("Schema/schema.sql"), .embedInCode("Schema/migrations")],
             swiftSettings: swiftSettings
         ),
         // HTTP routes, workers, config and wiring.
@@ -100,8 +102,9 @@ let package = Package(
                 server("X509", "swift-certificates"),
                 server("Yams", "Yams"),
             ],
-            // The version: CHANGELOG.md's newest release (ReclaimVersion; Logging/CHANGELOG.md links to the top-level file).
-            resources: [.embedInCode("Logging/CHANGELOG.md")],
+            // Compiled in from the top-level files (symbolic links here, which SwiftPM follows): the version, CHANGELOG.md's
+            // newest release (ReclaimVersion), and the API document GET /openapi.yaml serves (OpenAPIDocument).
+            resources: [.embedInCode("Logging/CHANGELOG.md"), .embedInCode("HTTP/openapi.yaml")],
             swiftSettings: swiftSettings
         ),
         // `reclaim dev` and what only it, the tests and the benchmarks use: the embedded PostgreSQL (initdb, pg_ctl

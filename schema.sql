@@ -2,8 +2,8 @@
 --
 -- `reclaim migrate` applies this file in one transaction under an advisory lock and records
 -- the version below in reclaim.schema_migrations, so running it twice, or from two processes
--- at once, leaves one consistent schema. The binary embeds a copy (scripts/embed-schema);
--- a test fails when the copy and this file differ.
+-- at once, leaves one consistent schema. The binary compiles this file in (Package.swift embeds
+-- it; ReclaimStore's SchemaSQL): there is no other copy.
 --
 -- reclaim-schema-version: 14
 --

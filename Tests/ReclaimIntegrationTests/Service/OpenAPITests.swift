@@ -55,7 +55,7 @@ struct OpenAPITests {
         }
     }
 
-    @Test("GET /openapi.yaml serves the repository's openapi.yaml byte for byte (run scripts/embed-openapi after editing it)")
+    @Test("GET /openapi.yaml serves the repository's openapi.yaml byte for byte (compiled in from it by Package.swift)")
     func servedDocument() async throws {
         try await withTestDatabase { client, _ in
             let app = Application(router: buildRouter(try Dependencies.test(postgres: client)))
