@@ -94,11 +94,9 @@ public enum RecoveryTasks {
                     guard let signed = status.signedPayload else { return false }
                     let notification = try await dependencies.verifier.verifyNotification(signed)
                     let uuid = notification.payload.notificationUUID
-                    let rows = try await dependencies.postgres.query(
-                        "SELECT received_at FROM reclaim.notifications WHERE notification_uuid = \(UUID(uuidString: uuid))",
-                        logger: logger
-                    )
-                    for try await received in rows.decode(Date.self) {
+                    if let id = UUID(uuidString: uuid),
+                        let received = try await NotificationStore.receivedAt(of: id, postgres: dependencies.postgres, logger: logger)
+                    {
                         report("reached Reclaim: notification \(uuid) stored at \(received.formatted(.iso8601))")
                         return true
                     }

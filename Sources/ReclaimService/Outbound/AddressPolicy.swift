@@ -87,7 +87,7 @@ enum AddressPolicy {
         var buffer = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN))
         let family = address.count == 4 ? AF_INET : AF_INET6
         let ok = address.withUnsafeBytes { inet_ntop(family, $0.baseAddress, &buffer, socklen_t(buffer.count)) } != nil
-        return ok ? String(cString: buffer) : ""
+        return ok ? String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self) : ""
     }
 
     private static func lookUp(_ host: String, flags: Int32) -> [Address] {

@@ -48,26 +48,15 @@ struct PeriodicReconciliation: Service {
             for try await value in locked.decode(Bool.self) { holds = value }
             guard holds else { return }
             do {
-                if try await isDue(connection: connection) { try await reconcile(targets, http: http) }
+                if try await ReconciliationRunStore.isDue(startedBy: "worker", interval: interval, connection: connection, logger: logger) {
+                    try await reconcile(targets, http: http)
+                }
             } catch {
                 _ = try? await connection.query("SELECT pg_advisory_unlock(\(Self.advisoryLockKey))", logger: logger)
                 throw error
             }
             _ = try await connection.query("SELECT pg_advisory_unlock(\(Self.advisoryLockKey))", logger: logger)
         }
-    }
-
-    private func isDue(connection: PostgresConnection) async throws -> Bool {
-        let seconds = Double(interval.components.seconds)
-        let rows = try await connection.query(
-            """
-            SELECT coalesce(max(started_at) < now() - make_interval(secs => \(seconds)), true)
-            FROM reclaim.reconciliation_runs WHERE started_by = 'worker'
-            """,
-            logger: dependencies.logger
-        )
-        for try await due in rows.decode(Bool.self) { return due }
-        return true
     }
 
     private func reconcile(_ targets: [(ReclaimConfig.App, String)], http: HTTPClient) async throws {

@@ -42,6 +42,13 @@ public enum NotificationStore {
         return payloads
     }
 
+    /// When a notification was stored (`reclaim apple test-notification` looks up Apple's test); nil when it was not.
+    public static func receivedAt(of uuid: UUID, postgres: Database, logger: Logger) async throws -> Date? {
+        let rows = try await postgres.query("SELECT received_at FROM reclaim.notifications WHERE notification_uuid = \(uuid)", logger: logger)
+        for try await received in rows.decode(Date.self) { return received }
+        return nil
+    }
+
     /// Stores a notification whose processing runs in the caller's transaction, so it gets no job: the one a
     /// backfilled status implies (`source` `backfill`), which the campaign decisions it triggers refer to.
     /// False when it was stored already (a second backfill of the same answer).

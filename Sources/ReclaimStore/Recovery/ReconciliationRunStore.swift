@@ -41,6 +41,21 @@ public enum ReconciliationRunStore {
         throw PostgresRowMissing(what: "INSERT INTO reclaim.reconciliation_runs")
     }
 
+    /// Whether no run by `startedBy` began within the last `interval` (none at all: due). The periodic reconciliation
+    /// asks this under its advisory lock, so a worker started right after another ran waits for the interval.
+    public static func isDue(startedBy: String, interval: Duration, connection: PostgresConnection, logger: Logger) async throws -> Bool {
+        let seconds = Double(interval.components.seconds)
+        let rows = try await connection.query(
+            """
+            SELECT coalesce(max(started_at) < now() - make_interval(secs => \(seconds)), true)
+            FROM reclaim.reconciliation_runs WHERE started_by = \(startedBy)
+            """,
+            logger: logger
+        )
+        for try await due in rows.decode(Bool.self) { return due }
+        return true
+    }
+
     public static func progress(_ id: Int64, _ counts: Counts, connection: PostgresConnection, logger: Logger) async throws {
         try await connection.query(
             """
