@@ -22,18 +22,23 @@ struct ConsoleRoutes: Sendable {
     /// A sign-in form holds one key; anything longer is not one.
     static let maxFormBytes = 4096
 
+    /// The page and sign-out behind ``ConsoleSessionAuthenticator``; sign-in, which reads no session, without it.
     func register(on router: Router<ReclaimRequestContext>) {
-        router.get("/console") { request, context in try await page(request, context: context) }
+        let sessions = router.group().add(middleware: ConsoleSessionAuthenticator(authentication: authentication))
+        sessions.get("/console") { request, context in try await page(request, context: context) }
         router.post("/console/session") { request, context in try await signIn(request, context: context) }
-        router.post("/console/logout") { request, context in try await signOut(request, context: context) }
+        sessions.post("/console/logout") { request, context in try await signOut(request, context: context) }
     }
 
     private func page(_ request: Request, context: ReclaimRequestContext) async throws -> Response {
-        guard let cookie = request.cookies[ConsoleSession.cookieName]?.value else { return Self.login(message: nil, status: .ok) }
-        guard let caller = try await session(cookie, logger: context.logger) else {
+        let caller: APIKeyStore.Caller
+        switch context.consoleSession {
+        case nil: return Self.login(message: nil, status: .ok)
+        case .ended:
             var response = Self.login(message: "Your session ended (it expired, or its key was revoked). Sign in again.", status: .ok)
             response.setCookie(Self.cookie(value: "", maxAge: 0, request: request))
             return response
+        case .signedIn(_, let signedIn): caller = signedIn
         }
         let bundleId = ConsoleDashboard.bundleId(of: caller)
         let environment = dashboard.environment(asked: request.uri.queryParameters["environment"].map(String.init))
@@ -45,20 +50,10 @@ struct ConsoleRoutes: Sendable {
         return Self.html(html ?? "", status: .ok)
     }
 
-    /// The caller of a valid, unexpired session whose key is still active and may see the console.
-    private func session(_ value: String, logger: Logger) async throws -> APIKeyStore.Caller? {
-        try await authentication.consoleSession(value, logger: logger)?.caller
-    }
-
     private func signIn(_ request: Request, context: ReclaimRequestContext) async throws -> Response {
         if let refusal = Self.crossOrigin(request) { return refusal }
         guard request.headers[.contentType]?.lowercased().hasPrefix("application/x-www-form-urlencoded") == true else {
-            throw Problem(
-                .unsupportedMediaType,
-                "unsupported-media-type",
-                title: "Unsupported media type",
-                detail: "sign in with the form at /console (application/x-www-form-urlencoded)"
-            )
+            throw Problem(.unsupportedMediaType, "sign in with the form at /console (application/x-www-form-urlencoded)")
         }
         let body = try await request.body.collect(upTo: Self.maxFormBytes)
         guard let key = Self.formValue("key", in: String(buffer: body)), !key.isEmpty else {
@@ -88,9 +83,7 @@ struct ConsoleRoutes: Sendable {
     /// Clears the cookie and ends the session server-side: a copy of the cookie no longer opens the console.
     private func signOut(_ request: Request, context: ReclaimRequestContext) async throws -> Response {
         if let refusal = Self.crossOrigin(request) { return refusal }
-        if let cookie = request.cookies[ConsoleSession.cookieName]?.value,
-            let (session, caller) = try await authentication.consoleSession(cookie, logger: context.logger)
-        {
+        if case .signedIn(let session, let caller) = context.consoleSession {
             try await authentication.endConsoleSessions(session, logger: context.logger)
             context.logger.notice("console sign-out", metadata: ["key": "\(caller.keyId)"])
         }

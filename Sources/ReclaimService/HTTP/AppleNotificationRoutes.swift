@@ -26,7 +26,7 @@ struct AppleNotificationRoutes {
                 limit: maxBodyBytes,
                 record: { problem in
                     // Refusals before the body is read are recorded with what is known: no body.
-                    ingest.recordRefusal(problem.slug, detail: problem.detail, body: ByteBuffer(), logger: context.logger)
+                    ingest.recordRefusal(problem.type, detail: problem.detail, body: ByteBuffer(), logger: context.logger)
                 }
             )
             let stored: Bool
@@ -46,16 +46,11 @@ struct AppleNotificationRoutes {
 func readJSONBody(_ request: Request, context: ReclaimRequestContext, limit: Int, record: (Problem) async -> Void) async throws -> ByteBuffer {
     let mediaType = request.headers[.contentType]?.split(separator: ";").first?.trimmingCharacters(in: .whitespaces).lowercased()
     guard mediaType == "application/json" else {
-        let problem = Problem(
-            .unsupportedMediaType,
-            "unsupported-media-type",
-            title: "Unsupported media type",
-            detail: "send the body as application/json (got \(mediaType ?? "no content type"))"
-        )
+        let problem = Problem(.unsupportedMediaType, "send the body as application/json (got \(mediaType ?? "no content type"))")
         await record(problem)
         throw problem
     }
-    let tooLarge = Problem(.contentTooLarge, "body-too-large", title: "Body too large", detail: "the body exceeds \(limit) bytes")
+    let tooLarge = Problem(.bodyTooLarge, "the body exceeds \(limit) bytes")
     if let length = request.headers[.contentLength].flatMap(Int.init), length > limit {
         await record(tooLarge)
         context.closeSoon()
@@ -72,7 +67,7 @@ func readJSONBody(_ request: Request, context: ReclaimRequestContext, limit: Int
     }
     // Text the database cannot store is refused here, for every JSON body, naming the field (not 503 from the database).
     if body.withUnsafeReadableBytes(StorableText.mayHoldNUL), let path = StorableText.nulPath(inJSON: Data(body.readableBytesView)) {
-        let problem = Problem.badRequest("invalid-text", StorableText.nulRefusal(path).reason)
+        let problem = Problem(.invalidText, StorableText.nulRefusal(path).reason)
         await record(problem)
         throw problem
     }

@@ -42,21 +42,21 @@ struct GrantRoutes {
         router.post("/v1/grants") { request, context -> Response in
             let adminKeyId = try context.adminKeyId()
             guard let key = request.headers[Self.idempotencyKey], GrantRequest.isValidIdempotencyKey(key) else {
-                throw Problem.badRequest("missing-idempotency-key", "send an Idempotency-Key header: 1 to 200 visible ASCII characters")
+                throw Problem(.missingIdempotencyKey, "send an Idempotency-Key header: 1 to 200 visible ASCII characters")
             }
             let body = try await readJSONBody(request, context: context, limit: Self.maxBodyBytes, record: { _ in })
             let grant: GrantRequest
             do throws(InvalidInput) {
                 grant = try GrantRequest(body: Data(body.readableBytesView))
             } catch {
-                throw Problem.badRequest("invalid-grant", error.reason)
+                throw Problem(.invalidGrant, error.reason)
             }
             switch try await grants.grant(grant, key: key, adminKeyId: adminKeyId, logger: context.logger) {
             case .created(let stored): return try JSONBody(Self.answer(stored), status: .created).response(from: request, context: context)
             case .existing(let stored):
                 guard stored.isSameRequest(as: grant) else { throw Problem.idempotencyKeyReused }
                 return try JSONBody(Self.answer(stored)).response(from: request, context: context)
-            case .notEligible(let reason): throw Problem(.unprocessableContent, "not-eligible", title: "Not eligible", detail: reason)
+            case .notEligible(let reason): throw Problem(.notEligible, reason)
             case .unknownApp: throw Problem.appWithoutSigningKey(grant.bundleId)
             }
         }

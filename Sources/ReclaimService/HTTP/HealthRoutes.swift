@@ -20,12 +20,7 @@ struct HealthRoutes {
             let stalls = liveness.stalls()
             guard stalls.isEmpty else {
                 let what = stalls.prefix(3).map { "\($0.what) without progress for \($0.seconds) s" }.joined(separator: "; ")
-                throw Problem(
-                    .serviceUnavailable,
-                    "stalled",
-                    title: "Stalled",
-                    detail: "\(what) (bound \(liveness.bound.components.seconds) s): restart this process"
-                )
+                throw Problem(.stalled, "\(what) (bound \(liveness.bound.components.seconds) s): restart this process")
             }
             return JSONBody(["status": "ok"])
         }
@@ -38,13 +33,12 @@ struct HealthRoutes {
             } catch {
                 // Within 2 s (a probe's budget): a timeout here is a database too busy or unreachable; the log says which.
                 context.logger.warning("readyz: the schema version could not be read", metadata: ["error": "\(String(reflecting: error))"])
-                throw Problem(.serviceUnavailable, "not-ready", title: "Not ready", detail: "the database is not reachable")
+                throw Problem(.notReady, "the database is not reachable")
             }
             guard startupGate.isOpen else {
-                throw Problem(.serviceUnavailable, "not-ready", title: "Not ready", detail: "the configuration is not yet mirrored into the database")
+                throw Problem(.notReady, "the configuration is not yet mirrored into the database")
             }
             let target = Migrator.targetVersion
-            func notReady(_ detail: String) -> Problem { Problem(.serviceUnavailable, "not-ready", title: "Not ready", detail: detail) }
             switch compatibility {
             case .current:
                 return JSONBody(["status": "ready", "schemaVersion": "\(target)", "schema": "current"])
@@ -55,9 +49,15 @@ struct HealthRoutes {
                     ["status": "ready", "schemaVersion": "\(target)", "databaseSchemaVersion": "\(database)", "schema": "ahead-additive"]
                 )
             case .ahead(let database):
-                throw notReady("database schema is at version \(database), expected \(target), by a step that is not additive: run a newer reclaim")
+                throw Problem(
+                    .notReady,
+                    "database schema is at version \(database), expected \(target), by a step that is not additive: run a newer reclaim"
+                )
             case .behind(let database):
-                throw notReady("database schema is at version \(database.map(String.init) ?? "none"), expected \(target): run reclaim migrate")
+                throw Problem(
+                    .notReady,
+                    "database schema is at version \(database.map(String.init) ?? "none"), expected \(target): run reclaim migrate"
+                )
             }
         }
     }

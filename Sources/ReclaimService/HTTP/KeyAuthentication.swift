@@ -38,14 +38,14 @@ struct KeyAuthentication: Sendable {
     /// The app of an app key.
     func bundleId(of request: Request, context: ReclaimRequestContext) async throws -> String {
         let caller = try await caller(of: request, context: context, expecting: "app key (from `reclaim apps create-key`)")
-        guard caller.scope == .app, let bundleId = caller.bundleId else { throw Problem.unauthorized("the key is not an app key") }
+        guard caller.scope == .app, let bundleId = caller.bundleId else { throw Problem(.unauthorized, "the key is not an app key") }
         return bundleId
     }
 
     /// The id of an admin key.
     func adminKeyId(of request: Request, context: ReclaimRequestContext) async throws -> UUID {
         let caller = try await caller(of: request, context: context, expecting: "admin key (from `reclaim admin create-key`)")
-        guard caller.scope == .admin else { throw Problem.unauthorized("the key is not an admin key") }
+        guard caller.scope == .admin else { throw Problem(.unauthorized, "the key is not an admin key") }
         return caller.keyId
     }
 
@@ -98,15 +98,10 @@ struct KeyAuthentication: Sendable {
         switch proxies.client(peer: context.channel.remoteAddress, forwardedFor: request.headers[values: Self.forwardedFor].joined(separator: ",")) {
         case .address(let address): client = address
         case .forwardedForTooLong:
-            throw Problem(
-                .init(code: 431, reasonPhrase: "Request Header Fields Too Large"),
-                "forwarded-for-too-long",
-                title: "Request header fields too large",
-                detail: "X-Forwarded-For from a trusted proxy exceeds \(TrustedProxies.maxForwardedForBytes) bytes"
-            )
+            throw Problem(.forwardedForTooLong, "X-Forwarded-For from a trusted proxy exceeds \(TrustedProxies.maxForwardedForBytes) bytes")
         case .forwardedForUnreadable(let hop):
-            throw Problem.badRequest(
-                "forwarded-for-unreadable",
+            throw Problem(
+                .forwardedForUnreadable,
                 "X-Forwarded-For from a trusted proxy holds \(LogText.bounded(hop, limit: 60)), which is not an IP address"
             )
         }
@@ -117,11 +112,11 @@ struct KeyAuthentication: Sendable {
     /// A failed authentication from `client`, counted: 429 once its budget is spent, else 401 saying `detail`.
     private func refusal(of client: String, _ detail: String) -> Problem {
         if let wait = failedAuthentication.take(client) { return Self.limited(retryAfter: wait) }
-        return Problem.unauthorized(detail)
+        return Problem(.unauthorized, detail)
     }
 
     private static func limited(retryAfter: Int) -> Problem {
-        Problem.tooManyRequests("too many failed authentications from this address; wait and retry", retryAfter: retryAfter)
+        Problem(.rateLimited, "too many failed authentications from this address; wait and retry", retryAfter: retryAfter)
     }
 
     private func caller(of request: Request, context: ReclaimRequestContext, expecting: String) async throws -> APIKeyStore.Caller {
@@ -144,7 +139,7 @@ struct KeyAuthentication: Sendable {
             caller = found
         }
         if let wait = perKey.take(caller.keyId.uuidString) {
-            throw Problem.tooManyRequests("this key's request budget is spent for now", retryAfter: wait)
+            throw Problem(.rateLimited, "this key's request budget is spent for now", retryAfter: wait)
         }
         return caller
     }

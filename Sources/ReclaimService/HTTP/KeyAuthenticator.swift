@@ -33,13 +33,13 @@ struct KeyAuthenticator: RouterMiddleware {
 extension ReclaimRequestContext {
     /// The app of the app key that authenticated this request (a route behind ``KeyAuthenticator`` `.app`).
     func appBundleId() throws -> String {
-        guard case .app(let bundleId)? = caller else { throw Problem.unauthorized("an app key is required") }
+        guard case .app(let bundleId)? = caller else { throw Problem(.unauthorized, "an app key is required") }
         return bundleId
     }
 
     /// The admin key that authenticated this request (a route behind ``KeyAuthenticator`` `.admin`).
     func adminKeyId() throws -> UUID {
-        guard case .admin(let keyId)? = caller else { throw Problem.unauthorized("an admin key is required") }
+        guard case .admin(let keyId)? = caller else { throw Problem(.unauthorized, "an admin key is required") }
         return keyId
     }
 }

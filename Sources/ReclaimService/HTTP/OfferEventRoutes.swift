@@ -19,15 +19,15 @@ struct OfferEventRoutes {
         router.post("/v1/offers/{id}/events") { request, context -> JSONBody<Answer> in
             let bundleId = try context.appBundleId()
             guard let text = context.parameters.get("id"), let offerId = OfferRequestInput.uuid(text) else {
-                throw Problem.notFound("no such offer")
+                throw Problem(.notFound, "no such offer")
             }
             let body = try await readJSONBody(request, context: context, limit: Self.maxBodyBytes, record: { _ in })
             guard let event = OfferRequestInput.event(body: Data(body.readableBytesView)) else {
-                throw Problem.badRequest("invalid-event", "the body must be {\"event\": \"shown\"}, \"dismissed\" or \"purchase_started\"")
+                throw Problem(.invalidEvent, "the body must be {\"event\": \"shown\"}, \"dismissed\" or \"purchase_started\"")
             }
             let outcome = try await delivery.recordEvent(event, offerId: offerId, bundleId: bundleId, logger: context.logger)
             switch outcome {
-            case .unknownOffer: throw Problem.notFound("no such offer")
+            case .unknownOffer: throw Problem(.notFound, "no such offer")
             case .recorded, .duplicate: return JSONBody(Answer(status: outcome.rawValue))
             }
         }

@@ -13,11 +13,10 @@ import ReclaimStore
 /// `Cache-Control: no-store`: every answer has new nonces and must not be replayed by a cache.
 struct OfferRoutes {
     let delivery: OfferDelivery
-    /// Apps that require a user token, by bundle id.
+    /// Apps that require a user token, by bundle id (for ``AppUserAuthenticator``).
     let userTokens: [String: UserTokenVerifier]
     let proof: TransactionProof
 
-    static let userTokenHeader = HTTPField.Name("X-Reclaim-User-Token")!
     /// A transaction JWS with its three-certificate chain is about 4 KiB.
     static let maxSignedTransactionBytes = 16 * 1024
     static let maxLookupBodyBytes = maxSignedTransactionBytes + 1024
@@ -53,32 +52,21 @@ struct OfferRoutes {
         }
     }
 
-    /// Registers on a group behind ``KeyAuthenticator`` `.app`.
+    /// Registers on a group behind ``KeyAuthenticator`` `.app`; `GET /v1/offers` behind ``AppUserAuthenticator`` too.
     func register(on router: RouterGroup<ReclaimRequestContext>) {
-        router.get("/v1/offers") { request, context -> JSONBody<OffersResponse> in
-            let bundleId = try context.appBundleId()
-            guard let text = request.uri.queryParameters["appAccountToken"] else {
-                throw Problem.badRequest("missing-parameter", "appAccountToken is required: the UUID the app sets on its purchases")
-            }
-            guard let token = OfferRequestInput.uuid(text) else {
-                throw Problem.badRequest("invalid-parameter", "appAccountToken must be a UUID such as 6f1d2c3b-0000-4000-8000-000000000051")
-            }
-            if let verifier = userTokens[bundleId] {
-                guard let userToken = request.headers[Self.userTokenHeader], userToken.utf8.count <= 200 else {
-                    throw Problem(
-                        .unauthorized,
-                        "invalid-user-token",
-                        title: "Unauthorized",
-                        detail: "this app requires an X-Reclaim-User-Token from its backend"
-                    )
-                }
-                if let problem = verifier.problem(with: userToken, appAccountToken: token, now: Date()) {
-                    throw Problem(.unauthorized, "invalid-user-token", title: "Unauthorized", detail: problem)
-                }
-            }
-            let offers = try await delivery.deliver(to: .appUser(bundleId: bundleId, appAccountToken: token), logger: context.logger)
+        let appUsers = router.group().add(middleware: AppUserAuthenticator(userTokens: userTokens))
+        appUsers.get("/v1/offers") { _, context -> JSONBody<OffersResponse> in
+            let user = try context.appUser()
+            let offers = try await delivery.deliver(
+                to: .appUser(bundleId: user.bundleId, appAccountToken: user.appAccountToken),
+                logger: context.logger
+            )
             return JSONBody(
-                OffersResponse(appAccountToken: token.uuidString.lowercased(), originalTransactionId: nil, offers: offers.map(DeliveredOffer.init)),
+                OffersResponse(
+                    appAccountToken: user.appAccountToken.uuidString.lowercased(),
+                    originalTransactionId: nil,
+                    offers: offers.map(DeliveredOffer.init)
+                ),
                 headers: [.cacheControl: "no-store"]
             )
         }
@@ -91,14 +79,13 @@ struct OfferRoutes {
             do throws(InvalidInput) {
                 signedTransaction = try OfferRequestInput.signedTransaction(body: Data(body.readableBytesView), limit: Self.maxSignedTransactionBytes)
             } catch {
-                throw Problem.badRequest("invalid-body", error.reason)
+                throw Problem(.invalidBody, error.reason)
             }
             let proven: (subscriber: SubscriberKey, appAccountToken: UUID?)
             do throws(TransactionProof.Refused) {
                 proven = try await proof.subscriber(of: signedTransaction, bundleId: bundleId)
             } catch {
-                if error.malformed { throw Problem.badRequest("invalid-text", error.reason) }
-                throw Problem(.unauthorized, "invalid-transaction", title: "Unauthorized", detail: error.reason)
+                throw Problem(error)
             }
             let offers = try await delivery.deliver(to: .subscription(proven.subscriber), logger: context.logger)
             return JSONBody(

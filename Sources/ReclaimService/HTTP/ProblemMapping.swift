@@ -20,7 +20,7 @@ public struct ProblemMiddleware<Context: RequestContext>: RouterMiddleware {
         } catch let problem as Problem {
             return try problem.response(from: request, context: context)
         } catch let error as any HTTPResponseError {
-            let problem = Self.problem(for: error)
+            let problem = Self.problem(for: error, context: context, path: request.uri.path)
             return try problem.response(from: request, context: context)
         } catch let error as PSQLError where error.isOutage {
             context.logger.error(
@@ -49,7 +49,7 @@ public struct ProblemMiddleware<Context: RequestContext>: RouterMiddleware {
             // A body the HTTP parser could not read (a malformed chunk size, a connection that ended mid-body): the
             // client's mistake, not this server's, and no reason for an error-level line anybody could provoke.
             context.logger.notice("malformed request body", metadata: ["error": "\(error)", "path": "\(request.uri.path)"])
-            return try Problem.badRequest("malformed-request", "the request body could not be read: \(error)").response(
+            return try Problem(.malformedRequest, "the request body could not be read: \(error)").response(
                 from: request,
                 context: context
             )
@@ -59,63 +59,78 @@ public struct ProblemMiddleware<Context: RequestContext>: RouterMiddleware {
         }
     }
 
-    static func problem(for error: any HTTPResponseError) -> Problem {
+    /// Hummingbird's own errors (and NIO's 413). Only these statuses are thrown by the framework today; any other is
+    /// answered with the catalog's nearest type (a client error as `bad-request`, anything else as a logged 500), so
+    /// that no answer carries a type the catalog does not define.
+    static func problem(for error: any HTTPResponseError, context: Context, path: String) -> Problem {
         switch error.status {
-        case .notFound: return .notFound("no route for this method and path")
-        case .contentTooLarge:
-            return Problem(.contentTooLarge, "body-too-large", title: "Body too large", detail: "the request body exceeds the limit")
-        case .methodNotAllowed:
-            return Problem(.methodNotAllowed, "method-not-allowed", title: "Method not allowed", detail: "method not allowed on this path")
-        case .badRequest: return .badRequest("bad-request", "the request could not be read")
-        case let status: return Problem(status, "http-\(status.code)", title: status.reasonPhrase, detail: status.reasonPhrase)
+        case .notFound: return Problem(.notFound, "no route for this method and path")
+        case .contentTooLarge: return Problem(.bodyTooLarge, "the request body exceeds the limit")
+        case .methodNotAllowed: return Problem(.methodNotAllowed, "method not allowed on this path")
+        case .badRequest: return Problem(.badRequest, "the request could not be read")
+        case let status where status.kind == .clientError:
+            context.logger.notice("unmapped client error", metadata: ["status": "\(status.code)", "path": "\(path)"])
+            return Problem(.badRequest, "the request could not be served (\(status.code) \(status.reasonPhrase))")
+        case let status:
+            context.logger.error("unmapped error status", metadata: ["status": "\(status.code)", "path": "\(path)"])
+            return .internalError(requestId: context.id)
         }
     }
 }
 
 extension Problem {
+    static func databaseUnavailable() -> Problem {
+        Problem(.databaseUnavailable, "the database is not reachable; retry later")
+    }
+
+    static func internalError(requestId: String) -> Problem {
+        Problem(.internalError, "an unexpected error occurred (request \(requestId)); it has been logged")
+    }
+
     /// A notification (or a Retention Messaging request) ingest refused.
     init(_ refusal: IngestRefusal) {
-        let (status, title): (HTTPResponse.Status, String) =
-            switch refusal.reason {
-            case .malformedBody, .malformedJWS: (.badRequest, "Bad request")
-            case .unsupportedAlgorithm: (.unauthorized, "Unsupported algorithm")
-            case .invalidSignature: (.unauthorized, "Invalid signature")
-            case .untrustedCertificateChain: (.unauthorized, "Untrusted certificate chain")
-            case .unknownApp: (.forbidden, "Unknown app")
-            case .wrongAppAppleId: (.forbidden, "Wrong appAppleId")
-            case .environmentNotAccepted: (.unprocessableContent, "Environment not accepted")
-            case .inconsistentPayload: (.unprocessableContent, "Inconsistent payload")
-            case .invalidNotification: (.unprocessableContent, "Invalid notification")
-            }
-        self.init(status, refusal.reason.rawValue, title: title, detail: refusal.detail)
+        self.init(refusal.reason.problemType, refusal.detail)
     }
 
     /// A genuine notification not stored now: 503, and Apple retries.
     init(_ unavailable: IngestUnavailable) {
         switch unavailable {
-        case .busy:
-            self.init(
-                .serviceUnavailable,
-                "server-busy",
-                title: "Service busy",
-                detail: "too many notifications are waiting for the database; retry later"
-            )
+        case .busy: self.init(.serverBusy, "too many notifications are waiting for the database; retry later")
         case .database: self = .databaseUnavailable()
         }
     }
-}
 
-extension Problem {
+    /// A transaction that proves no subscription of the caller's app (`POST /v1/offers/lookup`).
+    init(_ refused: TransactionProof.Refused) {
+        self.init(refused.malformed ? .invalidText : .invalidTransaction, refused.reason)
+    }
+
     /// A grant's Idempotency-Key that named a different grant before.
     static let idempotencyKeyReused = Problem(
-        .unprocessableContent,
-        "idempotency-key-reused",
-        title: "Idempotency key reused",
-        detail: "this Idempotency-Key was used for a different grant; use a new key for a new grant"
+        .idempotencyKeyReused,
+        "this Idempotency-Key was used for a different grant; use a new key for a new grant"
     )
 
     /// A grant for an app that has no signing key.
     static func appWithoutSigningKey(_ bundleId: String) -> Problem {
-        Problem(.unprocessableContent, "unknown-app", title: "Unknown app", detail: "app \(bundleId) is not configured with a signing key")
+        Problem(.appWithoutSigningKey, "app \(bundleId) is not configured with a signing key")
+    }
+}
+
+extension IngestRefusal.Reason {
+    /// The problem type a refusal is answered, counted and recorded as.
+    var problemType: ProblemType {
+        switch self {
+        case .malformedBody: .malformedBody
+        case .malformedJWS: .malformedJWS
+        case .unsupportedAlgorithm: .unsupportedAlgorithm
+        case .invalidSignature: .invalidSignature
+        case .untrustedCertificateChain: .untrustedCertificateChain
+        case .unknownApp: .unknownApp
+        case .wrongAppAppleId: .wrongAppAppleId
+        case .environmentNotAccepted: .environmentNotAccepted
+        case .inconsistentPayload: .inconsistentPayload
+        case .invalidNotification: .invalidNotification
+        }
     }
 }

@@ -3,12 +3,17 @@ import Logging
 import NIOCore
 
 /// The request context of every Reclaim route: Hummingbird's basic context, the connection's channel so that a
-/// route can end a connection that misbehaves (see ``closeSoon()``), and the authenticated caller.
+/// route can end a connection that misbehaves (see ``closeSoon()``), and who the request is from, as the
+/// authentication middleware of its routes found.
 public struct ReclaimRequestContext: RequestContext {
     public var coreContext: CoreRequestContextStorage
     let channel: any Channel
     /// Set by ``KeyAuthenticator`` on the routes it guards.
     var caller: Caller?
+    /// Set by ``AppUserAuthenticator`` on the routes it guards.
+    var user: AppUser?
+    /// Set by ``ConsoleSessionAuthenticator`` when the request carries a console session cookie.
+    var consoleSession: ConsoleSessionState?
 
     public init(source: Source) {
         self.coreContext = .init(source: source)

@@ -11,7 +11,7 @@ struct RetentionMessagingRoutes {
         router.post("/v1/apple/retention-messaging") { request, context -> JSONBody<RetentionMessaging.Answer> in
             let body = try await readJSONBody(request, context: context, limit: maxBodyBytes, record: { _ in })
             guard let envelope = SignedPayloadBody.decode(body.readableBytesView) else {
-                throw Problem.badRequest("malformed-body", "the body must be JSON of the form {\"signedPayload\": \"<JWS>\"}")
+                throw Problem(.malformedBody, "the body must be JSON of the form {\"signedPayload\": \"<JWS>\"}")
             }
             switch try await retention.answer(signedPayload: envelope.signedPayload, logger: context.logger) {
             case .success(let answer): return JSONBody(answer)

@@ -9,22 +9,23 @@ public enum IngestResult: Sendable, Equatable {
     case refused(IngestRefusal)
 }
 
-/// Why ingest refused a notification. `reason`'s raw value is the problem's slug, the `problem` column of
-/// `reclaim.rejected_inputs` and the label of `reclaim_notifications_rejected_total`.
+/// Why ingest refused a notification. Each reason is answered as a problem type of the catalog
+/// (``IngestRefusal/Reason/problemType``), whose slug is also the `problem` column of `reclaim.rejected_inputs`
+/// and the label of `reclaim_notifications_rejected_total`.
 public struct IngestRefusal: Error, Sendable, Equatable {
-    public enum Reason: String, Sendable {
+    public enum Reason: Sendable {
         /// Not JSON of the form `{"signedPayload": "<JWS>"}`.
-        case malformedBody = "malformed-body"
-        case malformedJWS = "malformed-jws"
-        case unsupportedAlgorithm = "unsupported-algorithm"
-        case invalidSignature = "invalid-signature"
-        case untrustedCertificateChain = "untrusted-certificate-chain"
-        case unknownApp = "unknown-app"
-        case wrongAppAppleId = "wrong-app-apple-id"
-        case environmentNotAccepted = "environment-not-accepted"
-        case inconsistentPayload = "inconsistent-payload"
+        case malformedBody
+        case malformedJWS
+        case unsupportedAlgorithm
+        case invalidSignature
+        case untrustedCertificateChain
+        case unknownApp
+        case wrongAppAppleId
+        case environmentNotAccepted
+        case inconsistentPayload
         /// Verified, but without what Reclaim stores it by (a UUID notificationUUID, bundleId, environment).
-        case invalidNotification = "invalid-notification"
+        case invalidNotification
     }
 
     public let reason: Reason

@@ -151,7 +151,7 @@ public struct NotificationIngest: Sendable {
     }
 
     private func refuse(_ refusal: IngestRefusal, body: ByteBuffer, claimedApp: String? = nil, logger: Logger) -> IngestResult {
-        recordRefusal(refusal.reason.rawValue, detail: refusal.detail, body: body, claimedApp: claimedApp, logger: logger)
+        recordRefusal(refusal.reason.problemType, detail: refusal.detail, body: body, claimedApp: claimedApp, logger: logger)
         return .refused(refusal)
     }
 
@@ -169,9 +169,10 @@ public struct NotificationIngest: Sendable {
     }
 
     /// Counts, logs and records a refusal: ingest's own, or the HTTP edge's before the body was read (too large,
-    /// not JSON: `slug` is then the problem's). The record is written in the background (``RejectionRecorder``):
+    /// not JSON), under the slug of its problem type. The record is written in the background (``RejectionRecorder``):
     /// the caller is answered without waiting for the database.
-    public func recordRefusal(_ slug: String, detail: String, body: ByteBuffer, claimedApp: String? = nil, logger: Logger) {
+    public func recordRefusal(_ type: ProblemType, detail: String, body: ByteBuffer, claimedApp: String? = nil, logger: Logger) {
+        let slug = type.slug
         // Bounded like every reason Reclaim logs: it may quote the input.
         let reason = LogText.bounded(detail, limit: LogText.reasonLimit)
         Counter(label: "reclaim_notifications_rejected_total", dimensions: [("problem", slug)]).increment()

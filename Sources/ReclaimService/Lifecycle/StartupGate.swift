@@ -55,12 +55,7 @@ struct StartupGateMiddleware<Context: RequestContext>: RouterMiddleware {
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         if gate.isOpen || startupUngatedPaths.contains(request.uri.path) { return try await next(request, context) }
         guard await gate.wait(upTo: timeout) else {
-            throw Problem(
-                .serviceUnavailable,
-                "starting",
-                title: "Starting",
-                detail: "the configuration is not yet mirrored into the database (is PostgreSQL reachable?)"
-            )
+            throw Problem(.starting, "the configuration is not yet mirrored into the database (is PostgreSQL reachable?)")
         }
         return try await next(request, context)
     }

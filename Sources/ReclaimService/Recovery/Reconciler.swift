@@ -88,7 +88,7 @@ public struct Reconciler: Sendable {
                         counts.refused += 1
                         logger.warning(
                             "a notification from Apple's history was refused",
-                            metadata: ["problem": "\(refusal.reason.rawValue)", "detail": "\(refusal.detail)"]
+                            metadata: ["problem": "\(refusal.reason.problemType.slug)", "detail": "\(refusal.detail)"]
                         )
                     }
                 }

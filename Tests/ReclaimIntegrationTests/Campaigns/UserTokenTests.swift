@@ -91,4 +91,40 @@ struct UserTokenTests {
             }
         }
     }
+
+    @Test(
+        "the user token is checked before the route: missing, it is 401 even when appAccountToken is missing or malformed; present, it is checked against a well-formed appAccountToken; the lookup asks for none"
+    )
+    func checkedBeforeTheRoute() async throws {
+        let setup = try CampaignTestSetup(userTokenSecret: Self.secret)
+        defer { setup.remove() }
+        try await withTestDatabase { client, _ in
+            let appKey = try await TestKeys(client: client).create(scope: .app, bundleId: "GeniusParentingAI", logger: logger)
+            let app = Application(router: buildRouter(try .test(postgres: client, config: setup.config)))
+            try await app.test(.router) { http in
+                func get(_ query: String, token: String?) async throws -> (HTTPResponse.Status, String) {
+                    var headers: HTTPFields = [.authorization: "Bearer \(appKey)"]
+                    if let token { headers[.init("X-Reclaim-User-Token")!] = token }
+                    return try await http.execute(uri: "/v1/offers\(query)", method: .get, headers: headers) { ($0.status, String(buffer: $0.body)) }
+                }
+                for query in ["", "?appAccountToken=not-a-uuid"] {
+                    let (status, body) = try await get(query, token: nil)
+                    #expect(status == .unauthorized && body.contains("urn:reclaim:problem:invalid-user-token"), "\(query): \(body)")
+                }
+                // A token is made for one appAccountToken: without a readable one there is nothing to check it against.
+                let token = try Self.token(for: "00000000-0000-0000-0000-000000000051", expiresIn: 600)
+                let (missing, missingBody) = try await get("", token: token)
+                #expect(missing == .badRequest && missingBody.contains("urn:reclaim:problem:missing-parameter"), "\(missingBody)")
+                let (malformed, malformedBody) = try await get("?appAccountToken=not-a-uuid", token: token)
+                #expect(malformed == .badRequest && malformedBody.contains("urn:reclaim:problem:invalid-parameter"), "\(malformedBody)")
+                let (lookup, lookupBody) = try await http.execute(
+                    uri: "/v1/offers/lookup",
+                    method: .post,
+                    headers: [.authorization: "Bearer \(appKey)", .contentType: "application/json"],
+                    body: ByteBuffer(string: "{}")
+                ) { ($0.status, String(buffer: $0.body)) }
+                #expect(lookup == .badRequest && lookupBody.contains("urn:reclaim:problem:invalid-body"), "\(lookupBody)")
+            }
+        }
+    }
 }
