@@ -99,7 +99,7 @@ public struct NotificationIngest: Sendable {
             stored = try await batcher.submit(record)
         } catch is CommitQueueFull {
             // Nothing was acknowledged; Apple retries. Counted, not recorded: the notification is genuine.
-            Counter(label: "reclaim_notifications_rejected_total", dimensions: [("problem", "server-busy")]).increment()
+            Counter(label: "reclaim_notifications_rejected_total", dimensions: [("problem", ProblemType.serverBusy.slug)]).increment()
             throw .busy
         } catch {
             logger.error(
