@@ -24,5 +24,6 @@ public enum SchemaSQL {
         12: PackageResources._12_grant_message_identifier_sql,
         13: PackageResources._13_campaign_experiments_sql,
         14: PackageResources._14_outbound_sql,
+        15: PackageResources._15_set_based_offer_webhooks_sql,
     ].mapValues { String(decoding: $0, as: UTF8.self) }
 }
