@@ -29,30 +29,26 @@ public struct NotificationIngest: Sendable {
     /// Signature and chain checks of the signedPayload that verified (refusals are counted by problem).
     let verificationTimer = Metrics.Timer(label: "reclaim_notification_verification_seconds")
 
-    public init(dependencies: Dependencies) {
-        self.verifier = dependencies.verifier
-        self.apps = dependencies.config.appIdentities
-        self.rejections = RejectionRecorder(
-            postgres: dependencies.postgres,
-            keep: dependencies.config.server.rejectedInputsKept,
-            logger: dependencies.logger
-        )
-        self.forwardingApps = Set(dependencies.config.apps.filter { !$0.forwarding.isEmpty }.map(\.bundleId))
-        self.refusalWebhookApps = Set(
-            dependencies.outboundTargets.filter { $0.row.events.contains(WebhookEvent.notificationRefused.rawValue) }.map(\.row.bundleId)
-        )
-        self.logger = dependencies.logger
-        self.batcher = CommitBatcher(
-            postgres: dependencies.postgres,
-            maxWaiting: dependencies.config.server.maxPendingNotifications,
-            liveness: dependencies.liveness,
-            logger: dependencies.logger
-        ) { [maxAttempts = dependencies.config.worker.maxAttempts] records, connection, logger in
-            let inserted = try await NotificationStore.insert(records, maxAttempts: maxAttempts, connection: connection, logger: logger)
-            // A UUID twice in one batch: only its first occurrence counts as stored.
-            var seen = Set<UUID>()
-            return records.map { inserted.contains($0.notificationUUID) && seen.insert($0.notificationUUID).inserted }
-        }
+    /// - Parameters:
+    ///   - batcher: writes the verified notifications and their jobs, answering whether each was new.
+    ///   - rejections: records refused requests in the background.
+    ///   Both are built in `Wiring/` (``init(dependencies:)``): what ingest writes to is not its choice.
+    init(
+        verifier: AppleJWSVerifier,
+        apps: [AppIdentity],
+        batcher: CommitBatcher<NotificationRecord, Bool>,
+        rejections: RejectionRecorder,
+        forwardingApps: Set<String>,
+        refusalWebhookApps: Set<String>,
+        logger: Logger
+    ) {
+        self.verifier = verifier
+        self.apps = apps
+        self.batcher = batcher
+        self.rejections = rejections
+        self.forwardingApps = forwardingApps
+        self.refusalWebhookApps = refusalWebhookApps
+        self.logger = logger
     }
 
     /// Verifies and stores one request body, `{"signedPayload": "<JWS>"}`.
