@@ -89,7 +89,14 @@ public enum GrantStore {
         connection: PostgresConnection,
         logger: Logger
     ) async throws -> Bool {
-        var query: PostgresQuery = """
+        let row = OfferInsert.Row(
+            offer: offer,
+            subscriber: state.subscriber,
+            appAccountToken: state.appAccountToken,
+            source: nil,
+            triggeredAt: triggeredAt
+        )
+        let query: PostgresQuery = """
             WITH g AS (
                 INSERT INTO reclaim.grants (id, bundle_id, idempotency_key, app_account_token, original_transaction_id, product_id,
                                             offer_identifier, reason, campaign, admin_key_id, request_sha256, message_identifier)
@@ -98,12 +105,9 @@ public enum GrantStore {
                         \(ByteBuffer(bytes: request.fingerprint)), \(request.messageIdentifier))
                 ON CONFLICT (bundle_id, idempotency_key) DO NOTHING
                 RETURNING id)
+            \(OfferInsert.insert(where: "o.grant_id IN (SELECT id FROM g)"), with: [row])
+            RETURNING id
             """
-        query.sql += "\n" + OfferInsert.sql(firstParameter: query.binds.count + 1, where: "o.grant_id IN (SELECT id FROM g)") + "\nRETURNING id"
-        OfferInsert.bind(
-            [.init(offer: offer, subscriber: state.subscriber, appAccountToken: state.appAccountToken, source: nil, triggeredAt: triggeredAt)],
-            into: &query.binds
-        )
         let rows = try await connection.query(query, logger: logger)
         for try await _ in rows { return true }
         return false

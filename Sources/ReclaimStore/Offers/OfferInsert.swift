@@ -4,16 +4,12 @@ import ReclaimDomain
 
 /// The one `INSERT INTO reclaim.offers`: campaigns' offers go in with their subscribers' states and decisions
 /// (``PersistStatement``, a whole batch of subscribers at once), a grant's with its grant
-/// (``GrantStore/create(id:_:idempotencyKey:adminKeyId:offer:connection:logger:)``); both embed this statement, so
-/// the columns, their order and their meaning are written once.
+/// (``GrantStore/create(id:_:idempotencyKey:adminKeyId:for:offer:triggeredAt:connection:logger:)``); both embed
+/// ``insert(where:)``, so the columns, their order and their meaning are written once, in ``columns``.
 ///
-/// Every column goes in as an array (unnest), one element per offer. Arrays cannot carry NULL through
-/// PostgresNIO's encoders, so the nil UUID stands for NULL in `decision_id`, `grant_id`, `app_account_token` and
-/// `source_notification_uuid`, '' in `variant_id`, and NULLIF restores it.
+/// Every column goes in as an array (unnest), one element per offer; NULL in `decision_id`, `grant_id`,
+/// `app_account_token`, `source_notification_uuid` and `variant_id` travels as a stand-in (``UnnestColumns``).
 enum OfferInsert {
-    /// How many parameters ``sql(firstParameter:where:)`` uses, from its first.
-    static let parameterCount = 21
-
     /// An offer with what it is stored beside: its subscriber, and the notification that triggered it (none for a
     /// grant) at its signedDate.
     struct Row: Sendable {
@@ -24,53 +20,36 @@ enum OfferInsert {
         var triggeredAt: Date
     }
 
-    /// The statement, its parameters numbered from `p`, inserting the offers for which `condition` holds (SQL
-    /// over the alias `o`, e.g. that `o.decision_id` was just inserted).
-    static func sql(firstParameter p: Int, where condition: String) -> String {
-        func at(_ index: Int) -> String { "$\(p + index)" }
-        return """
-            INSERT INTO reclaim.offers (
-                id, decision_id, grant_id, bundle_id, environment, original_transaction_id, app_account_token, campaign_id,
-                source_notification_uuid, triggered_at, priority, product_id, offer_identifier, key_id, nonce, signed_at,
-                application_username, storekit1_signature, storekit2_jws, deliverable_until, variant_id)
-            SELECT o.id, NULLIF(o.decision_id, '\(nilUUID)'), NULLIF(o.grant_id, '\(nilUUID)'), o.bundle_id, o.environment, o.otid,
-                   NULLIF(o.token, '\(nilUUID)'), o.campaign, NULLIF(o.source, '\(nilUUID)'), o.triggered_at, o.priority, o.product, o.offer,
-                   o.key, o.nonce, o.signed_at, o.username, o.sk1, o.sk2, o.until, NULLIF(o.variant, '')
-            FROM unnest(\(at(0))::uuid[], \(at(1))::uuid[], \(at(2))::uuid[], \(at(3))::text[], \(at(4))::text[], \(at(5))::text[],
-                        \(at(6))::uuid[], \(at(7))::text[], \(at(8))::uuid[], \(at(9))::timestamptz[], \(at(10))::bigint[], \(at(11))::text[],
-                        \(at(12))::text[], \(at(13))::text[], \(at(14))::uuid[], \(at(15))::timestamptz[], \(at(16))::text[],
-                        \(at(17))::text[], \(at(18))::text[], \(at(19))::timestamptz[], \(at(20))::text[])
-                 AS o(id, decision_id, grant_id, bundle_id, environment, otid, token, campaign, source, triggered_at, priority, product,
-                      offer, key, nonce, signed_at, username, sk1, sk2, until, variant)
-            WHERE \(condition)
-            """
-    }
+    static let columns = UnnestColumns<Row>(
+        alias: "o",
+        [
+            .init("id", "uuid") { $0.offer.id },
+            .nullable("decision_id") { $0.offer.decisionId },
+            .nullable("grant_id") { $0.offer.grantId },
+            .init("bundle_id", "text") { $0.subscriber.bundleId },
+            .init("environment", "text") { $0.subscriber.environment },
+            .init("original_transaction_id", "text") { $0.subscriber.originalTransactionId },
+            .nullable("app_account_token") { $0.appAccountToken },
+            .init("campaign_id", "text") { $0.offer.campaignId },
+            .nullable("source_notification_uuid") { $0.source },
+            .init("triggered_at", "timestamptz") { $0.triggeredAt },
+            .init("priority", "bigint") { Int64($0.offer.priority) },
+            .init("product_id", "text") { $0.offer.productId },
+            .init("offer_identifier", "text") { $0.offer.offerIdentifier },
+            .init("key_id", "text") { $0.offer.signed.storeKit1.keyIdentifier },
+            .init("nonce", "uuid") { $0.offer.signed.nonce },
+            .init("signed_at", "timestamptz") { $0.offer.signed.signedAt },
+            .init("application_username", "text") { $0.offer.signed.storeKit1.applicationUsername },
+            .init("storekit1_signature", "text") { $0.offer.signed.storeKit1.signature },
+            .init("storekit2_jws", "text") { $0.offer.signed.storeKit2JWS },
+            .init("deliverable_until", "timestamptz") { $0.offer.deliverableUntil },
+            .nullable("variant_id") { $0.offer.variantId },
+        ]
+    )
 
-    /// Appends the ``parameterCount`` values of ``sql(firstParameter:where:)``: each row's columns.
-    static func bind(_ rows: [Row], into bindings: inout PostgresBindings) {
-        bindings.append(rows.map(\.offer.id))
-        bindings.append(rows.map { $0.offer.decisionId ?? nilUUID })
-        bindings.append(rows.map { $0.offer.grantId ?? nilUUID })
-        bindings.append(rows.map(\.subscriber.bundleId))
-        bindings.append(rows.map(\.subscriber.environment))
-        bindings.append(rows.map(\.subscriber.originalTransactionId))
-        bindings.append(rows.map { $0.appAccountToken ?? nilUUID })
-        bindings.append(rows.map(\.offer.campaignId))
-        bindings.append(rows.map { $0.source ?? nilUUID })
-        bindings.append(rows.map(\.triggeredAt))
-        bindings.append(rows.map { Int64($0.offer.priority) })
-        bindings.append(rows.map(\.offer.productId))
-        bindings.append(rows.map(\.offer.offerIdentifier))
-        bindings.append(rows.map(\.offer.signed.storeKit1.keyIdentifier))
-        bindings.append(rows.map(\.offer.signed.nonce))
-        bindings.append(rows.map(\.offer.signed.signedAt))
-        bindings.append(rows.map(\.offer.signed.storeKit1.applicationUsername))
-        bindings.append(rows.map(\.offer.signed.storeKit1.signature))
-        bindings.append(rows.map(\.offer.signed.storeKit2JWS))
-        bindings.append(rows.map(\.offer.deliverableUntil))
-        bindings.append(rows.map { $0.offer.variantId ?? "" })
+    /// The statement, inserting the rows' offers for which `condition` holds (SQL over the alias `o`, e.g. that
+    /// `o.decision_id` was just inserted).
+    static func insert(where condition: String) -> SQLFragment<[Row]> {
+        "\(columns.insert(into: "reclaim.offers"))\nWHERE \(unescaped: condition)"
     }
-
-    /// NULL's stand-in in the uuid arrays (no offer, decision, grant, token or notification has the nil UUID).
-    static let nilUUID = UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0))
 }

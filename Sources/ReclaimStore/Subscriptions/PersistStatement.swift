@@ -9,8 +9,12 @@ import ReclaimDomain
 /// The states go in as one JSON array read by `jsonb_to_recordset`, which carries NULL and the `text[]` column as
 /// themselves (PostgresNIO's array encoders carry neither); its times are whole microseconds since 2000, exactly
 /// what PostgresNIO sends for a `Date`, so a state written here reads back as it reads back from a bound `Date`.
+/// The decisions and the offers go in as arrays (``UnnestColumns``). The SQL is rendered once from ``statement``,
+/// which also binds each execution's values, so its parameters are numbered in one place.
 struct PersistStatement: PostgresPreparedStatement {
-    static let sql = """
+    static let sql = statement.sql
+
+    private static let statement: SQLFragment<Input> = """
         WITH upd AS (
             -- An upsert, though every row exists (the batch locked it): each row is then found by a probe of the
             -- primary key. An UPDATE … FROM the JSON rows was planned as a hash join over a scan of the whole
@@ -21,10 +25,11 @@ struct PersistStatement: PostgresPreparedStatement {
                 eligible_win_back_offer_ids, storefront, first_purchase_at, last_transaction_id, last_notification_type, last_subtype,
                 last_signed_date, last_notification_uuid)
             SELECT x.bundle_id, x.environment, x.original_transaction_id, x.app_account_token, x.product_id, x.subscription_group_id,
-                   x.status, x.auto_renew, x.auto_renew_product_id, \(time("x.expires_at")), x.expiration_intent, x.in_billing_retry,
-                   \(time("x.grace_period_expires_at")), x.eligible_win_back_offer_ids, x.storefront, \(time("x.first_purchase_at")),
-                   x.last_transaction_id, x.last_notification_type, x.last_subtype, \(time("x.last_signed_date")), x.last_notification_uuid
-            FROM jsonb_to_recordset($1::text::jsonb) AS x(
+                   x.status, x.auto_renew, x.auto_renew_product_id, \(unescaped: time("x.expires_at")), x.expiration_intent,
+                   x.in_billing_retry, \(unescaped: time("x.grace_period_expires_at")), x.eligible_win_back_offer_ids, x.storefront,
+                   \(unescaped: time("x.first_purchase_at")), x.last_transaction_id, x.last_notification_type, x.last_subtype,
+                   \(unescaped: time("x.last_signed_date")), x.last_notification_uuid
+            FROM jsonb_to_recordset(\(bind: \.states)::text::jsonb) AS x(
                 bundle_id text, environment text, original_transaction_id text, app_account_token uuid, product_id text,
                 subscription_group_id text, status text, auto_renew boolean, auto_renew_product_id text, expires_at bigint,
                 expiration_intent smallint, in_billing_retry boolean, grace_period_expires_at bigint, eligible_win_back_offer_ids text[],
@@ -41,18 +46,11 @@ struct PersistStatement: PostgresPreparedStatement {
                 last_subtype = EXCLUDED.last_subtype, last_signed_date = EXCLUDED.last_signed_date,
                 last_notification_uuid = EXCLUDED.last_notification_uuid, updated_at = now()
         ), dec AS (
-            INSERT INTO reclaim.campaign_decisions (
-                id, campaign_id, bundle_id, environment, original_transaction_id, app_account_token, notification_uuid,
-                triggered_at, outcome, reason, variant_id)
-            SELECT d.id, d.campaign, d.bundle_id, d.environment, d.otid, NULLIF(d.token, '\(OfferInsert.nilUUID)'), d.notification,
-                   d.triggered_at, d.outcome, d.reason, NULLIF(d.variant, '')
-            FROM unnest($2::uuid[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::uuid[],
-                        $11::uuid[], $12::timestamptz[])
-                 AS d(id, campaign, outcome, reason, variant, bundle_id, environment, otid, token, notification, triggered_at)
+            \(decisions.insert(into: "reclaim.campaign_decisions"), from: \.decisions)
             ON CONFLICT (campaign_id, notification_uuid) DO NOTHING
             RETURNING id
         )
-        \(OfferInsert.sql(firstParameter: 13, where: "o.decision_id IN (SELECT id FROM dec)"))
+        \(OfferInsert.insert(where: "o.decision_id IN (SELECT id FROM dec)"), from: \.offers)
         """
     typealias Row = Int
 
@@ -63,37 +61,57 @@ struct PersistStatement: PostgresPreparedStatement {
         "timestamptz '2000-01-01 00:00:00+00' + \(column) * interval '1 microsecond'"
     }
 
+    /// A decision with the write it is part of: one element of the decisions' arrays.
+    private struct Decision {
+        let write: SubscriberStore.Write
+        let record: SubscriberStore.DecisionRecord
+    }
+
+    private static let decisions = UnnestColumns<Decision>(
+        alias: "d",
+        [
+            .init("id", "uuid") { $0.record.id },
+            .init("campaign_id", "text") { $0.record.decision.campaign.id },
+            .init("bundle_id", "text") { $0.write.state.bundleId },
+            .init("environment", "text") { $0.write.state.environment },
+            .init("original_transaction_id", "text") { $0.write.state.originalTransactionId },
+            .nullable("app_account_token") { $0.write.state.appAccountToken },
+            .init("notification_uuid", "uuid") { $0.write.notificationUUID },
+            .init("triggered_at", "timestamptz") { $0.write.triggeredAt },
+            .init("outcome", "text") { $0.record.decision.outcome.rawValue },
+            .init("reason", "text") { $0.record.decision.reason },
+            // nil for a campaign without variants.
+            .nullable("variant_id") { $0.record.decision.variant?.id },
+        ]
+    )
+
+    /// What ``statement`` binds, each list built once per execution (its fragments read them once per column).
+    private struct Input {
+        let states: String
+        let decisions: [Decision]
+        let offers: [OfferInsert.Row]
+    }
+
     func makeBindings() throws -> PostgresBindings {
-        var bindings = PostgresBindings(capacity: 12 + OfferInsert.parameterCount)
         let states = writes.filter(\.stateChanged).map { StateRow($0.state) }
-        bindings.append(String(decoding: try JSONEncoder().encode(states), as: UTF8.self))
-        let decisions = writes.flatMap { write in write.decisions.map { (write, $0) } }
-        bindings.append(decisions.map(\.1.id))
-        bindings.append(decisions.map(\.1.decision.campaign.id))
-        bindings.append(decisions.map(\.1.decision.outcome.rawValue))
-        bindings.append(decisions.map(\.1.decision.reason))
-        // '' for a campaign without variants (arrays cannot carry NULL; NULLIF restores it).
-        bindings.append(decisions.map { $0.1.decision.variant?.id ?? "" })
-        bindings.append(decisions.map(\.0.state.bundleId))
-        bindings.append(decisions.map(\.0.state.environment))
-        bindings.append(decisions.map(\.0.state.originalTransactionId))
-        bindings.append(decisions.map { $0.0.state.appAccountToken ?? OfferInsert.nilUUID })
-        bindings.append(decisions.map(\.0.notificationUUID))
-        bindings.append(decisions.map(\.0.triggeredAt))
-        OfferInsert.bind(
-            decisions.compactMap { write, record in
-                record.offer.map {
+        let decisions = writes.flatMap { write in write.decisions.map { Decision(write: write, record: $0) } }
+        let input = Input(
+            states: String(decoding: try JSONEncoder().encode(states), as: UTF8.self),
+            decisions: decisions,
+            offers: decisions.compactMap { decision in
+                decision.record.offer.map {
                     OfferInsert.Row(
                         offer: $0,
-                        subscriber: write.state.subscriber,
-                        appAccountToken: write.state.appAccountToken,
-                        source: write.notificationUUID,
-                        triggeredAt: write.triggeredAt
+                        subscriber: decision.write.state.subscriber,
+                        appAccountToken: decision.write.state.appAccountToken,
+                        source: decision.write.notificationUUID,
+                        triggeredAt: decision.write.triggeredAt
                     )
                 }
-            },
-            into: &bindings
+            }
         )
+        var bindings = PostgresBindings(capacity: Self.statement.parameterCount)
+        Self.statement.bind(input, into: &bindings)
         return bindings
     }
 
