@@ -3,8 +3,30 @@ import Foundation
 /// The parts of the delivery API's requests that come from the app: the `appAccountToken` query parameter, the
 /// offer id in the path, and the body of an offer event.
 public enum OfferRequestInput {
-    /// The events an app reports about an offer.
-    public static let events: Set<String> = ["shown", "dismissed", "purchase_started"]
+    /// The events an app reports about an offer. `purchase_pending`: StoreKit answered `.pending` (Ask to Buy, or a
+    /// purchase awaiting approval); `purchase_failed`: StoreKit threw, and the body may carry the error.
+    public static let events: Set<String> = ["shown", "dismissed", "purchase_started", "purchase_pending", "purchase_failed"]
+
+    /// The event that may carry `error`.
+    public static let failedEvent = "purchase_failed"
+
+    /// The most characters (Unicode scalars, as JSON Schema's maxLength and PostgreSQL's char_length count them) of a
+    /// purchase_failed event's `error`; the schema holds the column to it.
+    public static let maxErrorCharacters = 256
+
+    /// An offer event's body: `{"event": "purchase_failed", "error": "<StoreKit's error>"}`, or any other event alone.
+    public struct EventBody: Equatable, Sendable {
+        public let event: String
+        /// purchase_failed only: the error the app reports, 1 to ``maxErrorCharacters`` characters, no NUL.
+        public let error: String?
+    }
+
+    /// Why an event body was refused: `nul` when a string held U+0000, which cannot be stored (400 invalid-text), else
+    /// any other shape (400 invalid-event).
+    public struct EventRefusal: Error, Equatable, Sendable {
+        public let reason: String
+        public let nul: Bool
+    }
 
     /// A UUID in its 36-character form (a query or path parameter); nil for anything else.
     public static func uuid(_ text: some StringProtocol) -> UUID? {
@@ -12,11 +34,28 @@ public enum OfferRequestInput {
         return UUID(uuidString: String(text))
     }
 
-    /// The event of `{"event": "shown" | "dismissed" | "purchase_started"}`; nil for any other body.
-    public static func event(body: Data) -> String? {
-        struct EventBody: Decodable { let event: String }
-        guard let event = try? JSONDecoder().decode(EventBody.self, from: body).event, events.contains(event) else { return nil }
-        return event
+    /// The event of `{"event": "shown" | "dismissed" | "purchase_started" | "purchase_pending" | "purchase_failed"}`,
+    /// and for purchase_failed the optional `"error"`: a string of 1 to ``maxErrorCharacters`` characters.
+    public static func event(body: Data) throws(EventRefusal) -> EventBody {
+        struct Body: Decodable {
+            let event: String
+            let error: String?
+        }
+        // Before decoding: JSONDecoder would read a NUL escape, and one hidden behind a duplicate key too.
+        if let path = StorableText.nulPath(inJSON: body) { throw EventRefusal(reason: StorableText.nulRefusal(path).reason, nul: true) }
+        let names = events.sorted().map { "\"\($0)\"" }.joined(separator: ", ")
+        guard let decoded = try? JSONDecoder().decode(Body.self, from: body), events.contains(decoded.event) else {
+            throw EventRefusal(reason: "the body must be {\"event\": E} with E one of \(names)", nul: false)
+        }
+        guard let error = decoded.error else { return EventBody(event: decoded.event, error: nil) }
+        guard decoded.event == failedEvent else {
+            throw EventRefusal(reason: "only \(failedEvent) carries an error; \(decoded.event) is sent alone", nul: false)
+        }
+        let length = error.unicodeScalars.count
+        guard (1...maxErrorCharacters).contains(length) else {
+            throw EventRefusal(reason: "error must be 1 to \(maxErrorCharacters) characters, not \(length)", nul: false)
+        }
+        return EventBody(event: decoded.event, error: error)
     }
 
     /// The `signedTransaction` of `POST /v1/offers/lookup`'s body `{"signedTransaction": "<compact JWS>"}`: three

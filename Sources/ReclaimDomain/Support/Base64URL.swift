@@ -24,17 +24,11 @@ public enum Base64URL {
         }
     }
 
-    /// Decodes base64url, with or without padding; `nil` when the text is not base64url.
+    /// Decodes base64url, with or without padding; `nil` when the text is not base64url in its canonical form
+    /// (the standard alphabet's `+` and `/`, whitespace, or unused bits set in the last character). One decoder for
+    /// every JWS segment and token: ``JWSSegmentDecoder``'s.
     public static func decode<Text: StringProtocol>(_ text: Text) -> Data? {
-        var base64 = String(text)
-        // Refuse the standard alphabet's characters: a JWS segment that uses them was not made by a conforming signer.
-        if base64.contains(where: { $0 == "+" || $0 == "/" }) { return nil }
-        base64 = base64.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
-        if base64.hasSuffix("=") {
-            guard base64.count % 4 == 0 else { return nil }
-        } else {
-            base64 += String(repeating: "=", count: (4 - base64.count % 4) % 4)
-        }
-        return Data(base64Encoded: base64)
+        var text = String(text)
+        return text.withUTF8 { JWSSegmentDecoder.decodeBase64URL($0) }
     }
 }

@@ -148,6 +148,8 @@ public final class AppleJWSVerifier: Sendable {
         guard chain.leafKey.isValidSignature(signature, for: segments.signingInputDigest) else {
             throw JWSVerificationError(.invalidSignature, "the ES256 signature does not verify with the leaf certificate's key")
         }
+        // After the signature: these bytes are now Apple's (the claims are judged at the clock's time, as PyJWT does).
+        try RegisteredClaims.check(segments.payload, now: clock())
         // Remembered only now, once the signature verified: forged JWS with Apple's chain cannot churn the cache.
         if known == nil || cachedChain == nil {
             cache.remember(
@@ -225,7 +227,7 @@ public final class AppleJWSVerifier: Sendable {
 
     // MARK: - Chain
 
-    /// Validates leaf → intermediate → trusted root once, at a moment when leaf and intermediate are both valid;
+    /// Validates leaf → intermediate → trusted root once, at a moment when all three are valid;
     /// the caller checks the payload's own time against the window this returns. Every RFC 5280 check but validity
     /// is time-independent, so this equals validating at the payload's time whenever that lies in the window.
     private func validateChain(_ x5c: [Data]) async throws(JWSVerificationError) -> VerifiedChainCache.Chain {
@@ -244,8 +246,9 @@ public final class AppleJWSVerifier: Sendable {
             throw JWSVerificationError(.invalidCertificate, "the leaf certificate's key is not P-256, which ES256 needs")
         }
 
-        let time = max(leaf.notValidBefore, intermediate.notValidBefore)
-        guard time <= min(leaf.notValidAfter, intermediate.notValidAfter) else {
+        let start = max(leaf.notValidBefore, intermediate.notValidBefore)
+        let end = min(leaf.notValidAfter, intermediate.notValidAfter)
+        guard start <= end else {
             throw JWSVerificationError(
                 .chainExpired,
                 "the leaf (valid \(leaf.notValidBefore) to \(leaf.notValidAfter)) and the intermediate (valid "
@@ -256,27 +259,37 @@ public final class AppleJWSVerifier: Sendable {
             throw JWSVerificationError(.missingAppleExtension, missing)
         }
 
-        var verifier = Verifier(rootCertificates: rootStore) {
-            RFC5280Policy(fixedExpiryValidationTime: time)
-            AppleMarkerExtensionPolicy()
+        // The moment must be one when the root is valid too: a root the operator added may be younger than the chain
+        // it signed (a re-issued root), and validating before its notBefore would refuse a chain valid at signedDate.
+        // So the start of the window is tried first, then each later notBefore of a trusted root of the
+        // intermediate's issuer name (several roots may share it: Apple's and a look-alike); the path builder decides
+        // which root vouches. Runs only when a chain is not cached.
+        let rootStarts = trust.anchors.filter { $0.subject == intermediate.issuer }.map(\.notValidBefore).filter { $0 > start && $0 <= end }
+        var firstFailure: JWSVerificationError?
+        for time in [start] + Set(rootStarts).sorted() {
+            var verifier = Verifier(rootCertificates: rootStore) {
+                RFC5280Policy(fixedExpiryValidationTime: time)
+                AppleMarkerExtensionPolicy()
+            }
+            // Only the intermediate is offered: the x5c root is never a trust anchor nor a path element.
+            let result = await verifier.validate(leaf: leaf, intermediates: CertificateStore([intermediate]))
+            switch result {
+            case .validCertificate(let chain):
+                let validated = Array(chain)
+                return VerifiedChainCache.Chain(
+                    leafKey: leafKey,
+                    notValidBefore: validated.map(\.notValidBefore).max() ?? time,
+                    notValidAfter: validated.map(\.notValidAfter).min() ?? time,
+                    anchor: validated.last.map(RootTrust.fingerprint) ?? Data()
+                )
+            case .couldNotValidate(let failures):
+                let details =
+                    failures.isEmpty
+                    ? "no path from the leaf through the x5c intermediate to a trusted root (intermediate issuer \(intermediate.issuer))"
+                    : failures.map { $0.policyFailureReason.description }.joined(separator: "; ")
+                firstFailure = firstFailure ?? JWSVerificationError(.invalidChain, "the certificate chain does not validate: \(details)")
+            }
         }
-        // Only the intermediate is offered: the x5c root is never a trust anchor nor a path element.
-        let result = await verifier.validate(leaf: leaf, intermediates: CertificateStore([intermediate]))
-        switch result {
-        case .validCertificate(let chain):
-            let validated = Array(chain)
-            return VerifiedChainCache.Chain(
-                leafKey: leafKey,
-                notValidBefore: validated.map(\.notValidBefore).max() ?? time,
-                notValidAfter: validated.map(\.notValidAfter).min() ?? time,
-                anchor: validated.last.map(RootTrust.fingerprint) ?? Data()
-            )
-        case .couldNotValidate(let failures):
-            let details =
-                failures.isEmpty
-                ? "no path from the leaf through the x5c intermediate to a trusted root (intermediate issuer \(intermediate.issuer))"
-                : failures.map { $0.policyFailureReason.description }.joined(separator: "; ")
-            throw JWSVerificationError(.invalidChain, "the certificate chain does not validate: \(details)")
-        }
+        throw firstFailure ?? JWSVerificationError(.invalidChain, "the certificate chain does not validate")
     }
 }

@@ -92,7 +92,7 @@ enum JWSSegmentDecoder {
     }
 
     /// Decodes base64url, with or without `=` padding; `nil` for anything else (including the standard alphabet's
-    /// `+` and `/`, which a conforming signer never emits, and whitespace).
+    /// `+` and `/`, which a conforming signer never emits, whitespace, and a last character with unused bits set).
     static func decodeBase64URL(_ input: UnsafeBufferPointer<UInt8>) -> Data? {
         var end = input.count
         if end > 0, input[end - 1] == UInt8(ascii: "=") {
@@ -125,16 +125,21 @@ enum JWSSegmentDecoder {
                     read += 4
                     write += 3
                 }
+                // The last character's bits past the final byte carry nothing and must be zero (RFC 4648 §3.5, the
+                // canonical encoding): otherwise one JWS has 16 spellings, which Apple's libraries refuse (PyJWT's
+                // "Invalid crypto padding", scripts/check-apple-library).
+                var unused: UInt8 = 0
                 if remainder >= 2 {
                     let a = table[Int(input[read])]
                     let b = table[Int(input[read + 1])]
                     let c = remainder == 3 ? table[Int(input[read + 2])] : 0
                     seen |= a | b | c
+                    unused = remainder == 3 ? c & 0x03 : b & 0x0F
                     let group = UInt32(a) << 18 | UInt32(b) << 12 | UInt32(c) << 6
                     out[write] = UInt8(truncatingIfNeeded: group >> 16)
                     if remainder == 3 { out[write + 1] = UInt8(truncatingIfNeeded: group >> 8) }
                 }
-                return seen & 0xC0 == 0
+                return seen & 0xC0 == 0 && unused == 0
             }
         }
         return valid ? output : nil

@@ -5,7 +5,8 @@
 public struct JWSVerificationError: Error, CustomStringConvertible, Equatable, Sendable {
     /// The class of failure.
     public enum Code: String, Sendable, CaseIterable {
-        /// Not a compact JWS, a segment is not base64url, the header or payload is not the expected JSON.
+        /// Not a compact JWS, a segment is not base64url, the header or payload is not the expected JSON (including
+        /// a registered claim Apple's libraries refuse: ``RegisteredClaims``).
         case malformed
         /// `alg` is anything but "ES256" (including "none" and HMAC): refused before any key is looked at.
         case unsupportedAlgorithm

@@ -34,7 +34,8 @@ struct EnvelopeTests {
         let now = Int64(Date().timeIntervalSince1970 * 1000)  // inside the test CA's validity
         let transaction = try ca.sign(json: ["originalTransactionId": "1", "bundleId": "b", "signedDate": now])
         var parts = transaction.split(separator: ".").map(String.init)
-        parts[2] = String(parts[2].reversed())
+        // Another first character: still canonical base64url (all six bits of it are data), no longer the signature.
+        parts[2] = (parts[2].first == "A" ? "B" : "A") + parts[2].dropFirst()
         let badNested = parts.joined(separator: ".")
         let outer = try ca.sign(json: [
             "notificationType": "SUBSCRIBED", "notificationUUID": UUID().uuidString, "signedDate": now,
