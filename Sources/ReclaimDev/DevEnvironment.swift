@@ -167,7 +167,7 @@ public struct DevEnvironment: Sendable {
 
     static func demoConfig(keyFile: String, demoRoot: String) -> String {
         """
-        # Demo configuration written by `reclaim dev`. Edit freely; see README.md, Configuration.
+        # Demo configuration written by `reclaim dev`. Edit freely; every key: docs/configuration.md.
         apps:
           - bundleId: \(demoBundleId)
             environments: [Sandbox, Xcode, LocalTesting]

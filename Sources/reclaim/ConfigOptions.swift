@@ -15,7 +15,7 @@ struct ConfigOptions: ParsableArguments {
 
     /// The configuration, which the command requires.
     func load() throws -> ReclaimConfig {
-        guard let path else { throw ValidationError("no configuration: set RECLAIM_CONFIG to a YAML file (see README.md, Configuration)") }
+        guard let path else { throw ValidationError("no configuration: set RECLAIM_CONFIG to a YAML file (see docs/configuration.md)") }
         return try ReclaimConfig.load(path: path)
     }
 

@@ -76,7 +76,7 @@ enum ConfigKeySuggestion {
 
 extension ReclaimConfig {
     /// Every key the configuration knows, as a dotted path with list positions left out (`apps.signingKeys.keyId`):
-    /// what README.md and docs/architecture.md must document (a test holds them to it).
+    /// what docs/configuration.md's table must list, each once with its default (a test holds it to it).
     public static var keyPaths: Set<String> {
         var paths = Set<String>()
         func add<Key: ConfigKeys>(_ prefix: String, _ keys: Key.Type) {
@@ -88,6 +88,8 @@ extension ReclaimConfig {
         add("apps.serverAPI", ServerAPI.CodingKeys.self)
         add("campaigns", Campaign.CodingKeys.self)
         add("campaigns.offer", Campaign.Offer.CodingKeys.self)
+        add("campaigns.variants", Campaign.Variant.CodingKeys.self)
+        add("campaigns.variants.offer", Campaign.Offer.CodingKeys.self)
         add("campaigns.conditions", Campaign.Conditions.CodingKeys.self)
         add("server", Server.CodingKeys.self)
         add("worker", Worker.CodingKeys.self)

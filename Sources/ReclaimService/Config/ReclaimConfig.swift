@@ -5,7 +5,7 @@ import Yams
 
 /// Reclaim's configuration: the YAML file named by `RECLAIM_CONFIG`.
 ///
-/// Every key is documented in README.md ("Configuration"). An unknown key is refused with its path and the
+/// Every key is documented in docs/configuration.md, with its default. An unknown key is refused with its path and the
 /// nearest known key (``ConfigKeys``): a typo must not quietly turn a setting off. Missing optional sections take
 /// defaults.
 public struct ReclaimConfig: Decodable, Sendable {

@@ -21,7 +21,7 @@ struct OfferRoutes {
     static let maxSignedTransactionBytes = 16 * 1024
     static let maxLookupBodyBytes = maxSignedTransactionBytes + 1024
 
-    /// The answer's shape (see README, HTTP): the subscriber as asked about (appAccountToken for GET; the proven
+    /// The answer's shape (see docs/http.md): the subscriber as asked about (appAccountToken for GET; the proven
     /// originalTransactionId, and the transaction's appAccountToken if it has one, for the lookup) and the offers.
     struct OffersResponse: Encodable {
         let appAccountToken: String?
