@@ -338,7 +338,7 @@ struct DocsContractTests {
         let running = Set(try runProcess("/bin/bash", [script, "--list"]).output.split(whereSeparator: \.isWhitespace).map(String.init))
         let testing = Set(try runProcess("/bin/bash", [script, "--test", "--list"]).output.split(whereSeparator: \.isWhitespace).map(String.init))
         #expect(running.contains("postgresql"))
-        for tool in ["chromium", "chromium-driver", "pip:selenium", "pip:schemathesis"] {
+        for tool in ["chromium", "chromium-driver", "nodejs", "pip:selenium", "pip:schemathesis"] {
             #expect(!running.contains(tool), "running Reclaim does not need \(tool)")
             #expect(testing.contains(tool), "the tests need \(tool)")
         }
