@@ -5,7 +5,7 @@
 -- at once, leaves one consistent schema. The binary compiles this file in (Package.swift embeds
 -- it; ReclaimStore's SchemaSQL): there is no other copy.
 --
--- reclaim-schema-version: 15
+-- reclaim-schema-version: 16
 --
 -- A database at an older version is upgraded by the scripts in migrations/ (NNN-name.sql takes
 -- version NNN-1 to NNN); applying this file to an empty database gives the same result.
@@ -380,15 +380,21 @@ COMMENT ON COLUMN reclaim.offer_redemptions.redeemed_at IS 'Transaction purchase
 COMMENT ON COLUMN reclaim.offer_redemptions.recorded_at IS 'When Reclaim recorded it.';
 
 CREATE TABLE reclaim.offer_events (
-    offer_id    uuid        NOT NULL REFERENCES reclaim.offers (id),
-    event       text        NOT NULL CHECK (event IN ('shown', 'dismissed', 'purchase_started')),
-    occurred_at timestamptz NOT NULL DEFAULT now(),
-    PRIMARY KEY (offer_id, event)
+    offer_id       uuid        NOT NULL REFERENCES reclaim.offers (id),
+    event          text        NOT NULL,
+    occurred_at    timestamptz NOT NULL DEFAULT now(),
+    purchase_error text,
+    PRIMARY KEY (offer_id, event),
+    CONSTRAINT offer_events_event_check
+        CHECK (event IN ('shown', 'dismissed', 'purchase_started', 'purchase_pending', 'purchase_failed')),
+    CONSTRAINT offer_events_purchase_error_check
+        CHECK (purchase_error IS NULL OR (event = 'purchase_failed' AND char_length(purchase_error) BETWEEN 1 AND 256))
 );
 COMMENT ON TABLE reclaim.offer_events IS 'What the app reported about an offer (POST /v1/offers/{id}/events); each event once per offer.';
 COMMENT ON COLUMN reclaim.offer_events.offer_id IS 'The offer.';
-COMMENT ON COLUMN reclaim.offer_events.event IS 'shown, dismissed or purchase_started.';
+COMMENT ON COLUMN reclaim.offer_events.event IS 'shown, dismissed, purchase_started, purchase_pending (Ask to Buy: awaiting approval) or purchase_failed.';
 COMMENT ON COLUMN reclaim.offer_events.occurred_at IS 'When Reclaim first recorded it.';
+COMMENT ON COLUMN reclaim.offer_events.purchase_error IS 'purchase_failed only: the error StoreKit threw, as the app described it (at most 256 characters); NULL when the app sent none.';
 
 -- ---------------------------------------------------------------------------------------------
 -- API keys and forensics.

@@ -94,7 +94,8 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
         precondition((1...GrantRequest.maximumDeliverableFor).contains(request.deliverableFor))
         // The edge refuses a body holding U+0000 before it is decoded (StorableText): a body it lets through must
         // give no field that PostgreSQL cannot store.
-        let fields = [request.bundleId, request.productId, request.offerIdentifier, request.reason, request.campaign]
+        let fields =
+            [request.bundleId, request.productId, request.offerIdentifier, request.reason, request.campaign]
             + [request.originalTransactionId, request.environment, request.messageIdentifier].compactMap { $0 }
         if StorableText.nulPath(inJSON: body) == nil {
             precondition(!fields.contains { $0.utf8.contains(0) }, "a NUL passed the edge: \(String(decoding: body, as: UTF8.self))")
@@ -106,7 +107,14 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
     static func offerRequest(_ bytes: [UInt8]) {
         let text = String(decoding: bytes, as: UTF8.self)
         if let uuid = OfferRequestInput.uuid(text) { precondition(OfferRequestInput.uuid(uuid.uuidString) == uuid) }
-        if let event = OfferRequestInput.event(body: Data(bytes)) { precondition(OfferRequestInput.events.contains(event)) }
+        if let body = try? OfferRequestInput.event(body: Data(bytes)) {
+            precondition(OfferRequestInput.events.contains(body.event))
+            // Only purchase_failed carries an error, and one the column takes: no NUL, 1 to 256 characters.
+            if let error = body.error {
+                precondition(body.event == OfferRequestInput.failedEvent && !error.utf8.contains(0))
+                precondition((1...OfferRequestInput.maxErrorCharacters).contains(error.unicodeScalars.count))
+            }
+        }
     }
 
     static func notificationBody(_ bytes: [UInt8]) async {

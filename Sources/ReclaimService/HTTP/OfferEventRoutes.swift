@@ -3,14 +3,16 @@ import Hummingbird
 import ReclaimDomain
 import ReclaimStore
 
-/// `POST /v1/offers/{id}/events` with `{"event": "shown" | "dismissed" | "purchase_started"}`: what the app did
-/// with an offer, for the funnel (`reclaim.offer_events`). Idempotent: the same event again answers
-/// `{"status":"duplicate"}`. Another app's offer is 404, like an unknown one, so ids reveal nothing.
+/// `POST /v1/offers/{id}/events` with `{"event": E}`, E one of shown, dismissed, purchase_started, purchase_pending
+/// (StoreKit's `.pending`: Ask to Buy) and purchase_failed, which may carry `"error"`: what StoreKit threw, at most 256
+/// characters. What the app did with an offer, for the funnel (`reclaim.offer_events`). Idempotent: the same event
+/// again answers `{"status":"duplicate"}` (a second failure keeps the first error). Another app's offer is 404, like an
+/// unknown one, so ids reveal nothing.
 struct OfferEventRoutes {
     let delivery: OfferDelivery
 
-    /// An event body is a few dozen bytes.
-    static let maxBodyBytes = 1024
+    /// An event body is a few dozen bytes; purchase_failed's error is 256 characters, up to 6 bytes each as a JSON escape.
+    static let maxBodyBytes = 4096
 
     struct Answer: Encodable { let status: String }
 
@@ -22,8 +24,11 @@ struct OfferEventRoutes {
                 throw Problem(.notFound, "no such offer")
             }
             let body = try await readJSONBody(request, context: context, limit: Self.maxBodyBytes, record: { _ in })
-            guard let event = OfferRequestInput.event(body: Data(body.readableBytesView)) else {
-                throw Problem(.invalidEvent, "the body must be {\"event\": \"shown\"}, \"dismissed\" or \"purchase_started\"")
+            let event: OfferRequestInput.EventBody
+            do throws(OfferRequestInput.EventRefusal) {
+                event = try OfferRequestInput.event(body: Data(body.readableBytesView))
+            } catch {
+                throw Problem(error.nul ? .invalidText : .invalidEvent, error.reason)
             }
             let outcome = try await delivery.recordEvent(event, offerId: offerId, bundleId: bundleId, logger: context.logger)
             switch outcome {

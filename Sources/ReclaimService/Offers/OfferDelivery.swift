@@ -72,10 +72,23 @@ struct OfferDelivery: Sendable {
         return delivered
     }
 
-    /// Records what the app did with one of its offers (shown, dismissed, purchase_started), once per event.
-    func recordEvent(_ event: String, offerId: UUID, bundleId: String, logger: Logger) async throws -> OfferStore.EventOutcome {
-        try await postgres.withConnection(logger: logger) {
-            try await OfferStore.recordEvent(event, offerId: offerId, bundleId: bundleId, connection: $0, logger: logger)
+    /// Records what the app did with one of its offers (``OfferRequestInput/events``), once per event. A failed purchase
+    /// is logged with StoreKit's error as well: an offer identifier App Store Connect does not know shows up here.
+    func recordEvent(
+        _ event: OfferRequestInput.EventBody,
+        offerId: UUID,
+        bundleId: String,
+        logger: Logger
+    ) async throws -> OfferStore.EventOutcome {
+        let outcome = try await postgres.withConnection(logger: logger) {
+            try await OfferStore.recordEvent(event.event, error: event.error, offerId: offerId, bundleId: bundleId, connection: $0, logger: logger)
         }
+        if event.event == OfferRequestInput.failedEvent, outcome == .recorded {
+            logger.notice(
+                "the app reports a purchase with an offer that failed",
+                metadata: ["offer": "\(offerId)", "bundleId": "\(bundleId)", "error": "\(event.error ?? "(none given)")"]
+            )
+        }
+        return outcome
     }
 }

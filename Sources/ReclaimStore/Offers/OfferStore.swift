@@ -284,9 +284,11 @@ public enum OfferStore {
         case unknownOffer
     }
 
-    /// Records `event` (shown, dismissed, purchase_started) for an offer of `bundleId`, once per offer and event.
+    /// Records `event` for an offer of `bundleId`, once per offer and event, with `error` for purchase_failed (the first
+    /// failure's error is kept).
     public static func recordEvent(
         _ event: String,
+        error: String? = nil,
         offerId: UUID,
         bundleId: String,
         connection: PostgresConnection,
@@ -298,7 +300,7 @@ public enum OfferStore {
             """
             WITH offer AS (SELECT id FROM reclaim.offers WHERE id = \(offerId) AND bundle_id = \(bundleId)),
             inserted AS (
-                INSERT INTO reclaim.offer_events (offer_id, event) SELECT id, \(event) FROM offer
+                INSERT INTO reclaim.offer_events (offer_id, event, purchase_error) SELECT id, \(event), \(error) FROM offer
                 ON CONFLICT (offer_id, event) DO NOTHING
                 RETURNING 1)
             SELECT (SELECT count(*) FROM offer)::int, (SELECT count(*) FROM inserted)::int

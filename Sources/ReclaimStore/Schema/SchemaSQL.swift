@@ -25,5 +25,6 @@ public enum SchemaSQL {
         13: PackageResources._13_campaign_experiments_sql,
         14: PackageResources._14_outbound_sql,
         15: PackageResources._15_set_based_offer_webhooks_sql,
+        16: PackageResources._16_purchase_outcome_events_sql,
     ].mapValues { String(decoding: $0, as: UTF8.self) }
 }

@@ -159,6 +159,51 @@ struct OfferDeliveryTests {
         }
     }
 
+    @Test(
+        "purchase outcomes: purchase_pending is its own event; purchase_failed stores StoreKit's error; an error with another event, empty, too long or holding NUL is 400"
+    )
+    func purchaseOutcomeEvents() async throws {
+        let setup = try CampaignTestSetup()
+        defer { setup.remove() }
+        try await withProcessedCorpus(setup) { client, dependencies in
+            let appKey = try await TestKeys(client: client).create(scope: .app, bundleId: "GeniusParentingAI", logger: logger)
+            let offerId = try #require(try await OfferRow.all(client).last?.id)
+            let app = Application(router: buildRouter(dependencies), configuration: .init(address: .hostname("127.0.0.1", port: 0)))
+            try await app.test(.live) { http in
+                func post(_ body: String) async throws -> (HTTPResponse.Status, String) {
+                    try await http.execute(
+                        uri: "/v1/offers/\(offerId.uuidString.lowercased())/events",
+                        method: .post,
+                        headers: [.contentType: "application/json", .authorization: "Bearer \(appKey)"],
+                        body: ByteBuffer(string: body)
+                    ) { ($0.status, String(buffer: $0.body)) }
+                }
+                for (body, problem) in [
+                    (#"{"event": "shown", "error": "x"}"#, "invalid-event"),
+                    (#"{"event": "purchase_failed", "error": ""}"#, "invalid-event"),
+                    (#"{"event": "purchase_failed", "error": "\#(String(repeating: "é", count: 257))"}"#, "invalid-event"),
+                    (#"{"event": "purchase_failed", "error": "invalid\u0000offer"}"#, "invalid-text"),
+                    (#"{"event": "purchase_failed", "error": 42}"#, "invalid-event"),
+                ] {
+                    let (status, answer) = try await post(body)
+                    #expect(status == .badRequest && answer.contains("urn:reclaim:problem:\(problem)"), "\(body): \(answer)")
+                }
+                #expect(try await post(#"{"event": "purchase_pending"}"#).1 == #"{"status":"recorded"}"#)
+                let error = "StoreKit.Product.PurchaseError.invalidOfferIdentifier " + String(repeating: "é", count: 200)
+                #expect(try await post(#"{"event": "purchase_failed", "error": "\#(error)"}"#).1 == #"{"status":"recorded"}"#)
+                // Once per offer and event: a second failure keeps the first error.
+                #expect(try await post(#"{"event": "purchase_failed", "error": "another"}"#).1 == #"{"status":"duplicate"}"#)
+                let rows = try await client.query(
+                    "SELECT event, purchase_error FROM reclaim.offer_events WHERE offer_id = \(offerId) ORDER BY event",
+                    logger: logger
+                )
+                var stored: [String: String?] = [:]
+                for try await (event, purchaseError) in rows.decode((String, String?).self) { stored[event] = purchaseError }
+                #expect(stored == ["purchase_failed": error, "purchase_pending": nil])
+            }
+        }
+    }
+
     @Test("the refresher re-signs offers whose signatures are old and expires those past their window")
     func refresher() async throws {
         let setup = try CampaignTestSetup()
