@@ -1,4 +1,5 @@
 // swift-tools-version: 6.1
+import Foundation
 import PackageDescription
 
 /// Settings shared by every target: Swift 6 language mode and the upcoming features we rely on.
@@ -15,10 +16,34 @@ func server(_ product: String, _ package: String) -> Target.Dependency {
     .product(name: product, package: package, condition: .when(traits: ["Server"]))
 }
 
+/// The platforms. SwiftPM has one set of minimums per package, and an app can add a package only if its own minimums
+/// are at least the package's; a manifest cannot see which traits are on. The two users of this package need different
+/// macOS minimums:
+/// - an app that adds ReclaimClient needs what StoreKit 2 needs: iOS 15, macOS 12, tvOS 15, watchOS 8, visionOS 1
+///   (with `.macOS(.v15)` for everything, a Mac app supporting macOS 12–14 could not add it at all);
+/// - the server, built on a Mac for `reclaim dev` and the tests, needs macOS 15: it uses Synchronization's Mutex
+///   (macOS 15) in 17 files, and swift-prometheus requires macOS 13, which SwiftPM enforces on the targets that use it.
+///   On Linux, where it runs in production, platforms do not apply.
+/// `@available(macOS 15, *)` on the server's code instead would have to reach every type that holds a Mutex and all
+/// their users; a second package cannot be added by URL from the same repository. So the minimums depend on where
+/// the package is: as a dependency SwiftPM and Xcode check it out into a folder named `checkouts`, and there the
+/// client's minimums apply (nothing of the server is built there: an app adds it with `traits: []`); anywhere else —
+/// this repository checked out to build the server — macOS 15. RECLAIM_PLATFORMS=client or =server overrides the
+/// guess (an app that adds a local clone by path and supports macOS 12–14 sets =client). scripts/check-client
+/// evaluates this manifest both ways.
+let serverPlatforms: [SupportedPlatform] = [.macOS(.v15), .iOS(.v15), .tvOS(.v15), .watchOS(.v8), .visionOS(.v1)]
+let clientPlatforms: [SupportedPlatform] = [.macOS(.v12), .iOS(.v15), .tvOS(.v15), .watchOS(.v8), .visionOS(.v1)]
+let isDependencyCheckout = URL(fileURLWithPath: Context.packageDirectory).deletingLastPathComponent().lastPathComponent == "checkouts"
+let platforms: [SupportedPlatform] =
+    switch Context.environment["RECLAIM_PLATFORMS"] {
+    case "client": clientPlatforms
+    case "server": serverPlatforms
+    default: isDependencyCheckout ? clientPlatforms : serverPlatforms
+    }
+
 let package = Package(
     name: "reclaim",
-    // macOS 15 for the server; the others only matter to ReclaimClient, the one product an app uses.
-    platforms: [.macOS(.v15), .iOS(.v15), .tvOS(.v15), .watchOS(.v8), .visionOS(.v1)],
+    platforms: platforms,
     products: [
         .executable(name: "reclaim", targets: ["reclaim"]),
         // The app-side client. Its target depends on nothing, so an app that adds this repository by URL and uses

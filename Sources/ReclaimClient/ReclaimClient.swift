@@ -12,9 +12,13 @@ import FoundationNetworking
 /// - User tokens: when the app requires them, `userToken` is asked for one before the first call that needs it
 ///   and again, once per request, when the server refuses the one it gave (401): tokens expire.
 /// - Events: each (offer, event) is sent until the server acknowledged it once, never again.
+///
+/// The integration guide is docs/ios.md in the Reclaim repository.
 public final class ReclaimClient: Sendable {
-    /// Gives the current user's token, made by the app's backend (`reclaim apps user-token`, or the backend's own
-    /// HMAC): called when the client has none yet and after the server refused the last one.
+    /// Gives the current user's token, made by the app's own backend with the app's `userTokenSecretFile` (an
+    /// HMAC-SHA256 of the user's appAccountToken and an expiry: docs/backend-integration.md; Reclaim has no command
+    /// that makes one, since the secret stays with the backend): called when the client has none yet and after the
+    /// server refused the last one.
     public typealias UserTokenProvider = @Sendable () async throws -> String
 
     public let baseURL: URL
@@ -23,14 +27,17 @@ public final class ReclaimClient: Sendable {
     let timeout: TimeInterval
     let maxAttempts: Int
     let session: URLSession
+    /// The clock that ages offers' signatures (``PendingOffer/signatureIsStale(at:)``); a test's own.
+    let now: @Sendable () -> Date
     private let sent = SentEvents()
     private let tokens = CachedToken()
+    let eventQueue = EventQueue()
 
     /// - Parameters:
     ///   - appKey: the app key from `reclaim apps create-key`.
     ///   - userToken: when the app requires user tokens, how to get one for the signed-in user (see
     ///     ``UserTokenProvider``); `nil` when it does not.
-    public init(
+    public convenience init(
         baseURL: URL,
         appKey: String,
         userToken: UserTokenProvider? = nil,
@@ -38,12 +45,28 @@ public final class ReclaimClient: Sendable {
         maxAttempts: Int = 3,
         session: URLSession = .shared
     ) {
+        self.init(baseURL: baseURL, appKey: appKey, userToken: userToken, timeout: timeout, maxAttempts: maxAttempts, session: session) {
+            Date()
+        }
+    }
+
+    /// With the clock `now` (tests: an app left running for hours).
+    package init(
+        baseURL: URL,
+        appKey: String,
+        userToken: UserTokenProvider? = nil,
+        timeout: TimeInterval = 4,
+        maxAttempts: Int = 3,
+        session: URLSession = .shared,
+        now: @escaping @Sendable () -> Date
+    ) {
         self.baseURL = baseURL
         self.appKey = appKey
         self.userToken = userToken
         self.timeout = timeout
         self.maxAttempts = max(1, maxAttempts)
         self.session = session
+        self.now = now
     }
 
     private struct OffersAnswer: Decodable {
@@ -57,25 +80,85 @@ public final class ReclaimClient: Sendable {
         components?.queryItems = [URLQueryItem(name: "appAccountToken", value: appAccountToken.uuidString.lowercased())]
         guard let url = components?.url else { throw ReclaimClientError.invalidResponse("cannot build the URL from \(baseURL)") }
         let data = try await sendWithUserToken(URLRequest(url: url))
-        return try offers(from: data)
+        return try offers(from: data, lookup: .appAccountToken(appAccountToken))
     }
 
     /// The offers waiting for the subscriber whose transaction this is (empty when none), for subscribers without
     /// an appAccountToken. `signedTransaction` is StoreKit 2's `jwsRepresentation` of a transaction of the
-    /// subscription (e.g. from `Transaction.latest(for:)`; ``pendingOffers(forProduct:)`` does that on Apple
-    /// platforms): Reclaim checks Apple's signature and answers for that subscription only.
+    /// subscription (on Apple platforms ``pendingOffers(for:appAccountToken:)`` finds them by subscription group):
+    /// Reclaim checks Apple's signature and answers for that subscription only.
     public func pendingOffers(signedTransaction: String) async throws -> [PendingOffer] {
         var request = URLRequest(url: baseURL.appendingPathComponent("v1/offers/lookup"))
         request.httpMethod = "POST"
         request.setValue("application/json", forHTTPHeaderField: "Content-Type")
         request.httpBody = try JSONEncoder().encode(["signedTransaction": signedTransaction])
         let data = try await send(request)
-        return try offers(from: data)
+        return try offers(from: data, lookup: .signedTransaction(signedTransaction))
     }
 
-    private func offers(from data: Data) throws -> [PendingOffer] {
+    /// The offers waiting for this subscriber, by every lookup that applies, so that the app need not choose:
+    ///
+    /// 1. With `appAccountToken` (the UUID the app sets on its signed-in user's purchases): `GET /v1/offers`. Offers
+    ///    found are the answer.
+    /// 2. Without one, or when it finds none: each of `signedTransactions()` (StoreKit 2 `jwsRepresentation`s of the
+    ///    subscriber's transactions; on Apple platforms ``pendingOffers(for:appAccountToken:)`` passes the latest of
+    ///    each subscription in the product's group) through `POST /v1/offers/lookup`. A signed-in user whose purchase
+    ///    predates the token is found here; `signedTransactions` is not called when step 1 found offers.
+    ///
+    /// Empty when no lookup finds an offer. A lookup that fails does not stop the next; the first error is thrown
+    /// only when one failed and none found an offer.
+    public func pendingOffers(
+        appAccountToken: UUID?,
+        signedTransactions: () async throws -> [String]
+    ) async throws -> [PendingOffer] {
+        var firstError: (any Error)?
+        if let appAccountToken {
+            do {
+                let offers = try await pendingOffers(appAccountToken: appAccountToken)
+                if !offers.isEmpty { return offers }
+            } catch {
+                firstError = error
+            }
+        }
+        var found: [PendingOffer] = []
         do {
-            return try JSONDecoder().decode(OffersAnswer.self, from: data).offers
+            var asked = Set<String>()
+            for transaction in try await signedTransactions() where asked.insert(transaction).inserted {
+                do {
+                    for offer in try await pendingOffers(signedTransaction: transaction) where !found.contains(where: { $0.id == offer.id }) {
+                        found.append(offer)
+                    }
+                } catch {
+                    firstError = firstError ?? error
+                }
+            }
+        } catch {
+            firstError = firstError ?? error
+        }
+        if found.isEmpty, let firstError { throw firstError }
+        return found
+    }
+
+    /// `offer` as Reclaim delivers it now, with fresh signatures, fetched again the way it was fetched (the token, or
+    /// the signed transaction); nil when Reclaim no longer delivers it (expired, redeemed, withdrawn). An offer the
+    /// client did not fetch itself comes back unchanged.
+    public func refreshed(_ offer: PendingOffer) async throws -> PendingOffer? {
+        let offers: [PendingOffer]
+        switch offer.lookup {
+        case .appAccountToken(let token): offers = try await pendingOffers(appAccountToken: token)
+        case .signedTransaction(let transaction): offers = try await pendingOffers(signedTransaction: transaction)
+        case nil: return offer
+        }
+        return offers.first { $0.id == offer.id }
+    }
+
+    private func offers(from data: Data, lookup: PendingOffer.Lookup) throws -> [PendingOffer] {
+        do {
+            return try JSONDecoder().decode(OffersAnswer.self, from: data).offers.map { offer in
+                var offer = offer
+                offer.lookup = lookup
+                return offer
+            }
         } catch {
             throw ReclaimClientError.invalidResponse("the offers do not decode: \(error)")
         }
@@ -111,16 +194,39 @@ public final class ReclaimClient: Sendable {
         }
     }
 
-    /// Reports `event` for `offer`, once: later calls for the same pair return at once.
-    public func record(_ event: OfferEvent, for offer: PendingOffer) async throws {
+    /// Reports `event` for `offer`, once: later calls for the same pair return at once. With ``OfferEvent/purchaseFailed``,
+    /// `error` is what StoreKit threw; the server gets its description (``describe(_:)``). Other events send none.
+    public func record(_ event: OfferEvent, for offer: PendingOffer, error: (any Error)? = nil) async throws {
+        try await record(event, for: offer, errorText: event == .purchaseFailed ? error.flatMap(Self.describe) : nil)
+    }
+
+    func record(_ event: OfferEvent, for offer: PendingOffer, errorText: String?) async throws {
+        struct Body: Encodable {
+            let event: String
+            let error: String?
+        }
         let key = "\(offer.id)/\(event.rawValue)"
         guard !sent.contains(key) else { return }
         var request = URLRequest(url: baseURL.appendingPathComponent("v1/offers/\(offer.id)/events"))
         request.httpMethod = "POST"
         request.setValue("application/json", forHTTPHeaderField: "Content-Type")
-        request.httpBody = Data("{\"event\":\"\(event.rawValue)\"}".utf8)
+        request.httpBody = try JSONEncoder().encode(Body(event: event.rawValue, error: errorText))
         _ = try await send(request)
         sent.insert(key)
+    }
+
+    /// The most characters of an error the server takes (`POST /v1/offers/{id}/events`).
+    static let maxErrorCharacters = 256
+
+    /// An error as the server stores it: its full name (`StoreKit.Product.PurchaseError.invalidOfferIdentifier`, or
+    /// an `NSError`'s domain and code), without NUL, at most 256 characters; nil when nothing is left.
+    public static func describe(_ error: any Error) -> String? {
+        var scalars = String.UnicodeScalarView()
+        for scalar in String(reflecting: error).unicodeScalars.prefix(maxErrorCharacters) where scalar != "\u{0}" {
+            scalars.append(scalar)
+        }
+        let text = String(scalars).trimmingCharacters(in: .whitespacesAndNewlines)
+        return text.isEmpty ? nil : text
     }
 
     /// Sends with the app key, retrying 5xx, timeouts and network failures with backoff (0.2 s, 0.4 s, …).

@@ -15,4 +15,12 @@ public enum ReclaimClientError: Error, Sendable, Equatable {
     case server(status: Int, type: String, detail: String)
     /// An answer that is not what the API documents.
     case invalidResponse(String)
+    /// A purchase of `product` was asked for with an offer signed for `offerProduct`: the App Store would refuse it.
+    case offerForAnotherProduct(offerProduct: String, product: String)
+    /// The offer's signature was too old to buy with, and Reclaim no longer delivers the offer (it expired, was
+    /// redeemed or withdrawn): fetch the offers again.
+    case offerNoLongerAvailable(id: String)
+    /// StoreKit lists no promotional offer with this identifier for the product: App Store Connect and Reclaim's
+    /// configuration disagree (a typo, or an offer not yet approved). Recorded as `purchase_failed` for the server.
+    case offerNotInStoreKit(offerIdentifier: String, productID: String)
 }

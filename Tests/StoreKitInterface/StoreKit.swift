@@ -1,15 +1,36 @@
-// A stand-in for Apple's StoreKit with exactly the symbols ReclaimClient's glue (PendingOffer+StoreKit.swift) uses,
-// so that the glue type-checks on Linux (scripts/check-client), where `#if canImport(StoreKit)` otherwise hides it.
+// A stand-in for Apple's StoreKit with exactly the symbols ReclaimClient's glue (PendingOffer+StoreKit.swift) and the
+// app code checked beside it (AppUsage.swift, Examples/SwiftUI) use, so that they type-check on Linux
+// (scripts/check-client), where `#if canImport(StoreKit)` otherwise hides the glue.
 //
 // Each declaration is transcribed from Apple's documentation (developer.apple.com/documentation/storekit, read
-// 2026-11-25, the iOS 26 SDK); Apple's declaration is quoted above it. Only the shape matters: the bodies never run.
-// Do not add a symbol from memory: transcribe it, with its quote, or the check proves nothing.
+// 2026-11-25 and 2026-12, the iOS 26 SDK); Apple's declaration and availability are quoted above it. Only the shape
+// matters: the bodies never run. Do not add a symbol from memory: transcribe it, with its quote, or the check proves
+// nothing.
+//
+// Availability: a Linux compiler checks no Apple platform's availability, so `@available(iOS 15.0, …)` written here
+// would prove nothing. The one difference between platforms the glue must respect is transcribed as a compile
+// condition instead: built with `-D RECLAIM_CHECK_VISIONOS`, this module is StoreKit as visionOS declares it, where
+// `purchase(options:)` is unavailable. What stays unchecked: every other availability (an API newer than a deployment
+// target), and that these quotes match the SDK an app builds with.
 
 import Foundation
+import UIKit
 
+// Apple (iOS 15.0+, macOS 12.0+, tvOS 15.0+, watchOS 8.0+, visionOS 1.0+): `struct Product`
 public struct Product: Sendable {
     // Apple: `let id: String` (Product, iOS 15.0+)
     public let id: String
+
+    // Apple (iOS 15.0+, visionOS 1.0+): `let displayName: String`, "The localized display name of the product".
+    public let displayName: String
+
+    // Apple (iOS 15.0+, visionOS 1.0+): `let displayPrice: String`, "The localized string representation of the
+    // product price, suitable for display".
+    public let displayPrice: String
+
+    // Apple (iOS 15.0+, macOS 12.0+, tvOS 15.0+, watchOS 8.0+, visionOS 1.0+): `let subscription:
+    // Product.SubscriptionInfo?`, "A nil value indicates that this product isn't an auto-renewable subscription".
+    public let subscription: SubscriptionInfo?
 
     public struct PurchaseOption: Hashable, Sendable {
         // Apple: `static func appAccountToken(_ token: UUID) -> Product.PurchaseOption` (iOS 15.0+)
@@ -43,9 +64,68 @@ public struct Product: Sendable {
         case pending
     }
 
-    // Apple: `@MainActor func purchase(options: Set<Product.PurchaseOption> = []) async throws -> Product.PurchaseResult`
+    // Apple (iOS 15.0+, iPadOS 15.0+, macOS 12.0+, tvOS 15.0+, watchOS 8.0+; no visionOS):
+    // `@MainActor func purchase(options: Set<Product.PurchaseOption> = []) async throws -> Product.PurchaseResult`
+    // On visionOS the compiler says: "'purchase(options:)' is unavailable in visionOS: Use @Environment(\.purchase) to
+    // get a PurchaseAction value to call. If your app uses UIKit, use purchase(confirmIn:options:)."
+    #if RECLAIM_CHECK_VISIONOS
+    @available(
+        *,
+        unavailable,
+        message:
+            "unavailable in visionOS: Use @Environment(\\.purchase) to get a PurchaseAction value to call. If your app uses UIKit, use purchase(confirmIn:options:)."
+    )
     @MainActor
     public func purchase(options: Set<Product.PurchaseOption> = []) async throws -> Product.PurchaseResult { stub() }
+    #else
+    @MainActor
+    public func purchase(options: Set<Product.PurchaseOption> = []) async throws -> Product.PurchaseResult { stub() }
+    #endif
+
+    // Apple (iOS 17.0+, iPadOS 17.0+, Mac Catalyst 17.0+, tvOS 17.0+, visionOS 1.0+; not macOS, not watchOS):
+    // `@MainActor func purchase(confirmIn scene: some UIScene, options: Set<Product.PurchaseOption> = []) async throws ->
+    // Product.PurchaseResult`, "Initiates a purchase for the product with the App Store and displays the confirmation
+    // sheet"; Apple: "Use purchase(confirmIn:options:) for apps that use UIKit."
+    @MainActor
+    public func purchase(confirmIn scene: some UIScene, options: Set<Product.PurchaseOption> = []) async throws -> Product.PurchaseResult {
+        stub()
+    }
+
+    // Apple (iOS 15.0+, macOS 12.0+, tvOS 15.0+, watchOS 8.0+, visionOS 1.0+): `struct SubscriptionInfo`
+    public struct SubscriptionInfo: Sendable {
+        // Apple (iOS 15.0+, visionOS 1.0+): `let subscriptionGroupID: String`, "The subscription group identifier for
+        // this subscription".
+        public let subscriptionGroupID: String
+
+        // Apple (iOS 15.0+, visionOS 1.0+): `let promotionalOffers: [Product.SubscriptionOffer]`, "This array is empty
+        // if you haven't set up promotional offers in App Store Connect".
+        public let promotionalOffers: [SubscriptionOffer]
+
+        // Apple (iOS 15.0+, macOS 12.0+, tvOS 15.0+, watchOS 8.0+, visionOS 1.0+):
+        // `static func status(for groupID: String) async throws -> [Product.SubscriptionInfo.Status]`, "Gets the
+        // subscription status for a subscription group identifier"; "This array is empty if the customer has never
+        // subscribed to a product in this subscription group."
+        public static func status(for groupID: String) async throws -> [Status] { stub() }
+
+        // Apple (iOS 15.0+, macOS 12.0+, tvOS 15.0+, watchOS 8.0+, visionOS 1.0+): `struct Status`, "The renewal status
+        // information for an auto-renewable subscription".
+        public struct Status: Sendable {
+            // Apple (iOS 15.0+, visionOS 1.0+): `let transaction: VerificationResult<Transaction>`, "The latest
+            // transaction for the subscription group".
+            public let transaction: VerificationResult<Transaction>
+        }
+    }
+
+    // Apple (iOS 15.0+, macOS 12.0+, tvOS 15.0+, watchOS 8.0+, visionOS 1.0+): `struct SubscriptionOffer`,
+    // "Information about a subscription offer that you configure in App Store Connect".
+    public struct SubscriptionOffer: Sendable {
+        // Apple (iOS 15.0+, visionOS 1.0+): `let id: String?`, "The offer identifier"; nil for an introductory offer.
+        public let id: String?
+
+        // Apple (iOS 15.0+, visionOS 1.0+): `let displayPrice: String`, "The localized string representation of the
+        // discounted price of the subscription offer".
+        public let displayPrice: String
+    }
 }
 
 public struct Transaction: Sendable {
@@ -54,9 +134,6 @@ public struct Transaction: Sendable {
 
     // Apple's example on Product.PurchaseResult: `await transaction.finish()`; declared `func finish() async`.
     public func finish() async {}
-
-    // Apple: `static func latest(for productID: String) async -> VerificationResult<Transaction>?` (iOS 15.0+)
-    public static func latest(for productID: String) async -> VerificationResult<Transaction>? { stub() }
 }
 
 // Apple: `@frozen enum VerificationResult<SignedType>` with `case unverified(SignedType, VerificationResult<SignedType>.VerificationError)`
@@ -75,7 +152,7 @@ extension VerificationResult where SignedType == Transaction {
     public var jwsRepresentation: String { stub() }
 }
 
-// Apple (iOS 12.2–18.0, deprecated since): `class SKPaymentDiscount` (an NSObject) with
+// Apple (iOS 12.2–18.0, visionOS 1.0–2.0, deprecated since): `class SKPaymentDiscount` (an NSObject) with
 // `init(identifier: String, keyIdentifier: String, nonce: UUID, signature: String, timestamp: NSNumber)`
 open class SKPaymentDiscount: NSObject, @unchecked Sendable {
     public init(identifier: String, keyIdentifier: String, nonce: UUID, signature: String, timestamp: NSNumber) {}

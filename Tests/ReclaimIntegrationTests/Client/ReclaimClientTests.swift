@@ -29,6 +29,15 @@ struct ReclaimClientTests {
                 let offer = try #require(offers.first)
                 #expect(offers.count == 1)
                 #expect(offer.offerIdentifier == "WINBACK30")
+                #expect(offer.environment == .sandbox)
+                let until = try await client.query(
+                    "SELECT deliverable_until FROM reclaim.offers WHERE id = \(try #require(UUID(uuidString: offer.id)))",
+                    logger: logger
+                )
+                for try await deliverableUntil in until.decode(Date.self) {
+                    #expect(abs(offer.expiresAt.timeIntervalSince(deliverableUntil)) < 1, "expiresAt is deliverable_until, as a Date")
+                }
+                #expect(abs(offer.signedAt.timeIntervalSinceNow) < 60 && !offer.signatureIsStale())
                 let mapped = try StoreKitPromotionalOffer(offer)
                 #expect(mapped.appAccountToken == Self.user)
                 #expect(offer.storeKit1.applicationUsername == "00000000-0000-0000-0000-000000000051", "lowercase, as signed")

@@ -1,0 +1,8 @@
+// A stand-in for the one UIKit symbol StoreKit's scene purchase takes (Tests/StoreKitInterface/StoreKit.swift,
+// `purchase(confirmIn:options:)`), transcribed from Apple's documentation (developer.apple.com/documentation/uikit,
+// read 2026-12). Only the shape matters. Do not add a symbol from memory.
+
+// Apple (iOS 13.0+, iPadOS 13.0+, Mac Catalyst 13.1+, tvOS 13.0+, visionOS 1.0+): `@MainActor class UIScene`, "An object
+// that represents one instance of your app's user interface" (a UIResponder; not transcribed: not used).
+@MainActor
+open class UIScene {}

@@ -1,0 +1,15 @@
+// The UIKit purchase docs/ios.md shows, for iOS 17 and later and for visionOS: scripts/check-client type-checks it as
+// for iOS and as for visionOS, and holds docs/ios.md's copy to it.
+
+import Foundation
+import ReclaimClient
+import StoreKit
+import UIKit
+
+// docs/ios.md: uikit
+/// UIKit on iOS 17+, tvOS 17+ and visionOS: StoreKit shows its sheet in the scene you give.
+@MainActor
+func buy(product: Product, offer: PendingOffer, reclaim: ReclaimClient, scene: UIScene) async throws -> Product.PurchaseResult {
+    try await reclaim.purchase(product, with: offer) { try await product.purchase(confirmIn: scene, options: $0) }
+}
+// docs/ios.md: end
