@@ -1,6 +1,6 @@
-// The app code docs/ios.md shows for an app without SwiftUI's PurchaseAction (UIKit before iOS 17, AppKit, watchOS,
-// tvOS): scripts/check-client type-checks it against ReclaimClient and the StoreKit stand-in, and holds docs/ios.md's
-// copy to it. It fails when the glue is hidden (`#if canImport(StoreKit)` false) or does not fit Apple's declarations.
+// The app code docs/ios.md (and README.md's app snippet) shows for an app without SwiftUI's PurchaseAction (UIKit before
+// iOS 17, AppKit, watchOS, tvOS): scripts/check-client type-checks it against ReclaimClient and the StoreKit stand-in,
+// and holds the documents' copies to it. It fails when the glue is hidden (`#if canImport(StoreKit)` false) or does not fit Apple's declarations.
 // Not for visionOS, which has no `purchase(options:)`: there the SwiftUI example (Examples/SwiftUI) is what compiles.
 
 import Foundation
@@ -51,6 +51,25 @@ func buy(product: Product, offer: PendingOffer) async {
     }
 }
 // docs/ios.md: end
+
+func showOffer(_ price: String) {}
+
+// README: app-snippet
+/// On the paywall for `product`. `userID`: the appAccountToken your purchases carry, or nil.
+@MainActor
+func paywall(product: Product, userID: UUID?) async throws {
+    let offers = (try? await reclaim.pendingOffers(for: product, appAccountToken: userID)) ?? []
+    guard let offer = offers.first(where: { $0.productIdentifier == product.id }),
+        let price = await reclaim.storeKitOffer(for: offer, of: product)?.displayPrice
+    else { return }  // no offer: your regular paywall
+    showOffer(price)  // your paywall, at the App Store's price of the offer
+    try? await reclaim.record(.shown, for: offer)  // a report never stops a purchase
+    // When the user accepts (with SwiftUI, and on visionOS, give it your PurchaseAction: docs/ios.md):
+    if case .success(.verified(let transaction)) = try await reclaim.purchase(product, with: offer) {
+        await transaction.finish()
+    }
+}
+// README: end
 
 func storeKit1(_ offer: PendingOffer) throws -> SKPaymentDiscount {
     try offer.paymentDiscount()
