@@ -30,7 +30,7 @@ struct AdminCommand: AsyncParsableCommand {
             abstract: "Create a read-only key for /console, of one app (--bundle-id) or every app; prints it as the last line (shown once)."
         )
         @Option(help: "The only app whose numbers the key shows; omit for every app.") var bundleId: String?
-        @Option(help: "A name to tell keys apart in `reclaim apps list`.") var name: String?
+        @Option(help: "A name to tell keys apart in `reclaim admin list-keys`.") var name: String?
         @OptionGroup var database: DatabaseOptions
         /// When given (or RECLAIM_CONFIG is set), the app must be configured there.
         @OptionGroup var config: ConfigOptions
