@@ -146,7 +146,7 @@ struct DeployFilesTests {
     }
 
     @Test(
-        "Kubernetes: the HPA owns the API's count, both roles have a disruption budget, no placeholder Secret is applied, the Ingress exposes /v1/ only; compose builds once, gives /tmp a tmpfs, and fits max_connections"
+        "Kubernetes: the HPA owns the API's count, both roles have a disruption budget and migrate first in an init container of their own image (no immutable Job), no placeholder Secret is applied, the Ingress exposes Apple's and the app's routes only (the admin API opt-in); compose builds once, gives /tmp a tmpfs, and fits max_connections"
     )
     func kubernetesAndCompose() throws {
         func objects(_ folder: String) throws -> [[String: Any]] {
@@ -169,13 +169,28 @@ struct DeployFilesTests {
         )
         #expect(components == ["api", "worker"], "\(components)")
         #expect(!applied.contains { $0["kind"] as? String == "Secret" }, "placeholders would overwrite real Secrets on every apply")
+        // An upgrade is `kubectl apply` with a new image: a Job's pod template is immutable (the apply would fail on
+        // it), so each Deployment's pods migrate first, in an init container of the same image as their server.
+        #expect(!applied.contains { $0["kind"] as? String == "Job" }, "a Job's pod template is immutable: an apply with a new image fails on it")
+        let deployments = applied.filter { $0["kind"] as? String == "Deployment" }
+        #expect(Set(deployments.map(name)) == ["reclaim-api", "reclaim-worker"])
+        for deployment in deployments {
+            let pod = (spec(deployment)["template"] as? [String: Any]).map(spec) ?? [:]
+            let servers = pod["containers"] as? [[String: Any]] ?? []
+            let inits = pod["initContainers"] as? [[String: Any]] ?? []
+            #expect(servers.count == 1, "\(name(deployment))")
+            #expect(inits.count == 1 && inits.first?["args"] as? [String] == ["migrate"], "\(name(deployment)): \(inits)")
+            #expect(inits.first?["image"] as? String == servers.first?["image"] as? String, "\(name(deployment)): migrate runs the server's image")
+        }
 
         let examples = try objects("deploy/kubernetes-examples")
         #expect(examples.contains { $0["kind"] as? String == "Secret" })
         let ingress = try #require(examples.first { $0["kind"] as? String == "Ingress" })
         let rules = spec(ingress)["rules"] as? [[String: Any]] ?? []
         let paths = rules.flatMap { (($0["http"] as? [String: Any])?["paths"] as? [[String: Any]]) ?? [] }.compactMap { $0["path"] as? String }
-        #expect(paths == ["/v1/"], "only the API from the Internet, never /metrics or /console: \(paths)")
+        // Apple's routes and the app's only: never /metrics, /console, or the admin API (/v1/grants: opt-in, commented out).
+        #expect(paths == ["/v1/apple/", "/v1/offers"], "only Apple's and the app's routes from the Internet: \(paths)")
+        #expect(!paths.contains { "/v1/grants".hasPrefix($0) || $0.hasPrefix("/v1/grants") }, "the admin API is opt-in: \(paths)")
 
         let compose = try #require(try Self.yaml(try Self.read("deploy/compose.yaml")) as? [String: Any])
         let services = compose["services"] as? [String: [String: Any]] ?? [:]
