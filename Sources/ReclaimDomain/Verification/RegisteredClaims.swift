@@ -22,13 +22,13 @@ enum RegisteredClaims {
             throw JWSVerificationError(.malformed, "the payload's \(name) claim is not an integer")
         }
         if let iat = try time("iat"), iat > seconds {
-            throw JWSVerificationError(.malformed, "the payload's iat claim (\(Int64(iat))) is in the future")
+            throw JWSVerificationError(.malformed, "the payload's iat claim (\(iat)) is in the future")
         }
         if let nbf = try time("nbf"), nbf > seconds {
-            throw JWSVerificationError(.malformed, "the payload's nbf claim (\(Int64(nbf))) is in the future: not yet valid")
+            throw JWSVerificationError(.malformed, "the payload's nbf claim (\(nbf)) is in the future: not yet valid")
         }
         if let exp = try time("exp"), exp <= seconds {
-            throw JWSVerificationError(.malformed, "the payload's exp claim (\(Int64(exp))) has passed: it has expired")
+            throw JWSVerificationError(.malformed, "the payload's exp claim (\(exp)) has passed: it has expired")
         }
         if let aud = object["aud"], isTruthy(aud) {
             throw JWSVerificationError(.malformed, "the payload names an audience (aud); Apple's payloads name none")
