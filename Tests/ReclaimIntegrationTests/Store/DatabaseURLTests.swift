@@ -65,7 +65,9 @@ struct DatabaseURLTests {
         let started = ContinuousClock.now
         let error = await #expect(throws: DatabaseURL.Unreachable.self) { try await url.checkConnection(logger: TestPostgres.logger) }
         let took = ContinuousClock.now - started
-        #expect(took >= .seconds(2) && took < .seconds(30), "gave up after \(took)")
+        // The message below proves the 2 s budget was the one applied; the bound only catches a hang (a loaded CI machine
+        // has been seen to take over 30 s to schedule the give-up).
+        #expect(took >= .seconds(2) && took < .seconds(120), "gave up after \(took)")
         #expect(error?.description.contains("no answer within 2.0 seconds") == true, "\(String(describing: error))")
         #expect(error?.description.contains("connect_timeout") == true)
     }
