@@ -206,6 +206,40 @@ struct DeployFilesTests {
         #expect(maxConnections >= 5 * ReclaimConfig.Server().databaseConnections + 10, "\(maxConnections)")
     }
 
+    @Test(
+        "TLS in front (deploy/tls): nginx forwards the Ingress's paths and nothing else; the image's upstream is Compose's api, the host's is reclaim-api.service's port, and each file the Containerfile and reclaim-tls.service name exists"
+    )
+    func tlsProxy() throws {
+        let server = try Self.read("deploy/tls/reclaim-server.conf")
+        let forwarded = server.matches(of: /location (\S+) \{ proxy_pass http:\/\/reclaim_api;/).map { String($0.output.1) }
+        #expect(forwarded == ["/v1/apple/", "/v1/offers"], "the Ingress's paths, as DeployFiles' Kubernetes test holds them: \(forwarded)")
+        #expect(server.contains("location / { return 404; }"), "everything else refused")
+
+        let image = try Self.read("deploy/tls/nginx.conf")
+        let compose = try #require(try Self.yaml(try Self.read("deploy/compose.yaml")) as? [String: Any])
+        #expect((compose["services"] as? [String: Any])?["api"] != nil)
+        #expect(image.contains("upstream reclaim_api { server api:8080;"), "Compose's service api on 8080")
+        #expect(image.contains("listen 8443 ssl;") && image.contains("include /etc/nginx/reclaim-server.conf;"))
+
+        let host = try Self.read("deploy/tls/reclaim-host.conf")
+        let apiUnit = try Self.read("deploy/systemd/reclaim-api.service")
+        let port = try #require(apiUnit.firstMatch(of: /ExecStart=\/usr\/local\/bin\/reclaim serve --role api --port (\d+)/)?.output.1)
+        #expect(host.contains("upstream reclaim_api { server 127.0.0.1:\(port);"), "reclaim-api.service listens on \(port)")
+        #expect(host.contains("listen 443 ssl;") && host.contains("include /etc/nginx/reclaim-server.conf;"))
+        // journald's stdout is a socket, which nginx cannot open as /dev/stdout (deploy-check saw it fail to start).
+        #expect(!host.contains("access_log /dev/stdout"))
+
+        let unit = try Self.read("deploy/tls/reclaim-tls.service")
+        #expect(unit.contains("install -m 0644 reclaim-host.conf /etc/nginx/reclaim.conf"))
+        #expect(unit.contains("ExecStart=/usr/sbin/nginx -c /etc/nginx/reclaim.conf"))
+        for file in ["nginx.conf", "reclaim-server.conf", "reclaim-proxy.conf", "reclaim-host.conf"] {
+            #expect(FileManager.default.fileExists(atPath: Self.root.appendingPathComponent("deploy/tls/\(file)").path), "\(file)")
+        }
+        let containerfile = try Self.read("deploy/tls/Containerfile")
+        #expect(containerfile.contains("COPY nginx.conf /etc/nginx/nginx.conf"))
+        #expect(containerfile.contains("COPY reclaim-server.conf reclaim-proxy.conf /etc/nginx/"))
+    }
+
     @Test("every SQL query of the Grafana dashboard runs against the views of a database filled by the corpus")
     func grafanaSQL() async throws {
         let dashboard = try #require(
