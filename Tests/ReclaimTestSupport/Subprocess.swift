@@ -52,8 +52,20 @@ public final class Subprocess: @unchecked Sendable {
         defer { for argument in arguments { free(argument) } }
         let variables = (environment ?? ProcessInfo.processInfo.environment).map { strdup("\($0.key)=\($0.value)") } + [nil]
         defer { for variable in variables { free(variable) } }
+        // The child starts with no signal blocked and every signal at its default: posix_spawn otherwise hands it
+        // the spawning thread's mask, and a test's thread may block SIGTERM (PgBouncer never saw its SIGTERM).
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        var none = sigset_t()
+        sigemptyset(&none)
+        posix_spawnattr_setsigmask(&attributes, &none)
+        var all = sigset_t()
+        sigfillset(&all)
+        posix_spawnattr_setsigdefault(&attributes, &all)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
         var pid: pid_t = 0
-        let result = posix_spawnp(&pid, command[0], &actions, nil, arguments, variables)
+        let result = posix_spawnp(&pid, command[0], &actions, &attributes, arguments, variables)
         guard result == 0 else { throw Failure(description: "could not start \(command[0]): \(String(cString: strerror(result)))") }
         self.pid = pid
     }

@@ -95,7 +95,7 @@ extension ReclaimConfig {
         add("worker", Worker.CodingKeys.self)
         add("offers", Offers.CodingKeys.self)
         add("reconciliation", Reconciliation.CodingKeys.self)
-        add("database", DatabaseTimeouts.CodingKeys.self)
+        add("database", DatabaseSettings.CodingKeys.self)
         add("apps.forwarding", ForwardingTarget.CodingKeys.self)
         add("apps.webhooks", Webhook.CodingKeys.self)
         add("forwarding", Forwarding.CodingKeys.self)

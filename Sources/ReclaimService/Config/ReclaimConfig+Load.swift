@@ -43,7 +43,7 @@ extension ReclaimConfig {
             config.offers = Self.decode(Offers.self, root["offers"], at: "offers", problems: &problems) ?? Offers()
             config.reconciliation =
                 Self.decode(Reconciliation.self, root["reconciliation"], at: "reconciliation", problems: &problems) ?? Reconciliation()
-            config.database = Self.decode(DatabaseTimeouts.self, root["database"], at: "database", problems: &problems) ?? DatabaseTimeouts()
+            config.database = Self.decode(DatabaseSettings.self, root["database"], at: "database", problems: &problems) ?? DatabaseSettings()
             config.forwarding = Self.decode(Forwarding.self, root["forwarding"], at: "forwarding", problems: &problems) ?? Forwarding()
             if !problems.isEmpty {
                 throw ConfigError("\(source):\n" + problems.map { "  - \($0)" }.joined(separator: "\n"))

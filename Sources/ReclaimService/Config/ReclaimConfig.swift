@@ -15,7 +15,7 @@ public struct ReclaimConfig: Decodable, Sendable {
     public var worker: Worker
     public var offers: Offers
     public var reconciliation: Reconciliation
-    public var database: DatabaseTimeouts
+    public var database: DatabaseSettings
     public var forwarding: Forwarding
 
     /// Periodic reconciliation by the worker role (`reclaim reconcile` on a timer).
@@ -152,8 +152,9 @@ public struct ReclaimConfig: Decodable, Sendable {
     }
 
     /// Deadlines for every PostgreSQL operation of `reclaim serve` (``Database/Deadlines``): a connection that died
-    /// with its server fails the operation at its deadline instead of holding it forever.
-    public struct DatabaseTimeouts: Decodable, Sendable {
+    /// with its server fails the operation at its deadline instead of holding it forever. And how the hot statements
+    /// are sent (``PreparedStatements``): `unnamed` behind a pooler that does not track prepared statements.
+    public struct DatabaseSettings: Decodable, Sendable {
         /// Waiting for a connection from the pool, a connection attempt included.
         public var acquireTimeout: ConfigDuration = ConfigDuration(seconds: 5)
         /// One statement outside a transaction, every row read.
@@ -161,6 +162,8 @@ public struct ReclaimConfig: Decodable, Sendable {
         /// One transaction, BEGIN to COMMIT (a worker's batch, a grant, an offer delivery). PostgreSQL itself ends a
         /// session idle in a transaction 5 s longer than this, so a vanished client's locks are released.
         public var transactionTimeout: ConfigDuration = ConfigDuration(seconds: 30)
+        /// `named` (prepared once per connection) or `unnamed` (PgBouncer before 1.21 in transaction mode).
+        public var preparedStatements: PreparedStatements = .named
 
         public init() {}
 
@@ -169,9 +172,19 @@ public struct ReclaimConfig: Decodable, Sendable {
             acquireTimeout = try container.decodeDurationIfPresent(forKey: .acquireTimeout) ?? acquireTimeout
             queryTimeout = try container.decodeDurationIfPresent(forKey: .queryTimeout) ?? queryTimeout
             transactionTimeout = try container.decodeDurationIfPresent(forKey: .transactionTimeout) ?? transactionTimeout
+            if let text = try container.decodeIfPresent(String.self, forKey: .preparedStatements) {
+                guard let mode = PreparedStatements(rawValue: text) else {
+                    throw DecodingError.dataCorruptedError(
+                        forKey: .preparedStatements,
+                        in: container,
+                        debugDescription: "'\(LogText.bounded(text, limit: 40))' is neither named nor unnamed"
+                    )
+                }
+                preparedStatements = mode
+            }
         }
 
-        enum CodingKeys: String, ConfigKeys { case acquireTimeout, queryTimeout, transactionTimeout }
+        enum CodingKeys: String, ConfigKeys { case acquireTimeout, queryTimeout, transactionTimeout, preparedStatements }
 
         public var deadlines: Database.Deadlines {
             Database.Deadlines(acquire: acquireTimeout.duration, query: queryTimeout.duration, transaction: transactionTimeout.duration)
@@ -187,7 +200,7 @@ public struct ReclaimConfig: Decodable, Sendable {
         worker: Worker = Worker(),
         offers: Offers = Offers(),
         reconciliation: Reconciliation = Reconciliation(),
-        database: DatabaseTimeouts = DatabaseTimeouts(),
+        database: DatabaseSettings = DatabaseSettings(),
         forwarding: Forwarding = Forwarding()
     ) {
         self.apps = apps
@@ -208,7 +221,7 @@ public struct ReclaimConfig: Decodable, Sendable {
         worker = try container.decodeIfPresent(Worker.self, forKey: .worker) ?? Worker()
         offers = try container.decodeIfPresent(Offers.self, forKey: .offers) ?? Offers()
         reconciliation = try container.decodeIfPresent(Reconciliation.self, forKey: .reconciliation) ?? Reconciliation()
-        database = try container.decodeIfPresent(DatabaseTimeouts.self, forKey: .database) ?? DatabaseTimeouts()
+        database = try container.decodeIfPresent(DatabaseSettings.self, forKey: .database) ?? DatabaseSettings()
         forwarding = try container.decodeIfPresent(Forwarding.self, forKey: .forwarding) ?? Forwarding()
     }
 }

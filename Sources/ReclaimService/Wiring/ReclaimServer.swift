@@ -32,6 +32,7 @@ public struct ReclaimServer: Sendable {
             url: databaseURL,
             maxConnections: config.server.databaseConnections,
             deadlines: config.database.deadlines,
+            preparedStatements: config.database.preparedStatements,
             backgroundLogger: logger
         )
         var dependencies = try Dependencies(config: config, postgres: postgres, metricsRegistry: metricsRegistry, logger: logger)
@@ -99,6 +100,8 @@ public struct ReclaimServer: Sendable {
         )
         configuration.maximumGracefulShutdownDuration = shutdownTimeout + .seconds(2)
         let group = ServiceGroup(configuration: configuration)
+        let (username, deadlines) = (databaseURL.username, config.database.deadlines)
+        Task { await SessionLimits.warnIfMissing(on: postgres, username: username, deadlines: deadlines, logger: logger) }
         if let warning = databaseURL.sslModeWarning { logger.warning("\(warning)") }
         logger.info("reclaim serving", metadata: ["role": "\(role.rawValue)", "address": "\(host):\(port)", "database": "\(databaseURL)"])
         onReady()

@@ -9,6 +9,7 @@ extension Database {
         _ url: DatabaseURL,
         maxConnections: Int = 10,
         deadlines: Deadlines = .commandLine,
+        preparedStatements: PreparedStatements = .named,
         logger: Logger,
         _ body: @Sendable (Database) async throws -> Result
     ) async throws -> Result {
@@ -18,7 +19,13 @@ extension Database {
         // The body may lease a connection before run() is scheduled; PostgresNIO warns about that race, harmlessly.
         var backgroundLogger = logger
         backgroundLogger.logLevel = max(logger.logLevel, .error)
-        let database = Database(url: url, maxConnections: maxConnections, deadlines: deadlines, backgroundLogger: backgroundLogger)
+        let database = Database(
+            url: url,
+            maxConnections: maxConnections,
+            deadlines: deadlines,
+            preparedStatements: preparedStatements,
+            backgroundLogger: backgroundLogger
+        )
         return try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { await database.client.run() }
             defer { group.cancelAll() }

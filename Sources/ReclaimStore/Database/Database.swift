@@ -38,17 +38,31 @@ public struct Database: Sendable {
 
     public let client: PostgresClient
     public let deadlines: Deadlines
+    /// How the hot statements are sent (``PreparedStatements``); every body run here sees it as
+    /// ``PreparedStatements/current``.
+    public let preparedStatements: PreparedStatements
 
-    public init(client: PostgresClient, deadlines: Deadlines) {
+    public init(client: PostgresClient, deadlines: Deadlines, preparedStatements: PreparedStatements = .named) {
         self.client = client
         self.deadlines = deadlines
+        self.preparedStatements = preparedStatements
     }
 
     /// A client for `url` whose sessions carry the server-side timeouts that go with `deadlines`; run
     /// ``client`` as a service (or use ``withDatabase(_:maxConnections:deadlines:logger:_:)``).
-    public init(url: DatabaseURL, maxConnections: Int, deadlines: Deadlines, backgroundLogger: Logger) {
+    public init(
+        url: DatabaseURL,
+        maxConnections: Int,
+        deadlines: Deadlines,
+        preparedStatements: PreparedStatements = .named,
+        backgroundLogger: Logger
+    ) {
         let configuration = url.clientConfiguration(maxConnections: maxConnections, deadlines: deadlines)
-        self.init(client: PostgresClient(configuration: configuration, backgroundLogger: backgroundLogger), deadlines: deadlines)
+        self.init(
+            client: PostgresClient(configuration: configuration, backgroundLogger: backgroundLogger),
+            deadlines: deadlines,
+            preparedStatements: preparedStatements
+        )
     }
 
     // MARK: Operations
@@ -64,13 +78,11 @@ public struct Database: Sendable {
         }
     }
 
-    /// Runs a prepared statement and decodes all its rows within the query deadline.
+    /// Runs a prepared statement (as ``preparedStatements`` says) and decodes all its rows within the query deadline.
     public func execute<Statement: PostgresPreparedStatement>(_ statement: Statement, logger: Logger) async throws -> [Statement.Row]
     where Statement.Row: Sendable {
         try await withConnection(.query, deadline: deadlines.query, logger: logger) { connection in
-            var rows: [Statement.Row] = []
-            for try await row in try await connection.execute(statement, logger: logger) { rows.append(row) }
-            return rows
+            try await connection.run(statement, logger: logger)
         }
     }
 
@@ -150,7 +162,7 @@ public struct Database: Sendable {
         _ body: @escaping @Sendable (PostgresConnection) async throws -> Result
     ) async throws -> Result {
         let watch = DeadlineWatch()
-        let (client, acquireDeadline) = (self.client, deadlines.acquire)
+        let (client, acquireDeadline, preparedStatements) = (self.client, deadlines.acquire, self.preparedStatements)
         let answer = FirstAnswer<Result>()
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
@@ -161,7 +173,7 @@ public struct Database: Sendable {
                         let result = try await Self.lease(client) { connection in
                             guard watch.attach(connection) else { throw watch.timeout ?? CancellationError() }
                             defer { watch.detach() }
-                            return try await body(connection)
+                            return try await PreparedStatements.$current.withValue(preparedStatements) { try await body(connection) }
                         }
                         answer.give(.success(result))
                     } catch {

@@ -1,6 +1,7 @@
 import Foundation
 import NIOSSL
 import PostgresNIO
+import ReclaimDomain
 
 /// A `DATABASE_URL` (`postgres://user:password@host:port/database?host=/socket/dir&sslmode=disable`),
 /// turned into a PostgresNIO client configuration.
@@ -47,6 +48,7 @@ public struct DatabaseURL: Sendable, CustomStringConvertible {
     }
 
     public init(_ text: String) throws {
+        try Self.refuseSeveralHosts(text)
         guard let components = URLComponents(string: text),
             components.scheme == "postgres" || components.scheme == "postgresql"
         else {
@@ -76,6 +78,32 @@ public struct DatabaseURL: Sendable, CustomStringConvertible {
             }
             // Clamped before it becomes a Duration: the URL is outside input.
             self.connectTimeout = seconds <= 0 ? nil : .seconds(min(max(seconds, 2), 86_400))
+        }
+    }
+
+    /// libpq accepts several hosts (`postgres://a:5432,b:5432/db`, `?host=a,b`) and tries each in turn, with
+    /// `target_session_attrs` picking the primary; PostgresNIO connects to one address. Rather than use the first host
+    /// and stop working at the first failover, such a URL is refused, naming what does the choosing instead.
+    private static func refuseSeveralHosts(_ text: String) throws {
+        let instead =
+            "Reclaim connects to one address: name one that always reaches the primary, such as HAProxy routing by "
+            + "Patroni's health check or a Kubernetes Service of the leader (docs/operations.md, \"High availability and failover\")"
+        let rest = text.split(separator: "://", maxSplits: 1).last ?? ""
+        let authority = rest.prefix { $0 != "/" && $0 != "?" }
+        let hosts = authority.split(separator: "@").last ?? ""
+        if hosts.contains(",") {
+            throw InvalidURL(description: "DATABASE_URL names several hosts (\(LogText.bounded(String(hosts), limit: 200))). \(instead)")
+        }
+        let query = URLComponents(string: text)?.queryItems ?? []
+        for item in query where ["host", "hostaddr", "port"].contains(item.name) && (item.value ?? "").contains(",") {
+            throw InvalidURL(
+                description: "DATABASE_URL names several hosts (\(item.name)=\(LogText.bounded(item.value ?? "", limit: 200))). \(instead)"
+            )
+        }
+        if let attributes = query.first(where: { $0.name == "target_session_attrs" })?.value, attributes != "any" {
+            throw InvalidURL(
+                description: "DATABASE_URL target_session_attrs=\(LogText.bounded(attributes, limit: 40)) is not supported. \(instead)"
+            )
         }
     }
 
@@ -142,13 +170,19 @@ public struct DatabaseURL: Sendable, CustomStringConvertible {
         // - no statement outlives the longest deadline: its caller gave up on it;
         // - a statement whose client closed the connection is ended within a second (PostgreSQL 14 and later),
         //   instead of running to its end for nobody.
+        configuration.options.additionalStartupParameters = Self.sessionLimits(deadlines)
+        return configuration
+    }
+
+    /// The session settings sent at start-up for `deadlines`, in milliseconds (``SessionLimits`` checks that they
+    /// arrived: a pooler may drop them).
+    public static func sessionLimits(_ deadlines: Database.Deadlines) -> [(String, String)] {
         let longest = max(deadlines.query, deadlines.transaction)
-        configuration.options.additionalStartupParameters = [
+        return [
             ("idle_in_transaction_session_timeout", Self.milliseconds(deadlines.transaction + .seconds(5))),
             ("statement_timeout", Self.milliseconds(longest + .seconds(5))),
             ("client_connection_check_interval", "1000"),
         ]
-        return configuration
     }
 
     private static func milliseconds(_ duration: Duration) -> String {

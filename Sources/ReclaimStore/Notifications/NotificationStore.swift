@@ -25,7 +25,7 @@ public enum NotificationStore {
     ) async throws -> Set<UUID> {
         guard !records.isEmpty else { return [] }
         var inserted = Set<UUID>()
-        for try await uuid in try await connection.execute(InsertNotificationsStatement(records: records, maxAttempts: maxAttempts), logger: logger) {
+        for uuid in try await connection.run(InsertNotificationsStatement(records: records, maxAttempts: maxAttempts), logger: logger) {
             inserted.insert(uuid)
         }
         return inserted

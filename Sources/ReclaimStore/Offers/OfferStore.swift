@@ -126,11 +126,7 @@ public enum OfferStore {
     }
 
     public static func hasDeliverable(bundleId: String, appAccountToken: UUID, connection: PostgresConnection, logger: Logger) async throws -> Bool {
-        for try await _ in try await connection.execute(HasDeliverableStatement(bundleId: bundleId, appAccountToken: appAccountToken), logger: logger)
-        {
-            return true
-        }
-        return false
+        try await !connection.run(HasDeliverableStatement(bundleId: bundleId, appAccountToken: appAccountToken), logger: logger).isEmpty
     }
 
     /// Records a delivery of `offer` (whose signatures may just have been replaced): its signatures are now handed out.

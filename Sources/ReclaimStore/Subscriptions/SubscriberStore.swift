@@ -21,7 +21,7 @@ public enum SubscriberStore {
             ($0.bundleId, $0.environment, $0.originalTransactionId) < ($1.bundleId, $1.environment, $1.originalTransactionId)
         }
         var loaded: [SubscriberKey: (SubscriptionState, OfferHistory)] = [:]
-        for try await (state, history) in try await connection.execute(LockWithHistoryStatement(subscribers: sorted), logger: logger) {
+        for (state, history) in try await connection.run(LockWithHistoryStatement(subscribers: sorted), logger: logger) {
             loaded[state.subscriber] = (state, history)
         }
         return try subscribers.map { key in
@@ -77,6 +77,6 @@ public enum SubscriberStore {
     /// subscription row is updated once per statement).
     public static func persist(_ writes: [Write], connection: PostgresConnection, logger: Logger) async throws {
         guard writes.contains(where: { $0.stateChanged || !$0.decisions.isEmpty }) else { return }
-        for try await _ in try await connection.execute(PersistStatement(writes: writes), logger: logger) {}
+        _ = try await connection.run(PersistStatement(writes: writes), logger: logger)
     }
 }

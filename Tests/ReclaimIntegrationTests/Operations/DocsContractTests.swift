@@ -91,6 +91,7 @@ struct DocsContractTests {
             case let flag as Bool: defaults[path] = .text("\(flag)")
             case let texts as [String]: defaults[path] = .text("[" + texts.joined(separator: ", ") + "]")
             case let map as [String: String] where map.isEmpty: defaults[path] = .text("{}")
+            case let choice as any RawRepresentable where choice.rawValue is String: defaults[path] = .text("\(choice.rawValue)")
             default:
                 let inner = Mirror(reflecting: value)
                 if inner.displayStyle == .collection {

@@ -185,6 +185,14 @@ struct ConfigProblemReportTests {
         #expect(problems("database: {queryTimeout: soon}").contains("database.queryTimeout: 'soon' is not a duration"))
     }
 
+    @Test("database.preparedStatements: named by default, unnamed when given, anything else refused naming both")
+    func preparedStatements() throws {
+        #expect(try ReclaimConfig.parse(yaml: "apps: []").database.preparedStatements == .named)
+        #expect(try ReclaimConfig.parse(yaml: "database: {preparedStatements: unnamed}").database.preparedStatements == .unnamed)
+        let text = problems("database: {preparedStatements: off}")
+        #expect(text.contains("database.preparedStatements") && text.contains("neither named nor unnamed"), "\(text)")
+    }
+
     @Test("a YAML syntax error names its line and column")
     func syntaxError() {
         let text = problems("apps:\n  - bundleId: a\n   environments: [Sandbox\n")

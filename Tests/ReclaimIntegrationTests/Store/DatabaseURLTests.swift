@@ -41,6 +41,25 @@ struct DatabaseURLTests {
         #expect(try DatabaseURL("postgres://u@h/d").connectionString == "postgres://u@h:5432/d")
     }
 
+    @Test("several hosts (libpq's failover list) and target_session_attrs are refused, pointing to what routes to the primary")
+    func severalHosts() throws {
+        for text in [
+            "postgres://u:p@db1:5432,db2:5432/reclaim",
+            "postgres://u:p,w@db1,db2/reclaim",
+            "postgres://u@/reclaim?host=db1,db2",
+            "postgres://u@db/reclaim?hostaddr=10.0.0.1,10.0.0.2",
+            "postgres://u@db/reclaim?port=5432,5433",
+            "postgres://u@db/reclaim?target_session_attrs=read-write",
+        ] {
+            let error = #expect(throws: DatabaseURL.InvalidURL.self, "\(text)") { try DatabaseURL(text) }
+            #expect(error?.description.contains("HAProxy") == true, "\(String(describing: error))")
+            #expect(error?.description.contains(":p") != true, "the password stays out of the message")
+        }
+        // One host stays valid, with a comma in its password and target_session_attrs=any (libpq's default).
+        #expect(try DatabaseURL("postgres://u:p,w@db:5432/reclaim?target_session_attrs=any").host == "db")
+        #expect(try DatabaseURL("postgres://u:p%2Cw@db/reclaim").password == "p,w")
+    }
+
     @Test("a host that accepts and never answers fails the connection check after connect_timeout, naming the setting")
     func silentHost() async throws {
         // A listening socket that is never accepted: the TCP handshake completes (the backlog), PostgreSQL's
