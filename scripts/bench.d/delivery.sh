@@ -7,7 +7,8 @@
 # Goals: offers p99 < 5 ms at 2,000 requests/s and ≥ 0.5 of the /healthz rate; retention p99 < 20 ms.
 # Usage (from scripts/bench): delivery.sh PATH/TO/release/reclaim-bench   (cwd: repository root)
 # Environment: SUBSCRIBERS (with offers, default 2000), SECONDS_EACH (default 10), CONNECTIONS
-# (default 32), RATE, HIT_EVERY. Everything on 127.0.0.1; processes and the temp folder go on exit.
+# (default 32), RATE, HIT_EVERY, PREPARED_STATEMENTS (database.preparedStatements: named, the default, or
+# unnamed). Everything on 127.0.0.1; processes and the temp folder go on exit.
 set -euo pipefail
 bin="$1"; shift || true
 reclaim="$(dirname "$bin")/reclaim"
@@ -50,6 +51,7 @@ campaigns:
     offer: {productId: com.example.monthly, offerIdentifier: RETAIN50}
     messageIdentifier: bench-message
 server: {rateLimitPerKey: 1000000, rateLimitBurst: 1000000}
+database: {preparedStatements: ${PREPARED_STATEMENTS:-named}}
 YAML
 psql "$url" -qc "CREATE DATABASE reclaim_delivery" >/dev/null
 export DATABASE_URL="${url/\/postgres\?//reclaim_delivery?}"

@@ -6,7 +6,8 @@
 # and synchronous_commit on), in the same run.
 # Usage (from scripts/bench): ingest.sh PATH/TO/release/reclaim-bench   (cwd: repository root)
 # Environment: INGEST_SECONDS (default 10), NOTIFICATIONS (bodies signed in advance, default 60000),
-# CONNECTIONS (wrk's, default 32).
+# CONNECTIONS (wrk's, default 32), PREPARED_STATEMENTS (database.preparedStatements: named, the default, or
+# unnamed).
 # Beside the rates it prints where the CPU went in each measured run (scripts/bench.d/cpu_sampler.py):
 # the machine's microseconds per stored notification and per pgbench transaction, the server
 # process's share, and how much of the two cores stayed idle.
@@ -84,6 +85,7 @@ apps:
   - bundleId: com.example.app
     environments: [Sandbox]
     rootCertificates: [$root/load/root.pem]
+database: {preparedStatements: ${PREPARED_STATEMENTS:-named}}
 YAML
 "$reclaim" migrate >&2
 port="$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
