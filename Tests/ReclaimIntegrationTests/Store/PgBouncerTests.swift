@@ -83,84 +83,72 @@ struct PgBouncerTests {
         defer { bouncer.stop() }
         let pooled = bouncer.url(database: url.database, user: url.username)
         try await Database.withDatabase(url, maxConnections: 4, logger: logger) { client in
-            let api = try ServerProcess(
-                role: "api",
+            try await ServerProcess.withAPIAndWorker(
                 config: config,
                 databaseURL: pooled.connectionString,
-                log: directory.appendingPathComponent("api.log")
-            )
-            let worker = try ServerProcess(
-                role: "worker",
-                config: config,
-                databaseURL: url.connectionString,
-                log: directory.appendingPathComponent("worker.log")
-            )
-            try api.start()
-            try worker.start()
-            defer {
-                api.stop()
-                worker.stop()
-            }
-            try await api.waitUntilUp()
-            let statuses = try await withThrowingTaskGroup(of: [Int].self) { group in
-                for lane in 0..<8 {
-                    let mine = stride(from: lane, to: bodies.count, by: 8).map { bodies[$0] }
-                    group.addTask {
-                        var statuses: [Int] = []
-                        for body in mine { statuses.append(await postNotification(body, port: api.port, timeout: 30) ?? 0) }
-                        return statuses
-                    }
-                }
-                return try await group.reduce(into: []) { $0 += $1 }
-            }
-            #expect(statuses.count == subscribers && statuses.allSatisfy { $0 == 200 }, "\(statuses)\n\(api.logTail())")
-
-            try await eventually("every job processed", timeout: .seconds(120), every: .milliseconds(200)) {
-                let rows = try await client.query("SELECT count(*)::bigint FROM reclaim.jobs WHERE state <> 'completed'", logger: logger)
-                for try await count in rows.decode(Int64.self) { return count == 0 }
-                return false
-            }
-            let stored = try await client.query(
-                "SELECT count(*)::bigint, count(DISTINCT notification_uuid)::bigint FROM reclaim.notifications",
-                logger: logger
-            )
-            for try await (count, distinct) in stored.decode((Int64, Int64).self) { #expect(count == Int64(subscribers) && distinct == count) }
-
-            let key = try await TestKeys(client: client).create(scope: .app, bundleId: "com.example.app", logger: logger)
-            // The app's launches, eight at a time: the API's pool then spreads them over several client connections,
-            // which PgBouncer serves from its two server connections in turn.
-            let answers = try await withThrowingTaskGroup(of: [String].self) { group in
-                for lane in 0..<8 {
-                    let mine = stride(from: lane, to: tokens.count, by: 8).map { tokens[$0] }
-                    group.addTask {
-                        var failures: [String] = []
-                        for token in mine {
-                            var request = URLRequest(
-                                url: URL(string: "http://127.0.0.1:\(api.port)/v1/offers?appAccountToken=\(token.uuidString.lowercased())")!
-                            )
-                            request.setValue("Bearer \(key)", forHTTPHeaderField: "Authorization")
-                            request.timeoutInterval = 30
-                            let (data, response) = try await URLSession.shared.data(for: request)
-                            let status = (response as? HTTPURLResponse)?.statusCode ?? 0
-                            let offers = (try? JSONSerialization.jsonObject(with: data) as? [String: Any])?["offers"] as? [Any]
-                            if status != 200 || offers?.count != 1 {
-                                failures.append("\(status) \(String(decoding: data.prefix(300), as: UTF8.self))")
-                            }
+                workerDatabaseURL: url.connectionString,
+                logs: directory
+            ) { api, worker in
+                let statuses = try await withThrowingTaskGroup(of: [Int].self) { group in
+                    for lane in 0..<8 {
+                        let mine = stride(from: lane, to: bodies.count, by: 8).map { bodies[$0] }
+                        group.addTask {
+                            var statuses: [Int] = []
+                            for body in mine { statuses.append(await postNotification(body, port: api.port, timeout: 30) ?? 0) }
+                            return statuses
                         }
-                        return failures
                     }
+                    return try await group.reduce(into: []) { $0 += $1 }
                 }
-                return try await group.reduce(into: []) { $0 += $1 }
+                #expect(statuses.count == subscribers && statuses.allSatisfy { $0 == 200 }, "\(statuses)\n\(api.logTail())")
+
+                try await eventually("every job processed", timeout: .seconds(120), every: .milliseconds(200)) {
+                    let rows = try await client.query("SELECT count(*)::bigint FROM reclaim.jobs WHERE state <> 'completed'", logger: logger)
+                    for try await count in rows.decode(Int64.self) { return count == 0 }
+                    return false
+                }
+                let stored = try await client.query(
+                    "SELECT count(*)::bigint, count(DISTINCT notification_uuid)::bigint FROM reclaim.notifications",
+                    logger: logger
+                )
+                for try await (count, distinct) in stored.decode((Int64, Int64).self) { #expect(count == Int64(subscribers) && distinct == count) }
+
+                let key = try await TestKeys(client: client).create(scope: .app, bundleId: "com.example.app", logger: logger)
+                // The app's launches, eight at a time: the API's pool then spreads them over several client connections,
+                // which PgBouncer serves from its two server connections in turn.
+                let answers = try await withThrowingTaskGroup(of: [String].self) { group in
+                    for lane in 0..<8 {
+                        let mine = stride(from: lane, to: tokens.count, by: 8).map { tokens[$0] }
+                        group.addTask {
+                            var failures: [String] = []
+                            for token in mine {
+                                var request = URLRequest(
+                                    url: URL(string: "http://127.0.0.1:\(api.port)/v1/offers?appAccountToken=\(token.uuidString.lowercased())")!
+                                )
+                                request.setValue("Bearer \(key)", forHTTPHeaderField: "Authorization")
+                                request.timeoutInterval = 30
+                                let (data, response) = try await URLSession.shared.data(for: request)
+                                let status = (response as? HTTPURLResponse)?.statusCode ?? 0
+                                let offers = (try? JSONSerialization.jsonObject(with: data) as? [String: Any])?["offers"] as? [Any]
+                                if status != 200 || offers?.count != 1 {
+                                    failures.append("\(status) \(String(decoding: data.prefix(300), as: UTF8.self))")
+                                }
+                            }
+                            return failures
+                        }
+                    }
+                    return try await group.reduce(into: []) { $0 += $1 }
+                }
+                #expect(answers.isEmpty, "\(answers.count) launches without their offer: \(answers.prefix(3))")
+                let delivered = subscribers - answers.count
+                #expect(delivered == subscribers)
+                #expect(!api.logTail(20_000).contains("prepared statement"), "\(api.logTail())")
+                // PgBouncer drops the session limits (ignore_startup_parameters): the API says so, with the fix; the
+                // worker, connected directly, has them.
+                #expect(api.logTail(20_000).contains("the database session lacks Reclaim's limits"), "\(api.logTail())")
+                #expect(api.logTail(20_000).contains("ALTER ROLE reclaim SET idle_in_transaction_session_timeout = '35000ms';"), "\(api.logTail())")
+                #expect(!worker.logTail(20_000).contains("lacks Reclaim's limits"), "\(worker.logTail())")
             }
-            #expect(answers.isEmpty, "\(answers.count) launches without their offer: \(answers.prefix(3))")
-            let delivered = subscribers - answers.count
-            #expect(delivered == subscribers)
-            #expect(!api.logTail(20_000).contains("prepared statement"), "\(api.logTail())")
-            // PgBouncer drops the session limits (ignore_startup_parameters): the API says so, with the fix; the
-            // worker, connected directly, has them.
-            #expect(api.logTail(20_000).contains("the database session lacks Reclaim's limits"), "\(api.logTail())")
-            #expect(api.logTail(20_000).contains("ALTER ROLE reclaim SET idle_in_transaction_session_timeout = '35000ms';"), "\(api.logTail())")
-            #expect(!worker.logTail(20_000).contains("lacks Reclaim's limits"), "\(worker.logTail())")
         }
     }
 }

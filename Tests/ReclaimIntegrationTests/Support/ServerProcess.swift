@@ -69,15 +69,22 @@ final class ServerProcess: @unchecked Sendable {
 
 extension ServerProcess {
     /// An API and a worker process on one database, both started (the API up), stopped when `body` returns: the
-    /// crash tests kill and restart them.
+    /// crash tests kill and restart them. `workerDatabaseURL`: the worker's own way to the database (default: the
+    /// API's), as when the API goes through a pooler and the worker does not.
     static func withAPIAndWorker<T>(
         config: URL,
         databaseURL: String,
+        workerDatabaseURL: String? = nil,
         logs directory: URL,
         _ body: (_ api: ServerProcess, _ worker: ServerProcess) async throws -> T
     ) async throws -> T {
         let api = try ServerProcess(role: "api", config: config, databaseURL: databaseURL, log: directory.appendingPathComponent("api.log"))
-        let worker = try ServerProcess(role: "worker", config: config, databaseURL: databaseURL, log: directory.appendingPathComponent("worker.log"))
+        let worker = try ServerProcess(
+            role: "worker",
+            config: config,
+            databaseURL: workerDatabaseURL ?? databaseURL,
+            log: directory.appendingPathComponent("worker.log")
+        )
         try api.start()
         try worker.start()
         defer {
