@@ -5,7 +5,7 @@
 -- at once, leaves one consistent schema. The binary compiles this file in (Package.swift embeds
 -- it; ReclaimStore's SchemaSQL): there is no other copy.
 --
--- reclaim-schema-version: 16
+-- reclaim-schema-version: 17
 --
 -- A database at an older version is upgraded by the scripts in migrations/ (NNN-name.sql takes
 -- version NNN-1 to NNN); applying this file to an empty database gives the same result.
@@ -187,12 +187,14 @@ CREATE TABLE reclaim.campaigns (
     starts_at        timestamptz,
     ends_at          timestamptz,
     stand_aside_for_win_back boolean NOT NULL DEFAULT true,
-    conditions       jsonb       NOT NULL DEFAULT '{}'::jsonb
+    conditions       jsonb       NOT NULL DEFAULT '{}'::jsonb,
+    paused_at        timestamptz,
+    paused_reason    text
 );
 COMMENT ON TABLE reclaim.campaigns IS 'Campaigns as configured in RECLAIM_CONFIG, mirrored here at start-up so dashboards can join on them. The YAML file is authoritative.';
 COMMENT ON COLUMN reclaim.campaigns.id IS 'Campaign id from the config, e.g. retain-auto-renew-off.';
 COMMENT ON COLUMN reclaim.campaigns.bundle_id IS 'The app the campaign runs for.';
-COMMENT ON COLUMN reclaim.campaigns.trigger IS 'TYPE or TYPE/SUBTYPE of the notification that makes a subscriber eligible.';
+COMMENT ON COLUMN reclaim.campaigns.trigger IS 'TYPE or TYPE/SUBTYPE of the notification that makes a subscriber eligible, or RETENTION_MESSAGING: a cancel-sheet campaign, which answers Apple''s Retention Messaging realtime requests (reclaim.cancel_sheet_decisions).';
 COMMENT ON COLUMN reclaim.campaigns.product_id IS 'Product the offer applies to.';
 COMMENT ON COLUMN reclaim.campaigns.offer_identifier IS 'The promotional offer id configured in App Store Connect.';
 COMMENT ON COLUMN reclaim.campaigns.deliverable_for IS 'How long an issued offer stays deliverable.';
@@ -206,6 +208,8 @@ COMMENT ON COLUMN reclaim.campaigns.starts_at IS 'Notifications signed before th
 COMMENT ON COLUMN reclaim.campaigns.ends_at IS 'Notifications signed at or after this do not trigger the campaign; NULL for no end.';
 COMMENT ON COLUMN reclaim.campaigns.stand_aside_for_win_back IS 'Skip subscribers for whom Apple already lists win-back offers (eligibleWinBackOfferIds).';
 COMMENT ON COLUMN reclaim.campaigns.conditions IS 'Conditions from the config as JSON: products, minimumTenureSeconds, expirationIntents, storefronts.';
+COMMENT ON COLUMN reclaim.campaigns.paused_at IS 'Set by reclaim campaigns pause: the campaign is switched off at once, on every server, until reclaim campaigns resume. NULL: running.';
+COMMENT ON COLUMN reclaim.campaigns.paused_reason IS 'What reclaim campaigns pause --reason said; NULL when none was given.';
 
 CREATE TABLE reclaim.grants (
     id                      uuid        PRIMARY KEY,
@@ -269,6 +273,47 @@ COMMENT ON COLUMN reclaim.campaign_decisions.outcome IS 'offered (an offer row w
 COMMENT ON COLUMN reclaim.campaign_decisions.reason IS 'Why, in words: which rule decided (e.g. "cooldown: last decided 2026-01-02, cooldown 90d").';
 COMMENT ON COLUMN reclaim.campaign_decisions.variant_id IS 'For offered: the campaign variant whose offer was issued (an experiment''s arm); NULL for a campaign without variants, and for held out and skipped.';
 COMMENT ON COLUMN reclaim.campaign_decisions.decided_at IS 'When the worker decided.';
+
+CREATE TABLE reclaim.cancel_sheet_decisions (
+    id                      uuid        PRIMARY KEY,
+    campaign_id             text        NOT NULL,
+    bundle_id               text        NOT NULL,
+    environment             text        NOT NULL,
+    original_transaction_id text        NOT NULL,
+    request_identifier      text        NOT NULL,
+    product_id              text        NOT NULL,
+    outcome                 text        NOT NULL CHECK (outcome IN ('answered', 'held_out')),
+    shadow                  boolean     NOT NULL,
+    variant_id              text,
+    answer                  text        NOT NULL CHECK (answer IN ('nothing', 'message', 'alternate_product', 'promotional_offer')),
+    message_identifier      text,
+    answer_product_id       text,
+    offer_identifier        text,
+    repeat_of               uuid        REFERENCES reclaim.cancel_sheet_decisions (id),
+    reason                  text        NOT NULL,
+    decided_at              timestamptz NOT NULL DEFAULT now(),
+    CHECK (outcome = 'answered' OR (variant_id IS NULL AND answer = 'nothing'))
+);
+CREATE INDEX cancel_sheet_decisions_subscriber_idx ON reclaim.cancel_sheet_decisions (bundle_id, environment, original_transaction_id, decided_at) WHERE repeat_of IS NULL;
+CREATE INDEX cancel_sheet_decisions_campaign_idx ON reclaim.cancel_sheet_decisions (campaign_id, decided_at);
+COMMENT ON TABLE reclaim.cancel_sheet_decisions IS 'Every answer a cancel-sheet campaign (trigger RETENTION_MESSAGING) gave Apple''s Retention Messaging realtime request, or would have given (shadow): the campaign, the arm or the holdout, and the answer. A request within the campaign''s cooldown of an earlier decision repeats it (repeat_of); first decisions are the unit of the campaign''s statistics.';
+COMMENT ON COLUMN reclaim.cancel_sheet_decisions.id IS 'Decision id.';
+COMMENT ON COLUMN reclaim.cancel_sheet_decisions.campaign_id IS 'The cancel-sheet campaign (reclaim.campaigns.id).';
+COMMENT ON COLUMN reclaim.cancel_sheet_decisions.bundle_id IS 'The app (the configured one with the request''s appAppleId).';
+COMMENT ON COLUMN reclaim.cancel_sheet_decisions.environment IS 'Sandbox or Production, from the request.';
+COMMENT ON COLUMN reclaim.cancel_sheet_decisions.original_transaction_id IS 'The subscriber''s subscription, from the request.';
+COMMENT ON COLUMN reclaim.cancel_sheet_decisions.request_identifier IS 'Apple''s requestIdentifier (a UUID) of the realtime request.';
+COMMENT ON COLUMN reclaim.cancel_sheet_decisions.product_id IS 'The subscription''s product when the subscriber opened the sheet, from the request.';
+COMMENT ON COLUMN reclaim.cancel_sheet_decisions.outcome IS 'answered (the arm''s answer) or held_out (the control group: answered {}, so Apple''s own fallback ran).';
+COMMENT ON COLUMN reclaim.cancel_sheet_decisions.shadow IS 'The campaign was in shadow mode: the answer columns say what it would have answered; Apple was answered {}.';
+COMMENT ON COLUMN reclaim.cancel_sheet_decisions.variant_id IS 'The arm; NULL for held_out and for a campaign without variants.';
+COMMENT ON COLUMN reclaim.cancel_sheet_decisions.answer IS 'The key of Apple''s RealtimeResponseBody answered (or, for shadow, that would have been): message, alternate_product, promotional_offer; nothing for held_out.';
+COMMENT ON COLUMN reclaim.cancel_sheet_decisions.message_identifier IS 'The messageIdentifier answered; NULL for nothing.';
+COMMENT ON COLUMN reclaim.cancel_sheet_decisions.answer_product_id IS 'alternate_product: the product to switch to; promotional_offer: the offer''s product; NULL otherwise.';
+COMMENT ON COLUMN reclaim.cancel_sheet_decisions.offer_identifier IS 'promotional_offer: the offer identifier signed; NULL otherwise.';
+COMMENT ON COLUMN reclaim.cancel_sheet_decisions.repeat_of IS 'The first decision this request repeated (within the campaign''s cooldown); NULL for a first decision.';
+COMMENT ON COLUMN reclaim.cancel_sheet_decisions.reason IS 'Why, in words (e.g. "held out: bucket 312 of 10000 is in the 10% control group").';
+COMMENT ON COLUMN reclaim.cancel_sheet_decisions.decided_at IS 'When the request was answered.';
 
 CREATE TABLE reclaim.offers (
     id                       uuid        PRIMARY KEY,

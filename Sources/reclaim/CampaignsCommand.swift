@@ -6,8 +6,8 @@ import ReclaimService
 struct CampaignsCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "campaigns",
-        abstract: "Check the campaign config, or try it on a folder of notifications.",
-        subcommands: [Check.self, Simulate.self, Report.self]
+        abstract: "Check the campaign config, try it on a folder of notifications, report on it, or switch a campaign off and on.",
+        subcommands: [Check.self, Simulate.self, Report.self, Pause.self, Resume.self, Paused.self]
     )
 
     struct Check: AsyncParsableCommand {
@@ -72,6 +72,56 @@ struct CampaignsCommand: AsyncParsableCommand {
                     logger: Bootstrap.logging()
                 )
             )
+        }
+    }
+
+    struct Pause: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract:
+                "Switch a campaign off at once on every server, without a restart: it decides nothing (the cancel sheet falls through) until resume."
+        )
+        @Argument(help: "The campaign's id.") var campaign: String
+        @Option(help: "Why, kept beside the switch (reclaim campaigns paused shows it).") var reason: String?
+        @OptionGroup var database: DatabaseOptions
+
+        func run() async throws {
+            print(
+                try await CampaignSwitchTasks.setPaused(
+                    true,
+                    campaignId: campaign,
+                    reason: reason,
+                    url: try database.resolved(),
+                    logger: Bootstrap.logging()
+                )
+            )
+        }
+    }
+
+    struct Resume: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Switch a paused campaign on again.")
+        @Argument(help: "The campaign's id.") var campaign: String
+        @OptionGroup var database: DatabaseOptions
+
+        func run() async throws {
+            print(
+                try await CampaignSwitchTasks.setPaused(
+                    false,
+                    campaignId: campaign,
+                    reason: nil,
+                    url: try database.resolved(),
+                    logger: Bootstrap.logging()
+                )
+            )
+        }
+    }
+
+    struct Paused: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "List the campaigns switched off, with when and why.")
+        @OptionGroup var database: DatabaseOptions
+
+        func run() async throws {
+            let lines = try await CampaignSwitchTasks.paused(url: try database.resolved(), logger: Bootstrap.logging())
+            print(lines.isEmpty ? "no campaign is paused" : lines.joined(separator: "\n"))
         }
     }
 }

@@ -1,6 +1,6 @@
 -- wrk script for `scripts/bench delivery`: POSTs the pre-signed bodies of a file (one per line) in turn,
 -- for ever (Retention Messaging requests and /healthz are read-only: repeats cost the same as new ones).
--- Usage: wrk … -s delivery-post.lua URL -- BODIES_FILE PATH
+-- PAUSE_MS (optional, default 0) paces each connection. Usage: wrk … -s delivery-post.lua URL -- BODIES_FILE PATH [PAUSE_MS]
 
 function init(args)
   bodies = {}
@@ -8,7 +8,10 @@ function init(args)
   path = args[2]
   headers = { ["Content-Type"] = "application/json" }
   next_body = 0
+  pause = tonumber(args[3] or "0")
 end
+
+function delay() return pause end
 
 function request()
   next_body = next_body % #bodies + 1

@@ -35,6 +35,8 @@ public struct Campaign: Sendable, Equatable {
     /// Skip subscribers for whom Apple already lists win-back offers (`eligibleWinBackOfferIds`): Apple shows
     /// those itself, and a second discount would compete with it.
     public var standAsideForWinBack: Bool
+    /// A cancel-sheet campaign that records what it would have answered and answers `{}` (``CancelSheetEvaluator``).
+    public var shadow: Bool
 
     public init(
         id: String,
@@ -53,7 +55,8 @@ public struct Campaign: Sendable, Equatable {
         standAsideForWinBack: Bool = true,
         variants: [CampaignVariant]? = nil,
         delay: TimeInterval = 0,
-        window: TimeInterval? = nil
+        window: TimeInterval? = nil,
+        shadow: Bool = false
     ) {
         self.id = id
         self.bundleId = bundleId
@@ -70,5 +73,6 @@ public struct Campaign: Sendable, Equatable {
         self.startsAt = startsAt
         self.endsAt = endsAt
         self.standAsideForWinBack = standAsideForWinBack
+        self.shadow = shadow
     }
 }

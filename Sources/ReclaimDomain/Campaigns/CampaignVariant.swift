@@ -9,12 +9,15 @@ public struct CampaignVariant: Sendable, Equatable {
     public var offerIdentifier: String
     /// Relative share of new subscribers, at least 1.
     public var weight: Int
+    /// A cancel-sheet campaign's arm: what it answers Apple with (nil for a notification campaign's offer).
+    public var answer: CancelSheetAnswer?
 
-    public init(id: String, productId: String, offerIdentifier: String, weight: Int = 1) {
+    public init(id: String, productId: String, offerIdentifier: String, weight: Int = 1, answer: CancelSheetAnswer? = nil) {
         self.id = id
         self.productId = productId
         self.offerIdentifier = offerIdentifier
         self.weight = weight
+        self.answer = answer
     }
 }
 

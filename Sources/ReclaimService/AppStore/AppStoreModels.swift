@@ -74,6 +74,16 @@ public enum AppStoreAPI {
         public var sendAttempts: [SendAttempt]?
     }
 
+    /// Retention Messaging's `GetMessageListResponse`: `messageIdentifiers`, an array of `GetMessageListResponseItem`
+    /// (`messageIdentifier`, a UUID; `messageState`: "The approval state of the message", PENDING, APPROVED or REJECTED).
+    public struct MessageList: Codable, Sendable, Equatable {
+        public struct Item: Codable, Sendable, Equatable {
+            public var messageIdentifier: String?
+            public var messageState: String?
+        }
+        public var messageIdentifiers: [Item]?
+    }
+
     struct ErrorBody: Decodable {
         var errorCode: Int64?
         var errorMessage: String?

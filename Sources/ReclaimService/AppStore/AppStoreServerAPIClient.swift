@@ -82,6 +82,13 @@ public struct AppStoreServerAPIClient: Sendable {
         return try await send(.GET, "/inApps/v1/notifications/test/\(id)", body: nil, name: "Get Test Notification Status")
     }
 
+    /// Retention Messaging's Get Message List: every message identifier uploaded for the app, with its state
+    /// (`PENDING`, `APPROVED`, `REJECTED`). `GET /inApps/v1/messaging/message/list` answers `GetMessageListResponse`:
+    /// "A response that contains status information for all messages."
+    public func messageList() async throws -> AppStoreAPI.MessageList {
+        try await send(.GET, "/inApps/v1/messaging/message/list", body: nil, name: "Get Message List")
+    }
+
     private func send<Answer: Decodable>(_ method: HTTPMethod, _ path: String, body: Data?, name: String) async throws -> Answer {
         var attempt = 0
         while true {

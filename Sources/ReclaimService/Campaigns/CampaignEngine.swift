@@ -69,6 +69,7 @@ public struct CampaignEngine: Sendable {
         -> [[CampaignDecision]]
     {
         let loaded = try await SubscriberStore.lockWithHistory(snapshots.map(\.subscriber), connection: connection, logger: logger)
+        let campaigns = try await running(connection: connection, logger: logger)
         var writes: [SubscriberStore.Write] = []
         var withdrawals: [(offerId: UUID, reason: String)] = []
         var fires: [NewJob] = []
@@ -124,8 +125,11 @@ public struct CampaignEngine: Sendable {
     /// decision would have been at once: a second fire of the same trigger writes nothing.
     @discardableResult
     public func fire(_ fire: CampaignFire, connection: PostgresConnection, logger: Logger) async throws -> CampaignDecision? {
-        guard let campaign = campaigns.first(where: { $0.id == fire.campaignId }) else {
-            logger.notice("a delayed campaign fired after it left the config; nothing to do", metadata: ["campaign": "\(fire.campaignId)"])
+        guard let campaign = try await running(connection: connection, logger: logger).first(where: { $0.id == fire.campaignId }) else {
+            logger.notice(
+                "a delayed campaign fired after it left the config or was paused; nothing to do",
+                metadata: ["campaign": "\(fire.campaignId)"]
+            )
             return nil
         }
         let (state, history) = try await SubscriberStore.lockWithHistory(fire.subscriber, connection: connection, logger: logger)
@@ -139,6 +143,12 @@ public struct CampaignEngine: Sendable {
             logger: logger
         )
         return decision
+    }
+
+    /// The campaigns not switched off (`reclaim campaigns pause`), read with every batch so a switch takes effect at once.
+    private func running(connection: PostgresConnection, logger: Logger) async throws -> [Campaign] {
+        let paused = try await CampaignStore.paused(connection: connection, logger: logger)
+        return paused.isEmpty ? campaigns : campaigns.filter { !paused.contains($0.id) }
     }
 
     /// A decision as it is stored: with its offer, signed, when it offered (the live offer it supersedes added to

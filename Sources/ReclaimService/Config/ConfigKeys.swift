@@ -90,6 +90,8 @@ extension ReclaimConfig {
         add("campaigns.offer", Campaign.Offer.CodingKeys.self)
         add("campaigns.variants", Campaign.Variant.CodingKeys.self)
         add("campaigns.variants.offer", Campaign.Offer.CodingKeys.self)
+        add("campaigns.switchTo", Campaign.SwitchTo.CodingKeys.self)
+        add("campaigns.variants.switchTo", Campaign.SwitchTo.CodingKeys.self)
         add("campaigns.conditions", Campaign.Conditions.CodingKeys.self)
         add("server", Server.CodingKeys.self)
         add("worker", Worker.CodingKeys.self)

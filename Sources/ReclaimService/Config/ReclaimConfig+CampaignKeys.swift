@@ -31,8 +31,32 @@ extension ReclaimConfig {
         /// Skip subscribers Apple already lists win-back offers for (default true).
         public var standAsideForWinBack: Bool
         /// Retention Messaging: the approved message Apple shows with this campaign's offer; without one the
-        /// offer is not offered in Apple's cancellation sheet.
+        /// offer is not offered in Apple's cancellation sheet. For a cancel-sheet campaign, the message of its
+        /// `switchTo` or `offer` answer.
         public var messageIdentifier: String?
+        /// Cancel sheet (trigger RETENTION_MESSAGING): answer with this approved message.
+        public var message: String?
+        /// Cancel sheet: answer with a switch-plan message (Apple's `alternateProduct`) to this product.
+        public var switchTo: SwitchTo?
+        /// Cancel sheet: `v2` (default) or `v1`, the signature format of its promotional-offer answers.
+        public var offerSignature: String?
+        /// Cancel sheet: record what it would answer, and answer `{}`.
+        public var shadow: Bool
+
+        /// The plan a switch-plan answer suggests.
+        public struct SwitchTo: Decodable, Sendable {
+            public var productId: String
+            /// `BILLED_UPFRONT` or `MONTHLY` (Retention Messaging 1.5); nil to leave it out.
+            public var billingPlanType: String?
+
+            enum CodingKeys: String, ConfigKeys { case productId, billingPlanType }
+
+            public init(from decoder: any Decoder) throws {
+                let container = try decoder.configContainer(keyedBy: CodingKeys.self)
+                productId = try container.decode(String.self, forKey: .productId)
+                billingPlanType = try container.decodeIfPresent(String.self, forKey: .billingPlanType)
+            }
+        }
 
         public struct Offer: Decodable, Sendable {
             public var productId: String
@@ -47,19 +71,26 @@ extension ReclaimConfig {
             }
         }
 
-        /// One arm of an experiment.
+        /// One arm of an experiment: an offer, or for a cancel-sheet campaign one of `message`, `switchTo` (with
+        /// `messageIdentifier`) or `offer` (with `messageIdentifier`).
         public struct Variant: Decodable, Sendable {
             public var id: String
-            public var offer: Offer
+            public var offer: Offer?
+            public var message: String?
+            public var switchTo: SwitchTo?
+            public var messageIdentifier: String?
             /// Relative share of new subscribers (default 1).
             public var weight: Int
 
-            enum CodingKeys: String, ConfigKeys { case id, offer, weight }
+            enum CodingKeys: String, ConfigKeys { case id, offer, message, switchTo, messageIdentifier, weight }
 
             public init(from decoder: any Decoder) throws {
                 let container = try decoder.configContainer(keyedBy: CodingKeys.self)
                 id = try container.decode(String.self, forKey: .id)
-                offer = try container.decode(Offer.self, forKey: .offer)
+                offer = try container.decodeIfPresent(Offer.self, forKey: .offer)
+                message = try container.decodeIfPresent(String.self, forKey: .message)
+                switchTo = try container.decodeIfPresent(SwitchTo.self, forKey: .switchTo)
+                messageIdentifier = try container.decodeIfPresent(String.self, forKey: .messageIdentifier)
                 weight = try container.decodeIfPresent(Int.self, forKey: .weight) ?? 1
             }
         }
@@ -86,7 +117,7 @@ extension ReclaimConfig {
 
         enum CodingKeys: String, ConfigKeys {
             case id, app, trigger, offer, variants, conditions, deliverableFor, cooldown, maxOffersPerSubscriber, holdoutPercent, priority
-            case startsAt, endsAt, standAsideForWinBack, messageIdentifier, delay, window
+            case startsAt, endsAt, standAsideForWinBack, messageIdentifier, delay, window, message, switchTo, offerSignature, shadow
         }
 
         public init(from decoder: any Decoder) throws {
@@ -108,6 +139,10 @@ extension ReclaimConfig {
             endsAt = try container.decodeIfPresent(String.self, forKey: .endsAt)
             standAsideForWinBack = try container.decodeIfPresent(Bool.self, forKey: .standAsideForWinBack) ?? true
             messageIdentifier = try container.decodeIfPresent(String.self, forKey: .messageIdentifier)
+            message = try container.decodeIfPresent(String.self, forKey: .message)
+            switchTo = try container.decodeIfPresent(SwitchTo.self, forKey: .switchTo)
+            offerSignature = try container.decodeIfPresent(String.self, forKey: .offerSignature)
+            shadow = try container.decodeIfPresent(Bool.self, forKey: .shadow) ?? false
         }
     }
 }

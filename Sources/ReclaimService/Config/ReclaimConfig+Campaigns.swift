@@ -26,13 +26,21 @@ extension ReclaimConfig {
                 startsAt: try campaign.startsAt.map { try Self.date($0) },
                 endsAt: try campaign.endsAt.map { try Self.date($0) },
                 standAsideForWinBack: campaign.standAsideForWinBack,
-                variants: campaign.variants.map { variants in
-                    variants.map {
-                        CampaignVariant(id: $0.id, productId: $0.offer.productId, offerIdentifier: $0.offer.offerIdentifier, weight: $0.weight)
-                    }
-                },
+                variants: campaign.isCancelSheet
+                    ? campaign.cancelSheetVariants()
+                    : campaign.variants.map { variants in
+                        variants.map {
+                            CampaignVariant(
+                                id: $0.id,
+                                productId: $0.offer?.productId ?? "",
+                                offerIdentifier: $0.offer?.offerIdentifier ?? "",
+                                weight: $0.weight
+                            )
+                        }
+                    },
                 delay: TimeInterval(campaign.delay.seconds),
-                window: campaign.window.map { TimeInterval($0.seconds) }
+                window: campaign.window.map { TimeInterval($0.seconds) },
+                shadow: campaign.shadow
             )
         }
     }
@@ -47,8 +55,16 @@ extension ReclaimConfig {
             if campaign.id.isEmpty { problem("id", "must not be empty") }
             if !ids.insert(campaign.id).inserted { problem("id", "is listed twice") }
             if let app = apps.first(where: { $0.bundleId == campaign.app }) {
-                if app.signingKeys.isEmpty { problem("app", "app \(campaign.app) has no signingKeys to sign offers with") }
-                if (app.issuerId ?? "").isEmpty { problem("app", "app \(campaign.app) has no issuerId, which StoreKit 2 offer signatures need") }
+                // A cancel-sheet campaign signs only when an arm answers with an offer (V1 needs no issuerId).
+                let signs = !campaign.isCancelSheet || campaign.cancelSheetSignsOffers
+                let storeKit2 = !campaign.isCancelSheet || campaign.offerSignature ?? "v2" == "v2"
+                if signs, app.signingKeys.isEmpty { problem("app", "app \(campaign.app) has no signingKeys to sign offers with") }
+                if signs, storeKit2, (app.issuerId ?? "").isEmpty {
+                    problem("app", "app \(campaign.app) has no issuerId, which StoreKit 2 offer signatures need")
+                }
+                if campaign.isCancelSheet, app.appAppleId == nil {
+                    problem("app", "app \(campaign.app) has no appAppleId: Apple's realtime requests name the app by it")
+                }
             } else {
                 problem("app", "\(campaign.app) is not configured under apps")
             }
@@ -57,7 +73,26 @@ extension ReclaimConfig {
             } catch {
                 problem("trigger", error.description)
             }
+            if campaign.isCancelSheet {
+                for (key, reason) in campaign.cancelSheetProblems() { problem(key, reason) }
+            } else {
+                for (key, given) in [
+                    ("message", campaign.message != nil), ("switchTo", campaign.switchTo != nil),
+                    ("offerSignature", campaign.offerSignature != nil), ("shadow", campaign.shadow),
+                ] where given {
+                    problem(key, "applies to a cancel-sheet campaign (trigger: RETENTION_MESSAGING) only")
+                }
+                for (position, variant) in (campaign.variants ?? []).enumerated() {
+                    for (key, given) in [
+                        ("message", variant.message != nil), ("switchTo", variant.switchTo != nil),
+                        ("messageIdentifier", variant.messageIdentifier != nil),
+                    ] where given {
+                        problem("variants[\(position)].\(key)", "applies to a cancel-sheet campaign (trigger: RETENTION_MESSAGING) only")
+                    }
+                }
+            }
             switch (campaign.offer, campaign.variants) {
+            case _ where campaign.isCancelSheet: break
             case (let offer?, nil):
                 if offer.productId.isEmpty { problem("offer.productId", "must not be empty") }
                 if offer.offerIdentifier.isEmpty { problem("offer.offerIdentifier", "must not be empty") }
@@ -68,8 +103,12 @@ extension ReclaimConfig {
                     let key = "variants[\(position)]"
                     if variant.id.isEmpty { problem("\(key).id", "must not be empty") }
                     if !variantIds.insert(variant.id).inserted { problem("\(key).id", "\(variant.id) is listed twice") }
-                    if variant.offer.productId.isEmpty { problem("\(key).offer.productId", "must not be empty") }
-                    if variant.offer.offerIdentifier.isEmpty { problem("\(key).offer.offerIdentifier", "must not be empty") }
+                    if let offer = variant.offer {
+                        if offer.productId.isEmpty { problem("\(key).offer.productId", "must not be empty") }
+                        if offer.offerIdentifier.isEmpty { problem("\(key).offer.offerIdentifier", "must not be empty") }
+                    } else {
+                        problem("\(key).offer", "missing: each variant names its offer")
+                    }
                     if !(1...1_000_000).contains(variant.weight) { problem("\(key).weight", "must be from 1 to 1000000, got \(variant.weight)") }
                 }
             case (nil, nil):

@@ -8,7 +8,7 @@ struct RetentionMessagingRoutes {
     let maxBodyBytes: Int
 
     func register(on router: Router<ReclaimRequestContext>) {
-        router.post("/v1/apple/retention-messaging") { request, context -> JSONBody<RetentionMessaging.Answer> in
+        router.post("/v1/apple/retention-messaging") { request, context -> JSONBody<RealtimeAnswer> in
             let body = try await readJSONBody(request, context: context, limit: maxBodyBytes, record: { _ in })
             guard let envelope = SignedPayloadBody.decode(body.readableBytesView) else {
                 throw Problem(.malformedBody, "the body must be JSON of the form {\"signedPayload\": \"<JWS>\"}")

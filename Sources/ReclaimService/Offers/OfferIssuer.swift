@@ -117,8 +117,56 @@ public struct OfferIssuer: Sendable {
         return jws
     }
 
+    /// A cancel-sheet campaign's promotional offer, signed now with a new nonce, in the format its config asks for;
+    /// nil when the app has no signer. V2 is bound to `transactionId`: Apple, of `promotionalOfferSignatureV2`, "The
+    /// `transactionId` parameter of the signature is required. Use the originalTransactionId you receive in
+    /// DecodedRealtimeRequestBody." V1 signs the subscriber's appAccountToken (lowercase), or the empty string when
+    /// none is known, as `applicationUsername`, and names it as `appAccountToken` beside the signature.
+    public func cancelSheetSignature(
+        bundleId: String,
+        productId: String,
+        offerIdentifier: String,
+        format: CancelSheetAnswer.OfferSignatureFormat,
+        transactionId: String,
+        appAccountToken: UUID?
+    ) throws -> CancelSheetSignature? {
+        guard let signer = signers[bundleId] else { return nil }
+        let signature: CancelSheetSignature
+        switch format {
+        case .v2:
+            signature = .v2(
+                try signer.storeKit2(
+                    product: productId,
+                    offer: offerIdentifier,
+                    nonce: UUID(),
+                    issuedAt: Int64(now().timeIntervalSince1970),
+                    transactionId: transactionId
+                )
+            )
+        case .v1:
+            signature = .v1(
+                try signer.storeKit1(
+                    product: productId,
+                    offer: offerIdentifier,
+                    applicationUsername: appAccountToken?.uuidString.lowercased() ?? "",
+                    nonce: UUID(),
+                    now: now()
+                )
+            )
+        }
+        metrics.signed(purpose: "retention_messaging")
+        return signature
+    }
+
     /// The time the refresher compares stored signatures with.
     func refreshCutoff() -> Date { policy.refreshCutoff(now: now()) }
+}
+
+/// A cancel-sheet promotional offer's signature: Apple's `promotionalOfferSignatureV2` (a compact JWS) or the
+/// values of `promotionalOfferSignatureV1`.
+public enum CancelSheetSignature: Sendable {
+    case v2(String)
+    case v1(StoreKit1OfferSignature)
 }
 
 /// When a stored signature may still be handed out, and when the refresher re-makes it: the one re-signing

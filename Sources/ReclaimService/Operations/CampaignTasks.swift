@@ -9,27 +9,41 @@ public enum CampaignTasks {
     /// Validates the config (done by loading it), the signing keys and what `serve` checks of the forwarding targets
     /// and webhooks (their secret files read, their host names resolved and judged); returns a summary of each
     /// campaign, after a warning for each target whose name does not resolve here.
-    public static func check(_ config: ReclaimConfig) async throws -> String {
+    public static func check(_ config: ReclaimConfig, logger: Logger = Logger(label: "reclaim.check")) async throws -> String {
         _ = try config.offerSigners()
-        let warnings = try await outboundWarnings(config)
+        let warnings = try await outboundWarnings(config) + (try await MessageApprovalCheck.run(config, logger: logger))
         let campaigns = try config.domainCampaigns()
         guard !campaigns.isEmpty else { return (warnings + ["no campaigns configured"]).joined(separator: "\n") }
         var lines = warnings + ["\(campaigns.count) campaign\(campaigns.count == 1 ? "" : "s") OK:"]
         for campaign in campaigns.sorted(by: { ($0.bundleId, $1.priority, $0.id) < ($1.bundleId, $0.priority, $1.id) }) {
             let offers =
-                campaign.variants.count == 1 && campaign.variants[0].id.isEmpty
-                ? "\(campaign.productId) / \(campaign.offerIdentifier)"
-                : campaign.variants.map { "\($0.id) \($0.productId) / \($0.offerIdentifier) ×\($0.weight)" }.joined(separator: ", ")
+                campaign.trigger.isCancelSheet
+                ? campaign.variants.map { answerText($0) }.joined(separator: ", ")
+                : campaign.variants.count == 1 && campaign.variants[0].id.isEmpty
+                    ? "\(campaign.productId) / \(campaign.offerIdentifier)"
+                    : campaign.variants.map { "\($0.id) \($0.productId) / \($0.offerIdentifier) ×\($0.weight)" }.joined(separator: ", ")
             var line = "  \(campaign.id) [\(campaign.bundleId)] on \(campaign.trigger) → \(offers)"
             line += ", priority \(campaign.priority), holdout \(campaign.holdoutPercent)%"
             line +=
                 ", deliverable \(CampaignEvaluatorFormat.duration(campaign.deliverableFor)), cooldown \(CampaignEvaluatorFormat.duration(campaign.cooldown))"
             if let maximum = campaign.maxOffersPerSubscriber { line += ", at most \(maximum) per subscriber" }
+            if campaign.shadow { line += ", shadow (answers {})" }
             if let startsAt = campaign.startsAt { line += ", from \(startsAt.formatted(.iso8601))" }
             if let endsAt = campaign.endsAt { line += ", until \(endsAt.formatted(.iso8601))" }
             lines.append(line)
         }
         return lines.joined(separator: "\n")
+    }
+
+    /// A cancel-sheet arm in a line: `[id ×weight] message M`, `switch to P (M)`, `offer P / O (M, v2)`.
+    private static func answerText(_ variant: CampaignVariant) -> String {
+        let arm = variant.id.isEmpty ? "" : "\(variant.id) ×\(variant.weight): "
+        switch variant.answer {
+        case .message(let id)?: return arm + "message \(id)"
+        case .switchTo(let product, let id, let plan)?: return arm + "switch to \(product)\(plan.map { " \($0.rawValue)" } ?? "") (message \(id))"
+        case .offer(let product, let offer, let id, let format)?: return arm + "offer \(product) / \(offer) (message \(id), \(format.rawValue))"
+        case nil: return arm + "nothing"
+        }
     }
 
     /// The targets' secrets read as `serve` reads them (a problem stops the check), and each host name resolved as the

@@ -19,15 +19,7 @@ public func buildRouter(_ dependencies: Dependencies, role: ServerRole = .all) -
     if role.servesAPI {
         let server = dependencies.config.server
         AppleNotificationRoutes(ingest: NotificationIngest(dependencies: dependencies), maxBodyBytes: server.maxBodyBytes).register(on: router)
-        RetentionMessagingRoutes(
-            retention: RetentionMessaging(
-                verifier: dependencies.verifier,
-                config: dependencies.config,
-                postgres: dependencies.postgres,
-                issuer: dependencies.issuer
-            ),
-            maxBodyBytes: server.maxBodyBytes
-        ).register(on: router)
+        RetentionMessagingRoutes(retention: RetentionMessaging(dependencies: dependencies), maxBodyBytes: server.maxBodyBytes).register(on: router)
 
         let keys = KeyAuthentication(postgres: dependencies.postgres, server: server)
         let delivery = OfferDelivery(postgres: dependencies.postgres, issuer: dependencies.issuer, liveOffers: dependencies.liveOffers)

@@ -49,4 +49,12 @@ public enum CampaignStore {
             logger: logger
         )
     }
+
+    /// The ids of the campaigns switched off (`reclaim campaigns pause`).
+    public static func paused(connection: PostgresConnection, logger: Logger) async throws -> Set<String> {
+        let rows = try await connection.query("SELECT id FROM reclaim.campaigns WHERE paused_at IS NOT NULL", logger: logger)
+        var ids = Set<String>()
+        for try await id in rows.decode(String.self) { ids.insert(id) }
+        return ids
+    }
 }

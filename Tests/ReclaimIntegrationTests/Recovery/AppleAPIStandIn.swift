@@ -37,6 +37,8 @@ final class AppleAPIStandIn: Sendable {
     /// The test notification's signed payload, reported after `testPollsBeforeAttempt` polls.
     let testNotification: Mutex<(signedPayload: String, result: String)?> = Mutex(nil)
     let testPollsBeforeAttempt = 1
+    /// Retention Messaging's messages by identifier, with their state (Get Message List).
+    let messages: Mutex<[String: String]> = Mutex([:])
     private let failures: Mutex<[Int: Failure]>
     private let requests = Mutex<[Received]>([])
     private let tokenProblems = Mutex<[String]>([])
@@ -64,6 +66,12 @@ final class AppleAPIStandIn: Sendable {
                     return (.notFound, #"{"errorCode":4040010,"errorMessage":"Transaction id not found."}"#)
                 }
                 return (.ok, try fixture.json())
+            }
+        }
+        router.get("/inApps/v1/messaging/message/list") { request, context in
+            try await self.answer(request, context) { _ in
+                let items = self.messages.withLock { $0 }.map { ["messageIdentifier": $0.key, "messageState": $0.value] }
+                return (.ok, String(decoding: try JSONSerialization.data(withJSONObject: ["messageIdentifiers": items]), as: UTF8.self))
             }
         }
         router.post("/inApps/v1/notifications/test") { request, context in

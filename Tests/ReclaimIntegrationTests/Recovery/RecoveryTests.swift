@@ -382,4 +382,50 @@ struct RecoveryTests {
             }
         }
     }
+
+    @Test(
+        "campaigns check looks each configured message up in Get Message List: APPROVED passes; PENDING, REJECTED or unknown fail, naming the campaign"
+    )
+    func messagesChecked() async throws {
+        let setup = try Setup()
+        defer { setup.remove() }
+        let approved = "6f1c0a52-8a0e-4c4e-9d55-0b8f4f0f6a11"
+        let pending = "6f1c0a52-8a0e-4c4e-9d55-0b8f4f0f6a12"
+        let standIn = setup.standIn()
+        standIn.messages.withLock { $0 = [approved: "APPROVED", pending: "PENDING"] }
+        try await withStandIn(standIn) { port in
+            func config(_ switchMessage: String) throws -> ReclaimConfig {
+                try ReclaimConfig.parse(
+                    yaml: """
+                        apps:
+                          - bundleId: com.example.app
+                            appAppleId: 1234567890
+                            environments: [Sandbox]
+                            issuerId: 11111111-2222-3333-4444-555555555555
+                            signingKeys: [{keyId: OFFERKEY01, file: \(setup.directory.path)/offer.p8}]
+                            rootCertificates: [\(setup.directory.path)/root.pem]
+                            serverAPI: {keyId: APIKEY0001, issuerId: 99999999-2222-3333-4444-555555555555, file: \(setup.directory.path)/api.p8, baseURL: "http://127.0.0.1:\(port)"}
+                        campaigns:
+                          - id: cancel-sheet
+                            app: com.example.app
+                            trigger: RETENTION_MESSAGING
+                            variants:
+                              - {id: remind, message: \(approved)}
+                              - {id: yearly, switchTo: {productId: com.example.yearly}, messageIdentifier: \(switchMessage)}
+                        """
+                )
+            }
+            let fine = try await CampaignTasks.check(try config(approved))
+            #expect(fine.contains("messages of com.example.app: 1 identifier(s) APPROVED at Apple"), "\(fine)")
+            for (message, says) in [(pending, "is PENDING at Apple"), ("6f1c0a52-8a0e-4c4e-9d55-0b8f4f0f6a19", "is not among the app's messages")] {
+                do {
+                    _ = try await CampaignTasks.check(try config(message))
+                    Issue.record("accepted \(message)")
+                } catch {
+                    #expect("\(error)".contains("campaign cancel-sheet variant yearly: message \(message) \(says)"), "\(error)")
+                }
+            }
+            #expect(standIn.received.filter { $0.path == "/inApps/v1/messaging/message/list" }.count == 3)
+        }
+    }
 }

@@ -67,6 +67,30 @@ struct ConfigTests {
             ),
             ("    issuerId: 00000000-0000-0000-0000-000000000000\n", "", "has no issuerId"),
             ("environments: [Production, Sandbox]", "environments: [Production, Staging]", "unknown environment Staging"),
+            // Cancel-sheet campaigns: one answer per arm, the message of a switch or an offer, UUIDs, no delay.
+            (
+                "trigger: DID_CHANGE_RENEWAL_STATUS/AUTO_RENEW_DISABLED", "trigger: RETENTION_MESSAGING",
+                "messageIdentifier: missing"
+            ),
+            (
+                "trigger: DID_CHANGE_RENEWAL_STATUS/AUTO_RENEW_DISABLED\n    offer: { productId: com.example.monthly, offerIdentifier: RETAIN50 }",
+                "trigger: RETENTION_MESSAGING\n    message: not-a-uuid", "message: 'not-a-uuid' is not a UUID"
+            ),
+            (
+                "trigger: DID_CHANGE_RENEWAL_STATUS/AUTO_RENEW_DISABLED\n    offer: { productId: com.example.monthly, offerIdentifier: RETAIN50 }",
+                "trigger: RETENTION_MESSAGING\n    message: 3b1ad2d2-1c1e-4d61-9f0a-6f3c1e1b2a01\n    switchTo: {productId: com.example.yearly}",
+                "exactly one of message"
+            ),
+            (
+                "trigger: DID_CHANGE_RENEWAL_STATUS/AUTO_RENEW_DISABLED\n    offer: { productId: com.example.monthly, offerIdentifier: RETAIN50 }",
+                "trigger: RETENTION_MESSAGING\n    switchTo: {productId: com.example.yearly, billingPlanType: YEARLY}\n    messageIdentifier: 3b1ad2d2-1c1e-4d61-9f0a-6f3c1e1b2a01",
+                "'YEARLY' is not BILLED_UPFRONT or MONTHLY"
+            ),
+            (
+                "trigger: DID_CHANGE_RENEWAL_STATUS/AUTO_RENEW_DISABLED", "trigger: RETENTION_MESSAGING\n    delay: 1d\n    offerSignature: v3",
+                "offerSignature: 'v3' is not v2 or v1"
+            ),
+            ("priority: 10", "priority: 10\n    shadow: true", "shadow: applies to a cancel-sheet campaign"),
         ]
     )
     func refused(original: String, replacement: String, message: String) {

@@ -1,0 +1,166 @@
+import Foundation
+
+/// The cancel-sheet rules: which campaign with trigger `RETENTION_MESSAGING` answers Apple's realtime request for a
+/// subscriber, and with which arm. Pure, like ``CampaignEvaluator``: no I/O, no clock, no randomness.
+///
+/// The app's cancel-sheet campaigns are tried highest priority first (then by id); the first no rule skips decides:
+/// 1. inside its dates;
+/// 2. its conditions, with the product the request names (the subscription's product now) and the rest from the
+///    stored state (tenure, expiration intent and storefront are unknown, so unmet, for a subscriber Reclaim has
+///    not seen a notification of);
+/// 3. Apple's own win-back offers, when the campaign stands aside for them;
+/// 4. a decision of the campaign within its cooldown stands: the request repeats it (same arm or holdout);
+/// 5. the maximum of answered decisions per subscriber;
+/// 6. the holdout (``Holdout``), else the arm (``VariantAssignment``: the earlier arm while it is configured).
+/// A held-out, shadow or switched-off (`reclaim campaigns pause`, checked after rules 1–3) decision answers `{}`;
+/// lower campaigns do not answer that subscriber instead.
+public enum CancelSheetEvaluator {
+    /// What the realtime request says, and when it is answered.
+    public struct Request: Sendable, Equatable {
+        public var bundleId: String
+        public var originalTransactionId: String
+        /// The subscription's product now, from Apple's request.
+        public var productId: String
+        public var now: Date
+
+        public init(bundleId: String, originalTransactionId: String, productId: String, now: Date) {
+            self.bundleId = bundleId
+            self.originalTransactionId = originalTransactionId
+            self.productId = productId
+            self.now = now
+        }
+    }
+
+    /// An earlier cancel-sheet decision (a first one, not a repeat) for the same subscriber.
+    public struct PastDecision: Sendable, Equatable {
+        public var id: UUID
+        public var campaignId: String
+        public var outcome: CancelSheetDecision.Outcome
+        public var variantId: String?
+        public var decidedAt: Date
+
+        public init(id: UUID, campaignId: String, outcome: CancelSheetDecision.Outcome, variantId: String?, decidedAt: Date) {
+            self.id = id
+            self.campaignId = campaignId
+            self.outcome = outcome
+            self.variantId = variantId
+            self.decidedAt = decidedAt
+        }
+    }
+
+    /// The deciding campaign's decision (nil when none decides), and every campaign skipped before it with why.
+    public static func decide(
+        campaigns: [Campaign],
+        request: Request,
+        state known: SubscriptionState?,
+        earlier: [PastDecision],
+        paused: Set<String>
+    ) -> (decision: CancelSheetDecision?, skipped: [(campaignId: String, reason: String)]) {
+        var state = known ?? SubscriptionState(bundleId: request.bundleId, environment: "", originalTransactionId: request.originalTransactionId)
+        state.productId = request.productId
+        let candidates =
+            campaigns
+            .filter { $0.trigger.isCancelSheet && $0.bundleId == request.bundleId }
+            .sorted { ($0.priority, $1.id) > ($1.priority, $0.id) }
+        var skipped: [(campaignId: String, reason: String)] = []
+        for campaign in candidates {
+            if let reason = skipReason(campaign, state: state, request: request) {
+                skipped.append((campaign.id, reason))
+                continue
+            }
+            // Switched off: the subscribers it would take get `{}` (Apple's own fallback), as under a holdout, and
+            // nothing is recorded; lower campaigns do not take them instead.
+            if paused.contains(campaign.id) {
+                let reason = "switched off: reclaim campaigns pause"
+                return (CancelSheetDecision(campaign: campaign, outcome: .switchedOff, variant: nil, reason: reason, repeatOf: nil), skipped)
+            }
+            let mine = earlier.filter { $0.campaignId == campaign.id }.sorted { $0.decidedAt < $1.decidedAt }
+            if let last = mine.last, request.now < last.decidedAt.addingTimeInterval(campaign.cooldown),
+                let repeated = repeatDecision(of: last, campaign: campaign)
+            {
+                return (repeated, skipped)
+            }
+            if let maximum = campaign.maxOffersPerSubscriber {
+                let answered = mine.filter { $0.outcome == .answered }.count
+                if answered >= maximum {
+                    skipped.append((campaign.id, "maximum reached: \(answered) of \(maximum) answers of this campaign already given"))
+                    continue
+                }
+            }
+            return (firstDecision(campaign, request: request, earlierArm: mine.last { $0.outcome == .answered }?.variantId), skipped)
+        }
+        return (nil, skipped)
+    }
+
+    /// Rules 1–3: nil when none says no.
+    private static func skipReason(_ campaign: Campaign, state: SubscriptionState, request: Request) -> String? {
+        if let startsAt = campaign.startsAt, request.now < startsAt { return "not started: the campaign starts \(CampaignEvaluator.iso(startsAt))" }
+        if let endsAt = campaign.endsAt, request.now >= endsAt { return "ended: the campaign ended \(CampaignEvaluator.iso(endsAt))" }
+        if let unmet = campaign.conditions.unmet(by: state, at: request.now) { return "condition not met: \(unmet)" }
+        if campaign.standAsideForWinBack, !state.eligibleWinBackOfferIds.isEmpty {
+            return "standing aside: Apple lists win-back offers \(state.eligibleWinBackOfferIds.joined(separator: ", ")) for this subscriber"
+        }
+        return nil
+    }
+
+    /// Rule 4: the earlier decision again, unless its arm left the config (then a new decision is made).
+    private static func repeatDecision(of last: PastDecision, campaign: Campaign) -> CancelSheetDecision? {
+        let since =
+            "repeats decision \(last.id.uuidString.lowercased()) of \(CampaignEvaluator.iso(last.decidedAt)) (cooldown \(CampaignEvaluator.duration(campaign.cooldown)))"
+        switch last.outcome {
+        case .heldOut:
+            return CancelSheetDecision(campaign: campaign, outcome: .heldOut, variant: nil, reason: since, repeatOf: last.id)
+        case .switchedOff:
+            return nil
+        case .answered:
+            guard let variant = campaign.variants.first(where: { $0.id == (last.variantId ?? "") }) else { return nil }
+            return CancelSheetDecision(campaign: campaign, outcome: .answered, variant: variant, reason: since, repeatOf: last.id)
+        }
+    }
+
+    /// Rule 6.
+    private static func firstDecision(_ campaign: Campaign, request: Request, earlierArm: String?) -> CancelSheetDecision {
+        let bucket = Holdout.bucket(originalTransactionId: request.originalTransactionId, campaignId: campaign.id)
+        if bucket < campaign.holdoutPercent * (Holdout.buckets / 100) {
+            let reason = "held out: bucket \(bucket) of \(Holdout.buckets) is in the \(campaign.holdoutPercent)% control group"
+            return CancelSheetDecision(campaign: campaign, outcome: .heldOut, variant: nil, reason: reason, repeatOf: nil)
+        }
+        let variant = VariantAssignment.variant(
+            of: campaign.variants,
+            originalTransactionId: request.originalTransactionId,
+            campaignId: campaign.id,
+            earlier: earlierArm
+        )
+        let arm = variant.map { $0.id.isEmpty ? "" : " (variant \($0.id))" } ?? ""
+        return CancelSheetDecision(campaign: campaign, outcome: .answered, variant: variant, reason: "eligible\(arm)", repeatOf: nil)
+    }
+}
+
+/// A cancel-sheet campaign's decision for one realtime request.
+public struct CancelSheetDecision: Sendable, Equatable {
+    public enum Outcome: String, Sendable, CaseIterable {
+        /// Answered with the arm's answer (or, for a shadow campaign, recorded as if it had been).
+        case answered
+        /// In the campaign's control group: answered `{}`, so Apple's own fallback runs.
+        case heldOut = "held_out"
+        /// The campaign is switched off: answered `{}`, and not recorded.
+        case switchedOff = "switched_off"
+    }
+
+    public var campaign: Campaign
+    public var outcome: Outcome
+    /// For `answered`: the arm (a campaign without variants has one, with the empty id).
+    public var variant: CampaignVariant?
+    public var reason: String
+    /// The earlier decision this request repeats (within the campaign's cooldown); nil for a first decision.
+    public var repeatOf: UUID?
+
+    /// What Apple is answered with: nothing for the holdout and for a shadow campaign.
+    public var answer: CancelSheetAnswer? {
+        guard outcome == .answered, !campaign.shadow else { return nil }
+        return variant?.answer
+    }
+
+    /// What the arm answers, shadow or not (recorded on the decision).
+    public var armAnswer: CancelSheetAnswer? { outcome == .answered ? variant?.answer : nil }
+}

@@ -1,0 +1,132 @@
+import Foundation
+import ReclaimDomain
+
+/// The keys of a cancel-sheet campaign (trigger `RETENTION_MESSAGING`): each arm (the campaign itself when it has no
+/// `variants`) answers with exactly one of `message`, `switchTo` with `messageIdentifier`, or `offer` with
+/// `messageIdentifier`.
+extension ReclaimConfig.Campaign {
+    var isCancelSheet: Bool { trigger == CampaignTrigger.retentionMessaging.type }
+
+    /// One arm's keys, wherever they are written.
+    struct ArmKeys {
+        var path: String
+        var offer: Offer?
+        var message: String?
+        var switchTo: SwitchTo?
+        var messageIdentifier: String?
+    }
+
+    /// The arms: each variant, or the campaign itself (path "").
+    var cancelSheetArms: [(id: String, weight: Int, keys: ArmKeys)] {
+        if let variants {
+            return variants.enumerated().map { index, variant in
+                (
+                    variant.id, variant.weight,
+                    ArmKeys(
+                        path: "variants[\(index)].",
+                        offer: variant.offer,
+                        message: variant.message,
+                        switchTo: variant.switchTo,
+                        messageIdentifier: variant.messageIdentifier ?? messageIdentifier
+                    )
+                )
+            }
+        }
+        return [("", 1, ArmKeys(path: "", offer: offer, message: message, switchTo: switchTo, messageIdentifier: messageIdentifier))]
+    }
+
+    /// The arms as the rules see them. Call on a validated config.
+    func cancelSheetVariants() -> [CampaignVariant] {
+        let format = CancelSheetAnswer.OfferSignatureFormat(rawValue: offerSignature ?? "v2") ?? .v2
+        return cancelSheetArms.map { id, weight, keys in
+            let answer: CancelSheetAnswer
+            if let offer = keys.offer {
+                answer = .offer(
+                    productId: offer.productId,
+                    offerIdentifier: offer.offerIdentifier,
+                    messageIdentifier: keys.messageIdentifier ?? "",
+                    signature: format
+                )
+            } else if let switchTo = keys.switchTo {
+                answer = .switchTo(
+                    productId: switchTo.productId,
+                    messageIdentifier: keys.messageIdentifier ?? "",
+                    billingPlanType: switchTo.billingPlanType.flatMap(CancelSheetAnswer.BillingPlanType.init(rawValue:))
+                )
+            } else {
+                answer = .message(messageIdentifier: keys.message ?? "")
+            }
+            return CampaignVariant(
+                id: id,
+                productId: answer.productId ?? "",
+                offerIdentifier: answer.offerIdentifier ?? "",
+                weight: weight,
+                answer: answer
+            )
+        }
+    }
+
+    /// Every problem of a cancel-sheet campaign's answers, as (key, reason).
+    func cancelSheetProblems() -> [(key: String, reason: String)] {
+        var problems: [(key: String, reason: String)] = []
+        func uuid(_ key: String, _ value: String) {
+            // Apple types messageIdentifier as a UUID ("string (uuid)"); anything else is never approved.
+            if UUID(uuidString: value) == nil { problems.append((key, "'\(value)' is not a UUID: Apple's message identifiers are UUIDs")) }
+        }
+        if let offerSignature, CancelSheetAnswer.OfferSignatureFormat(rawValue: offerSignature) == nil {
+            problems.append(("offerSignature", "'\(offerSignature)' is not v2 or v1"))
+        }
+        if variants != nil {
+            for (key, given) in [("offer", offer != nil), ("message", message != nil), ("switchTo", switchTo != nil)] where given {
+                problems.append((key, "give it per variant: each variant names its answer"))
+            }
+        }
+        if delay.seconds != 0 { problems.append(("delay", "a cancel-sheet campaign answers at once: leave delay out")) }
+        var variantIds = Set<String>()
+        for (id, weight, keys) in cancelSheetArms {
+            let path = keys.path
+            if variants != nil {
+                if id.isEmpty { problems.append(("\(path)id", "must not be empty")) }
+                if !variantIds.insert(id).inserted { problems.append(("\(path)id", "\(id) is listed twice")) }
+                if !(1...1_000_000).contains(weight) { problems.append(("\(path)weight", "must be from 1 to 1000000, got \(weight)")) }
+            }
+            let given = [keys.offer != nil, keys.message != nil, keys.switchTo != nil].filter { $0 }.count
+            if given != 1 {
+                problems.append(
+                    (
+                        path.isEmpty ? "offer" : "\(path)offer",
+                        "a cancel-sheet answer is exactly one of message: ID, switchTo: {productId} with messageIdentifier, "
+                            + "or offer: {productId, offerIdentifier} with messageIdentifier (\(given) given)"
+                    )
+                )
+                continue
+            }
+            if let message = keys.message {
+                uuid("\(path)message", message)
+                if variants?.first(where: { $0.id == id })?.messageIdentifier != nil {
+                    problems.append(("\(path)messageIdentifier", "a message answer names its message in message: leave messageIdentifier out"))
+                }
+                continue
+            }
+            guard let messageIdentifier = keys.messageIdentifier else {
+                problems.append(("\(path)messageIdentifier", "missing: Apple shows a switch-plan or offer answer with an approved message"))
+                continue
+            }
+            uuid("\(path)messageIdentifier", messageIdentifier)
+            if let switchTo = keys.switchTo {
+                if switchTo.productId.isEmpty { problems.append(("\(path)switchTo.productId", "must not be empty")) }
+                if let plan = switchTo.billingPlanType, CancelSheetAnswer.BillingPlanType(rawValue: plan) == nil {
+                    problems.append(("\(path)switchTo.billingPlanType", "'\(plan)' is not BILLED_UPFRONT or MONTHLY"))
+                }
+            }
+            if let offer = keys.offer {
+                if offer.productId.isEmpty { problems.append(("\(path)offer.productId", "must not be empty")) }
+                if offer.offerIdentifier.isEmpty { problems.append(("\(path)offer.offerIdentifier", "must not be empty")) }
+            }
+        }
+        return problems
+    }
+
+    /// Whether any arm answers with a promotional offer (which needs the app's signing key).
+    var cancelSheetSignsOffers: Bool { cancelSheetArms.contains { $0.keys.offer != nil } }
+}

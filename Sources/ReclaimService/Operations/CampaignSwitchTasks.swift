@@ -1,0 +1,30 @@
+import Foundation
+import Logging
+import ReclaimStore
+
+/// `reclaim campaigns pause` and `resume`: the kill switch. The switch is a column of `reclaim.campaigns`, which
+/// every cancel-sheet answer reads in its one statement and the workers read with every batch, so it takes effect on
+/// every server at once, without a restart or a config change.
+public enum CampaignSwitchTasks {
+    /// Switches `campaignId` off or on; the line to print. Throws when no campaign of that id was ever configured (a
+    /// campaign appears in `reclaim.campaigns` once a server started with it).
+    public static func setPaused(_ paused: Bool, campaignId: String, reason: String?, url: DatabaseURL, logger: Logger) async throws -> String {
+        try await Database.withDatabase(url, maxConnections: 1, logger: logger) { client in
+            guard try await CancelSheetStore.setPaused(paused, campaignId: campaignId, reason: reason, postgres: client, logger: logger) else {
+                throw ConfigError(
+                    "no campaign \(campaignId) in reclaim.campaigns: a campaign is listed there once a server has started with it in its config"
+                )
+            }
+            return paused ? "paused \(campaignId): it decides nothing until reclaim campaigns resume \(campaignId)" : "resumed \(campaignId)"
+        }
+    }
+
+    /// The switched-off campaigns, a line each.
+    public static func paused(url: DatabaseURL, logger: Logger) async throws -> [String] {
+        try await Database.withDatabase(url, maxConnections: 1, logger: logger) { client in
+            try await CancelSheetStore.paused(postgres: client, logger: logger).map { id, at, reason in
+                "\(id) paused \(at.formatted(.iso8601))\(reason.map { ": \($0)" } ?? "")"
+            }
+        }
+    }
+}
