@@ -282,7 +282,7 @@ CREATE TABLE reclaim.cancel_sheet_decisions (
     original_transaction_id text        NOT NULL,
     request_identifier      text        NOT NULL,
     product_id              text        NOT NULL,
-    outcome                 text        NOT NULL CHECK (outcome IN ('answered', 'held_out')),
+    outcome                 text        NOT NULL CHECK (outcome IN ('answered', 'held_out', 'held_back')),
     shadow                  boolean     NOT NULL,
     variant_id              text,
     answer                  text        NOT NULL CHECK (answer IN ('nothing', 'message', 'alternate_product', 'promotional_offer')),
@@ -292,10 +292,15 @@ CREATE TABLE reclaim.cancel_sheet_decisions (
     repeat_of               uuid        REFERENCES reclaim.cancel_sheet_decisions (id),
     reason                  text        NOT NULL,
     decided_at              timestamptz NOT NULL DEFAULT now(),
-    CHECK (outcome = 'answered' OR (variant_id IS NULL AND answer = 'nothing'))
+    CHECK (outcome IN ('answered', 'held_back') OR (variant_id IS NULL AND answer = 'nothing')),
+    save_window             interval    NOT NULL DEFAULT interval '30 days',
+    save_outcome            text        CHECK (save_outcome IN ('saved', 'lost', 'unknown')),
+    saved_product_id        text,
+    settled_at              timestamptz
 );
 CREATE INDEX cancel_sheet_decisions_subscriber_idx ON reclaim.cancel_sheet_decisions (bundle_id, environment, original_transaction_id, decided_at) WHERE repeat_of IS NULL;
 CREATE INDEX cancel_sheet_decisions_campaign_idx ON reclaim.cancel_sheet_decisions (campaign_id, decided_at);
+CREATE INDEX cancel_sheet_decisions_unsettled_idx ON reclaim.cancel_sheet_decisions (decided_at) WHERE settled_at IS NULL AND repeat_of IS NULL;
 COMMENT ON TABLE reclaim.cancel_sheet_decisions IS 'Every answer a cancel-sheet campaign (trigger RETENTION_MESSAGING) gave Apple''s Retention Messaging realtime request, or would have given (shadow): the campaign, the arm or the holdout, and the answer. A request within the campaign''s cooldown of an earlier decision repeats it (repeat_of); first decisions are the unit of the campaign''s statistics.';
 COMMENT ON COLUMN reclaim.cancel_sheet_decisions.id IS 'Decision id.';
 COMMENT ON COLUMN reclaim.cancel_sheet_decisions.campaign_id IS 'The cancel-sheet campaign (reclaim.campaigns.id).';
@@ -304,7 +309,7 @@ COMMENT ON COLUMN reclaim.cancel_sheet_decisions.environment IS 'Sandbox or Prod
 COMMENT ON COLUMN reclaim.cancel_sheet_decisions.original_transaction_id IS 'The subscriber''s subscription, from the request.';
 COMMENT ON COLUMN reclaim.cancel_sheet_decisions.request_identifier IS 'Apple''s requestIdentifier (a UUID) of the realtime request.';
 COMMENT ON COLUMN reclaim.cancel_sheet_decisions.product_id IS 'The subscription''s product when the subscriber opened the sheet, from the request.';
-COMMENT ON COLUMN reclaim.cancel_sheet_decisions.outcome IS 'answered (the arm''s answer) or held_out (the control group: answered {}, so Apple''s own fallback ran).';
+COMMENT ON COLUMN reclaim.cancel_sheet_decisions.outcome IS 'answered (the arm''s answer), held_out (the control group: answered {}, so Apple''s own fallback ran) or held_back (the arm''s promotional offer would have exceeded the app''s discountBudget: answered {}; the answer columns say what was held back, reason says why).';
 COMMENT ON COLUMN reclaim.cancel_sheet_decisions.shadow IS 'The campaign was in shadow mode: the answer columns say what it would have answered; Apple was answered {}.';
 COMMENT ON COLUMN reclaim.cancel_sheet_decisions.variant_id IS 'The arm; NULL for held_out and for a campaign without variants.';
 COMMENT ON COLUMN reclaim.cancel_sheet_decisions.answer IS 'The key of Apple''s RealtimeResponseBody answered (or, for shadow, that would have been): message, alternate_product, promotional_offer; nothing for held_out.';
@@ -314,6 +319,10 @@ COMMENT ON COLUMN reclaim.cancel_sheet_decisions.offer_identifier IS 'promotiona
 COMMENT ON COLUMN reclaim.cancel_sheet_decisions.repeat_of IS 'The first decision this request repeated (within the campaign''s cooldown); NULL for a first decision.';
 COMMENT ON COLUMN reclaim.cancel_sheet_decisions.reason IS 'Why, in words (e.g. "held out: bucket 312 of 10000 is in the 10% control group").';
 COMMENT ON COLUMN reclaim.cancel_sheet_decisions.decided_at IS 'When the request was answered.';
+COMMENT ON COLUMN reclaim.cancel_sheet_decisions.save_window IS 'The campaign''s saveWindow when it decided: the outcome is settled this long after decided_at.';
+COMMENT ON COLUMN reclaim.cancel_sheet_decisions.save_outcome IS 'First decisions, once settled at the window''s end: saved (the answered offer redeemed in the window, a renewal in the window, or auto-renew on at its end), lost (auto-renew off, or expired, revoked or refunded), unknown (Reclaim has no state of the subscription). NULL until settled, and for repeats.';
+COMMENT ON COLUMN reclaim.cancel_sheet_decisions.saved_product_id IS 'For saved with auto-renew on: the product it renews to (a switch-plan save counts the product moved to).';
+COMMENT ON COLUMN reclaim.cancel_sheet_decisions.settled_at IS 'When the worker settled save_outcome (at or soon after decided_at + save_window); final from then on.';
 
 CREATE TABLE reclaim.offers (
     id                       uuid        PRIMARY KEY,
@@ -407,22 +416,27 @@ CREATE TABLE reclaim.offer_redemptions (
     price                   bigint,
     currency                text,
     redeemed_at             timestamptz NOT NULL,
-    recorded_at             timestamptz NOT NULL DEFAULT now()
+    recorded_at             timestamptz NOT NULL DEFAULT now(),
+    offer_type              smallint    NOT NULL DEFAULT 2,
+    offer_period            text
 );
 CREATE INDEX offer_redemptions_redeemed_idx ON reclaim.offer_redemptions (redeemed_at);
-COMMENT ON TABLE reclaim.offer_redemptions IS 'Every promotional-offer purchase Apple reported (OFFER_REDEEMED, SUBSCRIBED or DID_RENEW with offerType 2), whether or not Reclaim issued the offer.';
+CREATE INDEX offer_redemptions_subscriber_idx ON reclaim.offer_redemptions (bundle_id, environment, original_transaction_id, redeemed_at);
+COMMENT ON TABLE reclaim.offer_redemptions IS 'Every discounted purchase Apple reported (OFFER_REDEEMED, SUBSCRIBED or DID_RENEW whose transaction has an offerType other than 1, introductory), through every door: Reclaim''s promotional offers (offer_id set), promotional offers signed elsewhere, offer codes, Apple''s win-back offers, App Store Connect''s retention offers, and types Apple adds later. Rows before schema 17 are promotional offers only.';
 COMMENT ON COLUMN reclaim.offer_redemptions.notification_uuid IS 'The notification that reported it.';
 COMMENT ON COLUMN reclaim.offer_redemptions.bundle_id IS 'The app.';
 COMMENT ON COLUMN reclaim.offer_redemptions.environment IS 'Sandbox or Production.';
 COMMENT ON COLUMN reclaim.offer_redemptions.original_transaction_id IS 'The subscriber''s subscription.';
 COMMENT ON COLUMN reclaim.offer_redemptions.transaction_id IS 'The redeeming transaction.';
 COMMENT ON COLUMN reclaim.offer_redemptions.product_id IS 'The product bought.';
-COMMENT ON COLUMN reclaim.offer_redemptions.offer_identifier IS 'The promotional offer id the transaction carries.';
+COMMENT ON COLUMN reclaim.offer_redemptions.offer_identifier IS 'The offer identifier the transaction carries ('''' when Apple sent none).';
 COMMENT ON COLUMN reclaim.offer_redemptions.offer_id IS 'The Reclaim offer it redeemed; NULL when Reclaim never issued that offer to this subscriber (e.g. the app signed one elsewhere).';
 COMMENT ON COLUMN reclaim.offer_redemptions.price IS 'Price paid in milli-units of currency.';
 COMMENT ON COLUMN reclaim.offer_redemptions.currency IS 'ISO 4217 currency.';
 COMMENT ON COLUMN reclaim.offer_redemptions.redeemed_at IS 'Transaction purchaseDate (the notification''s signedDate when absent).';
 COMMENT ON COLUMN reclaim.offer_redemptions.recorded_at IS 'When Reclaim recorded it.';
+COMMENT ON COLUMN reclaim.offer_redemptions.offer_type IS 'Apple''s offerType: 2 promotional, 3 offer code, 4 win-back, 5 App Store Connect retention offer (named at WWDC26; not in Apple''s offerType reference as read for this release), any other value as Apple sent it.';
+COMMENT ON COLUMN reclaim.offer_redemptions.offer_period IS 'Apple''s offerPeriod (ISO 8601 duration, e.g. P1M) when the transaction carries one.';
 
 CREATE TABLE reclaim.offer_events (
     offer_id       uuid        NOT NULL REFERENCES reclaim.offers (id),
@@ -728,6 +742,28 @@ COMMENT ON COLUMN reclaim.campaign_funnel.redeemed IS 'Offers Apple reported as 
 COMMENT ON COLUMN reclaim.campaign_funnel.withdrawn IS 'Offers withdrawn (superseded, or the subscriber came back without them).';
 COMMENT ON COLUMN reclaim.campaign_funnel.expired IS 'Offers that reached deliverable_until unredeemed.';
 
+CREATE VIEW reclaim.discount_channels_daily AS
+SELECT r.bundle_id,
+       r.environment,
+       (date_trunc('day', r.redeemed_at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC') AS day,
+       CASE WHEN r.offer_id IS NOT NULL THEN 'reclaim'
+            WHEN r.offer_type = 2 THEN 'promotional_elsewhere'
+            WHEN r.offer_type = 3 THEN 'offer_code'
+            WHEN r.offer_type = 4 THEN 'win_back'
+            WHEN r.offer_type = 5 THEN 'retention_offer'
+            ELSE 'other' END AS channel,
+       count(*) AS redemptions,
+       count(DISTINCT r.original_transaction_id) AS subscribers
+FROM reclaim.offer_redemptions r
+GROUP BY 1, 2, 3, 4;
+COMMENT ON VIEW reclaim.discount_channels_daily IS 'Discounted purchases per UTC day and channel, Reclaim''s apart from the doors Reclaim does not open: the other half of the funnel (campaign_funnel counts Reclaim''s offers only).';
+COMMENT ON COLUMN reclaim.discount_channels_daily.bundle_id IS 'The app.';
+COMMENT ON COLUMN reclaim.discount_channels_daily.environment IS 'Production or Sandbox.';
+COMMENT ON COLUMN reclaim.discount_channels_daily.day IS 'The UTC day of redeemed_at.';
+COMMENT ON COLUMN reclaim.discount_channels_daily.channel IS 'reclaim (an offer Reclaim issued), promotional_elsewhere (offerType 2 Reclaim did not issue), offer_code (3), win_back (4), retention_offer (5, App Store Connect''s cancel-sheet offers) or other (a type Apple added later).';
+COMMENT ON COLUMN reclaim.discount_channels_daily.redemptions IS 'Discounted transactions (a pay-as-you-go offer''s renewals each count).';
+COMMENT ON COLUMN reclaim.discount_channels_daily.subscribers IS 'Distinct subscriptions among them.';
+
 CREATE VIEW reclaim.offer_funnel_daily AS
 SELECT d.bundle_id,
        d.environment,
@@ -936,6 +972,53 @@ COMMENT ON COLUMN reclaim.campaign_variant_lift.retention_lift_lower IS 'Its 95%
 COMMENT ON COLUMN reclaim.campaign_variant_lift.retention_lift_upper IS 'Its 95% Newcombe interval, upper bound.';
 COMMENT ON COLUMN reclaim.campaign_variant_lift.verdict IS 'better, worse, not yet distinguishable, or no holdout to compare.';
 COMMENT ON COLUMN reclaim.campaign_variant_lift.needed_per_group IS 'For not yet distinguishable: about how many subscribers each group needs before a lift this large would be distinguishable.';
+
+CREATE VIEW reclaim.cancel_sheet_save_rates AS
+WITH firsts AS (
+    SELECT d.bundle_id, d.environment, d.campaign_id, d.outcome, coalesce(d.variant_id, '') AS variant_id, d.save_outcome
+    FROM reclaim.cancel_sheet_decisions d
+    WHERE d.repeat_of IS NULL AND NOT d.shadow AND d.outcome IN ('answered', 'held_out')),
+arms AS (
+    SELECT bundle_id, environment, campaign_id, variant_id, count(*) FILTER (WHERE save_outcome = 'saved') AS saved,
+           count(*) FILTER (WHERE save_outcome = 'lost') AS lost,
+           count(*) FILTER (WHERE save_outcome IS NULL OR save_outcome = 'unknown') AS undecided
+    FROM firsts WHERE outcome = 'answered' GROUP BY 1, 2, 3, 4),
+held AS (
+    SELECT bundle_id, environment, campaign_id, count(*) FILTER (WHERE save_outcome = 'saved') AS saved,
+           count(*) FILTER (WHERE save_outcome = 'lost') AS lost,
+           count(*) FILTER (WHERE save_outcome IS NULL OR save_outcome = 'unknown') AS undecided
+    FROM firsts WHERE outcome = 'held_out' GROUP BY 1, 2, 3)
+SELECT a.bundle_id, a.environment, a.campaign_id, a.variant_id, a.saved, a.lost, a.undecided,
+       a.saved::float8 / nullif(a.saved + a.lost, 0) AS save_rate, s.lower AS save_rate_lower, s.upper AS save_rate_upper,
+       coalesce(h.saved, 0) AS held_out_saved, coalesce(h.lost, 0) AS held_out_lost, coalesce(h.undecided, 0) AS held_out_undecided,
+       h.saved::float8 / nullif(h.saved + h.lost, 0) AS held_out_save_rate, o.lower AS held_out_save_rate_lower, o.upper AS held_out_save_rate_upper,
+       a.saved::float8 / nullif(a.saved + a.lost, 0) - h.saved::float8 / nullif(h.saved + h.lost, 0) AS lift,
+       l.lower AS lift_lower, l.upper AS lift_upper
+FROM arms a
+LEFT JOIN held h ON h.bundle_id = a.bundle_id AND h.environment = a.environment AND h.campaign_id = a.campaign_id
+CROSS JOIN LATERAL reclaim.wilson_interval(a.saved, a.saved + a.lost) AS s
+CROSS JOIN LATERAL reclaim.wilson_interval(coalesce(h.saved, 0), coalesce(h.saved + h.lost, 0)) AS o
+CROSS JOIN LATERAL reclaim.newcombe_interval(a.saved, a.saved + a.lost, coalesce(h.saved, 0), coalesce(h.saved + h.lost, 0)) AS l;
+COMMENT ON VIEW reclaim.cancel_sheet_save_rates IS 'Each cancel-sheet campaign''s arm against its holdout: first decisions settled as saved or lost at the end of the saveWindow, the save rate with a 95% Wilson interval, and the lift over the holdout with a 95% Newcombe interval. The holdout was answered {}, so the lift is over Apple''s own fallback (App Store Connect''s retention offers or its default message), not over showing nothing. Shadow and held-back decisions are left out.';
+COMMENT ON COLUMN reclaim.cancel_sheet_save_rates.bundle_id IS 'The app.';
+COMMENT ON COLUMN reclaim.cancel_sheet_save_rates.environment IS 'Production or Sandbox; compare within one.';
+COMMENT ON COLUMN reclaim.cancel_sheet_save_rates.campaign_id IS 'The cancel-sheet campaign.';
+COMMENT ON COLUMN reclaim.cancel_sheet_save_rates.variant_id IS 'The arm (empty for a campaign without variants).';
+COMMENT ON COLUMN reclaim.cancel_sheet_save_rates.saved IS 'First decisions of the arm settled as saved.';
+COMMENT ON COLUMN reclaim.cancel_sheet_save_rates.lost IS 'First decisions of the arm settled as lost.';
+COMMENT ON COLUMN reclaim.cancel_sheet_save_rates.undecided IS 'First decisions whose window is still open, or whose subscription Reclaim does not know: not in the rate.';
+COMMENT ON COLUMN reclaim.cancel_sheet_save_rates.save_rate IS 'saved / (saved + lost).';
+COMMENT ON COLUMN reclaim.cancel_sheet_save_rates.save_rate_lower IS 'Its 95% Wilson interval, lower bound.';
+COMMENT ON COLUMN reclaim.cancel_sheet_save_rates.save_rate_upper IS 'Its 95% Wilson interval, upper bound.';
+COMMENT ON COLUMN reclaim.cancel_sheet_save_rates.held_out_saved IS 'The campaign''s held-out first decisions settled as saved (the same on every arm''s row).';
+COMMENT ON COLUMN reclaim.cancel_sheet_save_rates.held_out_lost IS 'Held-out first decisions settled as lost.';
+COMMENT ON COLUMN reclaim.cancel_sheet_save_rates.held_out_undecided IS 'Held-out first decisions not settled, or unknown.';
+COMMENT ON COLUMN reclaim.cancel_sheet_save_rates.held_out_save_rate IS 'The holdout''s saved / (saved + lost): Apple''s fallback''s save rate.';
+COMMENT ON COLUMN reclaim.cancel_sheet_save_rates.held_out_save_rate_lower IS 'Its 95% Wilson interval, lower bound.';
+COMMENT ON COLUMN reclaim.cancel_sheet_save_rates.held_out_save_rate_upper IS 'Its 95% Wilson interval, upper bound.';
+COMMENT ON COLUMN reclaim.cancel_sheet_save_rates.lift IS 'save_rate minus held_out_save_rate.';
+COMMENT ON COLUMN reclaim.cancel_sheet_save_rates.lift_lower IS 'Its 95% Newcombe interval, lower bound.';
+COMMENT ON COLUMN reclaim.cancel_sheet_save_rates.lift_upper IS 'Its 95% Newcombe interval, upper bound.';
 
 CREATE VIEW reclaim.subscriber_status AS
 SELECT bundle_id, environment, coalesce(product_id, '') AS product_id, status, count(*) AS subscribers

@@ -35,6 +35,10 @@ public struct Campaign: Sendable, Equatable {
     /// Skip subscribers for whom Apple already lists win-back offers (`eligibleWinBackOfferIds`): Apple shows
     /// those itself, and a second discount would compete with it.
     public var standAsideForWinBack: Bool
+    /// Cancel sheet: how long after a decision its save outcome is settled (auto-renew on or off then).
+    public var saveWindow: TimeInterval
+    /// The app's discount budget (``DiscountBudget``); nil for none.
+    public var discountBudget: DiscountBudget?
     /// A cancel-sheet campaign that records what it would have answered and answers `{}` (``CancelSheetEvaluator``).
     public var shadow: Bool
 
@@ -56,7 +60,9 @@ public struct Campaign: Sendable, Equatable {
         variants: [CampaignVariant]? = nil,
         delay: TimeInterval = 0,
         window: TimeInterval? = nil,
-        shadow: Bool = false
+        shadow: Bool = false,
+        discountBudget: DiscountBudget? = nil,
+        saveWindow: TimeInterval = 30 * 86_400
     ) {
         self.id = id
         self.bundleId = bundleId
@@ -74,5 +80,7 @@ public struct Campaign: Sendable, Equatable {
         self.endsAt = endsAt
         self.standAsideForWinBack = standAsideForWinBack
         self.shadow = shadow
+        self.discountBudget = discountBudget
+        self.saveWindow = saveWindow
     }
 }

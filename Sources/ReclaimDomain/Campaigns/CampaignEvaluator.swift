@@ -13,7 +13,7 @@ public enum CampaignEvaluator {
     /// 4. the campaign's conditions (products, tenure, expiration intent, storefront);
     /// 5. Apple's own win-back offers, when the campaign stands aside for them;
     /// 6. the offer would still be deliverable now (old notifications from a backlog or a reconciliation);
-    /// 7. cooldown and maximum offers per subscriber;
+    /// 7. cooldown and maximum offers per subscriber, and the app's discount budget across every door;
     /// 8. one live offer per subscriber: a live offer of equal or higher priority wins; a lower one is
     ///    superseded (withdrawn when this one is issued);
     /// 9. the holdout: eligible subscribers in the control group are held out.
@@ -132,6 +132,7 @@ public enum CampaignEvaluator {
             let offered = earlier.filter { $0.outcome == .offered }.count
             if offered >= maximum { return "maximum reached: \(offered) of \(maximum) offers of this campaign already issued" }
         }
+        if let budget = campaign.discountBudget, let reason = budget.exhausted(by: history.discounts, at: at) { return reason }
         if let live = history.liveOffer, live.priority >= campaign.priority {
             return
                 "one offer at a time: live offer \(live.id.uuidString.lowercased()) of \(live.campaignId) has priority \(live.priority) ≥ \(campaign.priority)"

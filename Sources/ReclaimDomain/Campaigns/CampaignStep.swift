@@ -25,6 +25,10 @@ public struct CampaignStep: Sendable, Equatable {
         var history = history
         let lifecycle = OfferLifecycle.apply(event: event, liveOffer: history.liveOffer)
         if lifecycle.redemption?.offerId != nil || lifecycle.withdrawal != nil { history.liveOffer = nil }
+        // This notification's own discount counts against the budget of the decisions it makes.
+        if let redemption = lifecycle.redemption {
+            history.discounts.append(.init(at: redemption.redeemedAt, offer: "\(redemption.offerType)/\(redemption.offerIdentifier)"))
+        }
         let decisions = CampaignEvaluator.evaluate(campaigns: campaigns, state: state, event: event, history: history, now: now)
         // Scheduled against the state before this notification: a late notification triggers nothing.
         let scheduled = CampaignEvaluator.schedule(campaigns: campaigns, state: before, event: event)

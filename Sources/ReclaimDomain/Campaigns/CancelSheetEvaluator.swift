@@ -11,7 +11,8 @@ import Foundation
 /// 3. Apple's own win-back offers, when the campaign stands aside for them;
 /// 4. a decision of the campaign within its cooldown stands: the request repeats it (same arm or holdout);
 /// 5. the maximum of answered decisions per subscriber;
-/// 6. the holdout (``Holdout``), else the arm (``VariantAssignment``: the earlier arm while it is configured).
+/// 6. the holdout (``Holdout``), else the arm (``VariantAssignment``: the earlier arm while it is configured);
+/// 7. an arm that answers with a promotional offer is held back when the app's ``DiscountBudget`` is spent.
 /// A held-out, shadow or switched-off (`reclaim campaigns pause`, checked after rules 1–3) decision answers `{}`;
 /// lower campaigns do not answer that subscriber instead.
 public enum CancelSheetEvaluator {
@@ -54,7 +55,8 @@ public enum CancelSheetEvaluator {
         request: Request,
         state known: SubscriptionState?,
         earlier: [PastDecision],
-        paused: Set<String>
+        paused: Set<String>,
+        discounts: [DiscountBudget.Spent] = []
     ) -> (decision: CancelSheetDecision?, skipped: [(campaignId: String, reason: String)]) {
         var state = known ?? SubscriptionState(bundleId: request.bundleId, environment: "", originalTransactionId: request.originalTransactionId)
         state.productId = request.productId
@@ -78,7 +80,7 @@ public enum CancelSheetEvaluator {
             if let last = mine.last, request.now < last.decidedAt.addingTimeInterval(campaign.cooldown),
                 let repeated = repeatDecision(of: last, campaign: campaign)
             {
-                return (repeated, skipped)
+                return (withinBudget(repeated, discounts: discounts, at: request.now), skipped)
             }
             if let maximum = campaign.maxOffersPerSubscriber {
                 let answered = mine.filter { $0.outcome == .answered }.count
@@ -87,7 +89,8 @@ public enum CancelSheetEvaluator {
                     continue
                 }
             }
-            return (firstDecision(campaign, request: request, earlierArm: mine.last { $0.outcome == .answered }?.variantId), skipped)
+            let decision = firstDecision(campaign, request: request, earlierArm: mine.last { $0.outcome != .heldOut }?.variantId)
+            return (withinBudget(decision, discounts: discounts, at: request.now), skipped)
         }
         return (nil, skipped)
     }
@@ -103,6 +106,18 @@ public enum CancelSheetEvaluator {
         return nil
     }
 
+    /// Rule 7: a promotional-offer answer the app's discount budget does not allow is held back (answered `{}`),
+    /// recorded with the budget's reason. Messages and switch-plan answers are not discounts.
+    private static func withinBudget(_ decision: CancelSheetDecision, discounts: [DiscountBudget.Spent], at time: Date) -> CancelSheetDecision {
+        guard decision.outcome == .answered, case .offer? = decision.variant?.answer, let budget = decision.campaign.discountBudget,
+            let reason = budget.exhausted(by: discounts, at: time)
+        else { return decision }
+        var held = decision
+        held.outcome = .heldBack
+        held.reason = reason
+        return held
+    }
+
     /// Rule 4: the earlier decision again, unless its arm left the config (then a new decision is made).
     private static func repeatDecision(of last: PastDecision, campaign: Campaign) -> CancelSheetDecision? {
         let since =
@@ -112,9 +127,10 @@ public enum CancelSheetEvaluator {
             return CancelSheetDecision(campaign: campaign, outcome: .heldOut, variant: nil, reason: since, repeatOf: last.id)
         case .switchedOff:
             return nil
-        case .answered:
+        case .answered, .heldBack:
             guard let variant = campaign.variants.first(where: { $0.id == (last.variantId ?? "") }) else { return nil }
             return CancelSheetDecision(campaign: campaign, outcome: .answered, variant: variant, reason: since, repeatOf: last.id)
+        // (a held-back decision is repeated as answered, and the budget decides again)
         }
     }
 
@@ -143,6 +159,8 @@ public struct CancelSheetDecision: Sendable, Equatable {
         case answered
         /// In the campaign's control group: answered `{}`, so Apple's own fallback runs.
         case heldOut = "held_out"
+        /// Its arm's promotional offer would exceed the app's discount budget: answered `{}`, recorded with the reason.
+        case heldBack = "held_back"
         /// The campaign is switched off: answered `{}`, and not recorded.
         case switchedOff = "switched_off"
     }
@@ -161,6 +179,6 @@ public struct CancelSheetDecision: Sendable, Equatable {
         return variant?.answer
     }
 
-    /// What the arm answers, shadow or not (recorded on the decision).
-    public var armAnswer: CancelSheetAnswer? { outcome == .answered ? variant?.answer : nil }
+    /// What the arm answers (or would have: shadow, held back), recorded on the decision.
+    public var armAnswer: CancelSheetAnswer? { outcome == .answered || outcome == .heldBack ? variant?.answer : nil }
 }

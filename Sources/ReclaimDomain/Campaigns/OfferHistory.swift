@@ -44,9 +44,12 @@ public struct OfferHistory: Sendable, Equatable {
 
     public var decisions: [PastDecision]
     public var liveOffer: LiveOffer?
+    /// The subscriber's discounted redemptions through every door, for the app's ``DiscountBudget``.
+    public var discounts: [DiscountBudget.Spent]
 
-    public init(decisions: [PastDecision] = [], liveOffer: LiveOffer? = nil) {
+    public init(decisions: [PastDecision] = [], liveOffer: LiveOffer? = nil, discounts: [DiscountBudget.Spent] = []) {
         self.decisions = decisions
         self.liveOffer = liveOffer
+        self.discounts = discounts
     }
 }

@@ -18,6 +18,8 @@ public struct GrantRequest: Sendable, Equatable {
     /// Retention Messaging: the approved message Apple shows with this offer in its cancellation sheet; nil: the
     /// message of the configured campaign named `campaign`, if any.
     public var messageIdentifier: String?
+    /// Grant even when the app's discount budget is spent for the subscriber.
+    public var overrideDiscountBudget: Bool = false
 
     public static let defaultDeliverableFor: Int64 = 7 * 86_400
     public static let maximumDeliverableFor: Int64 = 90 * 86_400
@@ -55,6 +57,8 @@ public struct GrantRequest: Sendable, Equatable {
         ]
         // Appended only when given, so that a grant made before the field existed keeps its fingerprint.
         if let messageIdentifier { fields.append(messageIdentifier) }
+        // NUL is refused in every text field, so this cannot be a messageIdentifier.
+        if overrideDiscountBudget { fields.append("\u{0}overrideDiscountBudget") }
         var canonical = "reclaim-grant-v1"
         for field in fields {
             if let field { canonical += "|\(field.utf8.count):\(field)" } else { canonical += "|-" }
@@ -81,6 +85,7 @@ extension GrantRequest {
         let campaign: String
         let deliverableFor: String?
         let messageIdentifier: String?
+        let overrideDiscountBudget: Bool?
     }
 
     /// Decodes and validates a request body; throws ``InvalidInput`` with the reason in words.
@@ -139,5 +144,6 @@ extension GrantRequest {
             deliverableFor: deliverableFor,
             messageIdentifier: body.messageIdentifier
         )
+        overrideDiscountBudget = body.overrideDiscountBudget ?? false
     }
 }

@@ -86,6 +86,7 @@ extension ReclaimConfig {
         add("apps", App.CodingKeys.self)
         add("apps.signingKeys", SigningKeyFile.CodingKeys.self)
         add("apps.serverAPI", ServerAPI.CodingKeys.self)
+        add("apps.discountBudget", DiscountBudgetKeys.CodingKeys.self)
         add("campaigns", Campaign.CodingKeys.self)
         add("campaigns.offer", Campaign.Offer.CodingKeys.self)
         add("campaigns.variants", Campaign.Variant.CodingKeys.self)

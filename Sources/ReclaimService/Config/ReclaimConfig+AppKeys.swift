@@ -29,10 +29,12 @@ extension ReclaimConfig {
         public var forwarding: [ForwardingTarget] = []
         /// Receivers of Reclaim's own events (offers, grants), signed as Standard Webhooks.
         public var webhooks: [Webhook] = []
+        /// At most `redemptions` discounted offers per subscriber in a rolling `window`, across every door; nil for none.
+        public var discountBudget: DiscountBudgetKeys?
 
         enum CodingKeys: String, ConfigKeys {
             case bundleId, appAppleId, environments, issuerId, signingKeys, rootCertificates, defaultMessageIdentifier, userTokenSecretFile
-            case previousUserTokenSecretFile, serverAPI, forwarding, webhooks
+            case previousUserTokenSecretFile, serverAPI, forwarding, webhooks, discountBudget
         }
 
         public init(from decoder: any Decoder) throws {
@@ -49,11 +51,31 @@ extension ReclaimConfig {
             serverAPI = try container.decodeIfPresent(ServerAPI.self, forKey: .serverAPI)
             forwarding = try container.decodeIfPresent([ForwardingTarget].self, forKey: .forwarding) ?? []
             webhooks = try container.decodeIfPresent([Webhook].self, forKey: .webhooks) ?? []
+            discountBudget = try container.decodeIfPresent(DiscountBudgetKeys.self, forKey: .discountBudget)
             if var api = serverAPI {
                 try api.resolve(signingKeys: signingKeys, appIssuerId: issuerId, container: container)
                 serverAPI = api
             }
         }
+    }
+
+    /// `apps[].discountBudget`: both keys required.
+    public struct DiscountBudgetKeys: Decodable, Sendable {
+        public var redemptions: Int
+        public var window: ConfigDuration
+
+        enum CodingKeys: String, ConfigKeys { case redemptions, window }
+
+        public init(from decoder: any Decoder) throws {
+            let container = try decoder.configContainer(keyedBy: CodingKeys.self)
+            redemptions = try container.decode(Int.self, forKey: .redemptions)
+            guard let window = try container.decodeDurationIfPresent(forKey: .window) else {
+                throw DecodingError.keyNotFound(CodingKeys.window, .init(codingPath: container.codingPath, debugDescription: "window is required"))
+            }
+            self.window = window
+        }
+
+        var domain: DiscountBudget { DiscountBudget(redemptions: redemptions, window: TimeInterval(window.seconds)) }
     }
 
     /// An App Store Connect In-App Purchase key for the App Store Server API.

@@ -42,6 +42,8 @@ extension ReclaimConfig {
         public var offerSignature: String?
         /// Cancel sheet: record what it would answer, and answer `{}`.
         public var shadow: Bool
+        /// Cancel sheet: a decision's save outcome is settled this long after it (default 30d).
+        public var saveWindow: ConfigDuration
 
         /// The plan a switch-plan answer suggests.
         public struct SwitchTo: Decodable, Sendable {
@@ -118,6 +120,7 @@ extension ReclaimConfig {
         enum CodingKeys: String, ConfigKeys {
             case id, app, trigger, offer, variants, conditions, deliverableFor, cooldown, maxOffersPerSubscriber, holdoutPercent, priority
             case startsAt, endsAt, standAsideForWinBack, messageIdentifier, delay, window, message, switchTo, offerSignature, shadow
+            case saveWindow
         }
 
         public init(from decoder: any Decoder) throws {
@@ -143,6 +146,7 @@ extension ReclaimConfig {
             switchTo = try container.decodeIfPresent(SwitchTo.self, forKey: .switchTo)
             offerSignature = try container.decodeIfPresent(String.self, forKey: .offerSignature)
             shadow = try container.decodeIfPresent(Bool.self, forKey: .shadow) ?? false
+            saveWindow = try container.decodeDurationIfPresent(forKey: .saveWindow) ?? ConfigDuration(seconds: 30 * 86_400)
         }
     }
 }

@@ -40,7 +40,9 @@ extension ReclaimConfig {
                     },
                 delay: TimeInterval(campaign.delay.seconds),
                 window: campaign.window.map { TimeInterval($0.seconds) },
-                shadow: campaign.shadow
+                shadow: campaign.shadow,
+                discountBudget: apps.first { $0.bundleId == campaign.app }?.discountBudget?.domain,
+                saveWindow: TimeInterval(campaign.saveWindow.seconds)
             )
         }
     }
@@ -117,6 +119,7 @@ extension ReclaimConfig {
                 problem("variants", "give either offer or variants, not both: each variant names its offer")
             }
             if campaign.deliverableFor.seconds <= 0 { problem("deliverableFor", "must be positive") }
+            if campaign.saveWindow.seconds < 86_400 || campaign.saveWindow.seconds > 400 * 86_400 { problem("saveWindow", "must be from 1d to 400d") }
             if campaign.delay.seconds < 0 { problem("delay", "must not be negative") }
             if let window = campaign.window {
                 if campaign.delay.seconds == 0 { problem("window", "applies to a delayed campaign only: give delay too") }

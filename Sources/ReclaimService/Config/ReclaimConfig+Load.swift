@@ -133,6 +133,12 @@ extension ReclaimConfig {
                     problems.append("app \(app.bundleId): serverAPI.baseURL \(base) is not an http(s) URL")
                 }
             }
+            if let budget = app.discountBudget {
+                if !(1...1000).contains(budget.redemptions) {
+                    problems.append("app \(app.bundleId): discountBudget.redemptions must be from 1 to 1000, got \(budget.redemptions)")
+                }
+                if budget.window.seconds < 86_400 { problems.append("app \(app.bundleId): discountBudget.window must be at least 1d") }
+            }
         }
         if reconciliation.interval.seconds != 0 && reconciliation.interval.seconds < 60 {
             problems.append("reconciliation.interval must be 0s (off) or at least 1m")
@@ -142,6 +148,9 @@ extension ReclaimConfig {
         }
         problems += campaignProblems()
         problems += outboundProblems()
+        if !(10...5000).contains(server.retentionBudgetMilliseconds) {
+            problems.append("server.retentionBudgetMilliseconds must be from 10 to 5000 (Apple waits about 700)")
+        }
         if !(1...500).contains(worker.concurrency) { problems.append("worker.concurrency must be from 1 to 500") }
         if !(1...10_000).contains(worker.batchSize) { problems.append("worker.batchSize must be from 1 to 10000") }
         if !(0...10_000_000).contains(server.rejectedInputsKept) { problems.append("server.rejectedInputsKept must be from 0 to 10000000") }

@@ -84,6 +84,9 @@ public struct ReclaimConfig: Decodable, Sendable {
         /// Proxies (IP addresses or CIDRs) whose `X-Forwarded-For` names the client for per-client budgets; empty:
         /// the peer is the client.
         public var trustedProxies: [String] = []
+        /// How long a Retention Messaging answer waits for the database (reading, recording) before answering `{}`:
+        /// Apple's deadline is about 700 ms, and its own fallback is what `{}` gets.
+        public var retentionBudgetMilliseconds: Int = 300
 
         public init() {}
 
@@ -103,11 +106,14 @@ public struct ReclaimConfig: Decodable, Sendable {
             bodyTimeout = try container.decodeDurationIfPresent(forKey: .bodyTimeout) ?? bodyTimeout
             databaseConnections = try container.decodeIfPresent(Int.self, forKey: .databaseConnections) ?? databaseConnections
             trustedProxies = try container.decodeIfPresent([String].self, forKey: .trustedProxies) ?? trustedProxies
+            retentionBudgetMilliseconds =
+                try container.decodeIfPresent(Int.self, forKey: .retentionBudgetMilliseconds) ?? retentionBudgetMilliseconds
         }
 
         enum CodingKeys: String, ConfigKeys {
             case maxBodyBytes, rejectedInputsKept, maxConnections, idleTimeout, maxPendingNotifications, rateLimitPerKey, rateLimitBurst
             case failedAuthenticationsPerMinute, keyCacheTTL, headerTimeout, bodyTimeout, databaseConnections, trustedProxies
+            case retentionBudgetMilliseconds
         }
     }
 

@@ -14,6 +14,8 @@ import ReclaimStore
 public struct GrantService: Sendable {
     let postgres: Database
     let issuer: OfferIssuer
+    /// Each app's discount budget (`apps[].discountBudget`), by bundle id.
+    var budgets: [String: DiscountBudget] = [:]
     var now: @Sendable () -> Date = Date.init
 
     /// A grant ranks above every campaign: a campaign's decision never withdraws it.
@@ -25,6 +27,8 @@ public struct GrantService: Sendable {
         /// Granted earlier with this Idempotency-Key (the caller compares the requests).
         case existing(StoredGrant)
         case notEligible(String)
+        /// The app's discount budget is spent for the subscriber (and the request did not override it).
+        case overBudget(String)
         /// The app has no signing key.
         case unknownApp
     }
@@ -60,6 +64,14 @@ public struct GrantService: Sendable {
             return .notEligible(
                 "no subscription of \(grant.bundleId) is known for this subscriber; Apple offers promotional offers only to subscribers who have or had one"
             )
+        }
+        if let budget = budgets[grant.bundleId], !grant.overrideDiscountBudget,
+            let reason = budget.exhausted(
+                by: try await OfferStore.discounts(of: state.subscriber, connection: connection, logger: logger),
+                at: now()
+            )
+        {
+            return .overBudget(reason)
         }
         let id = UUID()
         // A lapsed offer the sweep has not ended yet still holds the subscriber's one live place: end it first.

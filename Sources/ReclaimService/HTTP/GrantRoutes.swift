@@ -57,6 +57,7 @@ struct GrantRoutes {
                 guard stored.isSameRequest(as: grant) else { throw Problem.idempotencyKeyReused }
                 return try JSONBody(Self.answer(stored)).response(from: request, context: context)
             case .notEligible(let reason): throw Problem(.notEligible, reason)
+            case .overBudget(let reason): throw Problem(.discountBudgetSpent, reason + "; overrideDiscountBudget: true grants all the same")
             case .unknownApp: throw Problem.appWithoutSigningKey(grant.bundleId)
             }
         }

@@ -49,6 +49,7 @@ public enum ProblemType: String, CaseIterable, Sendable {
     case notEligible = "not-eligible"
     case idempotencyKeyReused = "idempotency-key-reused"
     case appWithoutSigningKey = "app-without-signing-key"
+    case discountBudgetSpent = "discount-budget-spent"
 
     // The server itself.
     case databaseUnavailable = "database-unavailable"
@@ -97,6 +98,7 @@ public enum ProblemType: String, CaseIterable, Sendable {
         case .notEligible: (.unprocessableContent, "Not eligible")
         case .idempotencyKeyReused: (.unprocessableContent, "Idempotency key reused")
         case .appWithoutSigningKey: (.unprocessableContent, "App without signing key")
+        case .discountBudgetSpent: (.unprocessableContent, "Discount budget spent")
 
         case .databaseUnavailable: (.serviceUnavailable, "Service unavailable")
         case .internalError: (.internalServerError, "Internal error")

@@ -134,17 +134,21 @@ public enum CampaignTasks {
         url: DatabaseURL,
         logger: Logger
     ) async throws -> String {
-        let rows = try await Database.withDatabase(url, maxConnections: 1, logger: logger) { client in
-            try await client.withConnection(logger: logger) {
-                try await LiftStatistics.load(environment: environment, campaign: campaign, since: since, connection: $0, logger: logger)
+        let (rows, saves) = try await Database.withDatabase(url, maxConnections: 1, logger: logger) { client in
+            try await client.withConnection(logger: logger) { connection in
+                (
+                    try await LiftStatistics.load(environment: environment, campaign: campaign, since: since, connection: connection, logger: logger),
+                    // Cancel-sheet decisions settle at their window's end; --since does not apply to them.
+                    try await SaveRateStatistics.load(environment: environment, campaign: campaign, connection: connection, logger: logger)
+                )
             }
         }
         if json {
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-            return String(decoding: try encoder.encode(rows), as: UTF8.self)
+            return String(decoding: try encoder.encode(rows.map(ReportRow.lift) + saves.map(ReportRow.saveRate)), as: UTF8.self)
         }
-        guard !rows.isEmpty else {
+        guard !rows.isEmpty || !saves.isEmpty else {
             return "no campaign has treated or held out anyone in \(environment)" + (campaign.map { " (campaign \($0))" } ?? "")
         }
         func percent(_ rate: LiftStatistics.Rate, signed: Bool = false) -> String {
@@ -164,6 +168,28 @@ public enum CampaignTasks {
             if let needed = row.neededPerGroup { verdict += " (a lift this large needs about \(needed) per group)" }
             lines.append(verdict)
         }
+        for row in saves {
+            lines.append("\(row.campaignId)\(row.variantId.isEmpty ? "" : ", variant \(row.variantId)") [\(row.bundleId)], cancel sheet")
+            lines.append(
+                "  saved \(row.saved), lost \(row.lost), undecided \(row.undecided); held out saved \(row.heldOutSaved), lost \(row.heldOutLost)"
+            )
+            lines.append("  save rate           \(percent(row.saveRate)), held out (Apple's fallback) \(percent(row.heldOutSaveRate))")
+            lines.append("  lift in save rate   \(percent(row.lift, signed: true))")
+        }
         return lines.joined(separator: "\n")
+    }
+}
+
+/// A row of `reclaim campaigns report --json`: a notification campaign's lift, or a cancel-sheet arm's save rate
+/// (`"kind": "cancel-sheet"`, `saveRate`).
+enum ReportRow: Encodable {
+    case lift(LiftStatistics)
+    case saveRate(SaveRateStatistics)
+
+    func encode(to encoder: any Encoder) throws {
+        switch self {
+        case .lift(let row): try row.encode(to: encoder)
+        case .saveRate(let row): try row.encode(to: encoder)
+        }
     }
 }

@@ -28,7 +28,8 @@ public struct RetentionMessaging: Sendable {
     let postgres: Database
     let issuer: OfferIssuer
     let recorder: CommitBatcher<CancelSheetStore.Record, Void>
-    /// The database's share of Apple's deadline: reading the context, and recording the decision.
+    /// The database's share of Apple's deadline: reading the context, and recording the decision
+    /// (`server.retentionBudgetMilliseconds`).
     var budget: Duration = .milliseconds(300)
     let now: @Sendable () -> Date
 
@@ -112,7 +113,8 @@ public struct RetentionMessaging: Sendable {
             ),
             state: context.state,
             earlier: context.earlier,
-            paused: context.paused
+            paused: context.paused,
+            discounts: context.discounts
         )
         for (campaign, reason) in skipped {
             logger.debug("cancel-sheet campaign skipped", metadata: ["campaign": "\(campaign)", "reason": "\(reason)"])

@@ -31,7 +31,13 @@ public func buildRouter(_ dependencies: Dependencies, role: ServerRole = .all) -
         ).register(on: apps)
         OfferEventRoutes(delivery: delivery).register(on: apps)
         let admin = router.group().add(middleware: KeyAuthenticator(authentication: keys, scope: .admin))
-        GrantRoutes(grants: GrantService(postgres: dependencies.postgres, issuer: dependencies.issuer)).register(on: admin)
+        GrantRoutes(
+            grants: GrantService(
+                postgres: dependencies.postgres,
+                issuer: dependencies.issuer,
+                budgets: dependencies.config.apps.reduce(into: [:]) { budgets, app in budgets[app.bundleId] = app.discountBudget?.domain }
+            )
+        ).register(on: admin)
         ConsoleRoutes(dashboard: ConsoleDashboard(postgres: dependencies.postgres, apps: dependencies.config.apps), authentication: keys).register(
             on: router
         )

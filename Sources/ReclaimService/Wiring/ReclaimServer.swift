@@ -77,6 +77,7 @@ public struct ReclaimServer: Sendable {
                     logger: logger
                 ),
                 OfferRefresher(postgres: postgres, issuer: dependencies.issuer, interval: config.offers.refreshInterval.duration, logger: logger),
+                CancelSheetSettler(postgres: postgres, interval: config.offers.refreshInterval.duration, logger: logger),
                 PeriodicReconciliation(
                     dependencies: dependencies,
                     interval: config.reconciliation.interval.duration,

@@ -21,5 +21,6 @@ extension RetentionMessaging {
             issuer: dependencies.issuer,
             recorder: recorder
         )
+        budget = .milliseconds(dependencies.config.server.retentionBudgetMilliseconds)
     }
 }

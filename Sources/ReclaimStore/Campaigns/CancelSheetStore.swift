@@ -12,6 +12,8 @@ public enum CancelSheetStore {
         public var state: SubscriptionState?
         public var earlier: [CancelSheetEvaluator.PastDecision]
         public var paused: Set<String>
+        /// Their discounted redemptions through every door (``DiscountBudget``).
+        public var discounts: [DiscountBudget.Spent]
     }
 
     /// A decision as it is recorded.
@@ -41,6 +43,50 @@ public enum CancelSheetStore {
     public static func record(_ records: [Record], connection: PostgresConnection, logger: Logger) async throws {
         guard !records.isEmpty else { return }
         _ = try await connection.run(RecordStatement(records: records), logger: logger)
+    }
+
+    /// Settles the save outcome of up to `limit` first decisions whose window has ended (one statement); returns how
+    /// many. Saved: the answered offer redeemed in the window, a renewal in the window, or auto-renew on at the end;
+    /// lost: auto-renew off, or the subscription expired, revoked or refunded; unknown: no state of it.
+    public static func settle(limit: Int, connection: PostgresConnection, logger: Logger) async throws -> Int {
+        let rows = try await connection.query(
+            """
+            WITH due AS (
+                SELECT d.id,
+                       CASE WHEN EXISTS (
+                                SELECT 1 FROM reclaim.offer_redemptions r
+                                WHERE d.answer = 'promotional_offer' AND r.bundle_id = d.bundle_id AND r.environment = d.environment
+                                  AND r.original_transaction_id = d.original_transaction_id AND r.offer_identifier = d.offer_identifier
+                                  AND r.redeemed_at >= d.decided_at AND r.redeemed_at < d.decided_at + d.save_window)
+                            THEN 'saved'
+                            WHEN s.bundle_id IS NULL THEN 'unknown'
+                            WHEN EXISTS (
+                                SELECT 1 FROM reclaim.notifications n
+                                WHERE n.bundle_id = d.bundle_id AND n.environment = d.environment
+                                  AND n.original_transaction_id = d.original_transaction_id AND n.notification_type = 'DID_RENEW'
+                                  AND n.signed_date > d.decided_at AND n.signed_date < d.decided_at + d.save_window)
+                            THEN 'saved'
+                            WHEN s.auto_renew IS TRUE AND s.status NOT IN ('expired', 'revoked', 'refunded') THEN 'saved'
+                            WHEN s.auto_renew IS FALSE OR s.status IN ('expired', 'revoked', 'refunded') THEN 'lost'
+                            ELSE 'unknown' END AS outcome,
+                       CASE WHEN s.auto_renew IS TRUE THEN coalesce(s.auto_renew_product_id, s.product_id) END AS product
+                FROM reclaim.cancel_sheet_decisions d
+                LEFT JOIN reclaim.subscriptions s
+                  ON s.bundle_id = d.bundle_id AND s.environment = d.environment AND s.original_transaction_id = d.original_transaction_id
+                WHERE d.settled_at IS NULL AND d.repeat_of IS NULL AND d.decided_at + d.save_window <= now()
+                ORDER BY d.decided_at
+                LIMIT \(limit)
+                FOR UPDATE OF d SKIP LOCKED)
+            UPDATE reclaim.cancel_sheet_decisions d
+            SET save_outcome = due.outcome, saved_product_id = CASE WHEN due.outcome = 'saved' THEN due.product END, settled_at = now()
+            FROM due WHERE d.id = due.id
+            RETURNING 1
+            """,
+            logger: logger
+        )
+        var count = 0
+        for try await _ in rows { count += 1 }
+        return count
     }
 
     /// Switches `campaignId` off (`paused`) or on; false when no such campaign was ever configured.
@@ -83,7 +129,7 @@ struct ContextStatement: PostgresPreparedStatement {
     static let sql = """
         SELECT
             (SELECT coalesce(array_agg(c.id), '{}') FROM reclaim.campaigns c WHERE c.bundle_id = $1 AND c.paused_at IS NOT NULL),
-            d.ids, d.campaigns, d.outcomes, d.variants, d.times,
+            d.ids, d.campaigns, d.outcomes, d.variants, d.times, r.times, r.offers,
             s.bundle_id IS NOT NULL, \(SubscriptionStore.columns.split(separator: ",").map { "s." + $0.trimmingCharacters(in: .whitespacesAndNewlines) }.joined(separator: ", "))
         FROM (SELECT $1::text AS bundle_id, $2::text AS environment, $3::text AS original_transaction_id) k
         CROSS JOIN LATERAL (
@@ -94,6 +140,7 @@ struct ContextStatement: PostgresPreparedStatement {
             WHERE x.bundle_id = k.bundle_id AND x.environment = k.environment AND x.original_transaction_id = k.original_transaction_id
               AND x.repeat_of IS NULL
         ) AS d(ids, campaigns, outcomes, variants, times)
+        CROSS JOIN LATERAL \(DiscountsStatement.lateral(over: "k")) AS r(times, offers)
         LEFT JOIN reclaim.subscriptions s
           ON s.bundle_id = k.bundle_id AND s.environment = k.environment AND s.original_transaction_id = k.original_transaction_id
         """
@@ -117,6 +164,7 @@ struct ContextStatement: PostgresPreparedStatement {
         let outcomes = try cells.next([String].self)
         let variants = try cells.next([String].self)
         let times = try cells.next([Date].self)
+        let discounts = try DiscountsStatement.decode(&cells)
         let known = try cells.next(Bool.self)
         var earlier: [CancelSheetEvaluator.PastDecision] = []
         // One aggregate pass gives the five arrays one length; checked all the same (an index out of range traps).
@@ -132,7 +180,12 @@ struct ContextStatement: PostgresPreparedStatement {
                 )
             )
         }
-        return .init(state: known ? try SubscriptionStore.state(from: &cells) : nil, earlier: earlier, paused: Set(paused))
+        return .init(
+            state: known ? try SubscriptionStore.state(from: &cells) : nil,
+            earlier: earlier,
+            paused: Set(paused),
+            discounts: discounts
+        )
     }
 }
 
@@ -160,6 +213,7 @@ struct RecordStatement: PostgresPreparedStatement {
             .nullable("offer_identifier") { $0.decision.armAnswer?.offerIdentifier },
             .nullable("repeat_of") { $0.decision.repeatOf },
             .init("reason", "text") { $0.decision.reason },
+            .interval("save_window") { Int64($0.decision.campaign.saveWindow) },
         ]
     )
 

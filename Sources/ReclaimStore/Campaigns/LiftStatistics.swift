@@ -10,6 +10,12 @@ public struct LiftStatistics: Sendable, Equatable, Encodable {
         public let value: Double?
         public let lower: Double?
         public let upper: Double?
+
+        public init(value: Double?, lower: Double?, upper: Double?) {
+            self.value = value
+            self.lower = lower
+            self.upper = upper
+        }
     }
 
     public let bundleId: String

@@ -39,6 +39,11 @@ struct UnnestColumns<Row>: Sendable {
             Column(name, "uuid", { element($0) ?? nilUUID }, value: { "NULLIF(\($0).\(name), '\(nilUUID)')" })
         }
 
+        /// An interval column, sent as whole seconds.
+        static func interval(_ name: String, _ seconds: @escaping @Sendable (Row) -> Int64) -> Column {
+            Column(name, "bigint", seconds, value: { "make_interval(secs => \($0).\(name))" })
+        }
+
         /// A text column that may be NULL: '' stands for it.
         static func nullable(_ name: String, _ element: @escaping @Sendable (Row) -> String?) -> Column {
             Column(name, "text", { element($0) ?? "" }, value: { "NULLIF(\($0).\(name), '')" })

@@ -45,11 +45,12 @@ public enum OfferStore {
             """
             INSERT INTO reclaim.offer_redemptions (
                 notification_uuid, bundle_id, environment, original_transaction_id, transaction_id, product_id,
-                offer_identifier, offer_id, price, currency, redeemed_at)
+                offer_identifier, offer_id, price, currency, redeemed_at, offer_type, offer_period)
             VALUES (
                 \(notificationUUID), \(subscriber.bundleId), \(subscriber.environment), \(subscriber.originalTransactionId),
                 \(redemption.transactionId), \(redemption.productId), \(redemption.offerIdentifier), \(redemption.offerId),
-                \(redemption.price), \(redemption.currency), \(redemption.redeemedAt))
+                \(redemption.price), \(redemption.currency), \(redemption.redeemedAt), \(Int16(clamping: redemption.offerType)),
+                \(redemption.offerPeriod))
             ON CONFLICT (notification_uuid) DO NOTHING
             """,
             logger: logger
@@ -64,6 +65,27 @@ public enum OfferStore {
             """,
             logger: logger
         )
+    }
+
+    /// The subscriber's discounted redemptions through every door, for the app's ``DiscountBudget``.
+    public static func discounts(
+        of subscriber: SubscriberKey,
+        connection: PostgresConnection,
+        logger: Logger
+    ) async throws
+        -> [DiscountBudget.Spent]
+    {
+        let rows = try await connection.query(
+            """
+            SELECT redeemed_at, offer_type || '/' || offer_identifier FROM reclaim.offer_redemptions
+            WHERE bundle_id = \(subscriber.bundleId) AND environment = \(subscriber.environment)
+              AND original_transaction_id = \(subscriber.originalTransactionId)
+            """,
+            logger: logger
+        )
+        var spent: [DiscountBudget.Spent] = []
+        for try await (at, offer) in rows.decode((Date, String).self) { spent.append(.init(at: at, offer: offer)) }
+        return spent
     }
 
     /// The deliverable offers of one app user, locked for the caller's delivery transaction.

@@ -26,6 +26,6 @@ public enum SchemaSQL {
         14: PackageResources._14_outbound_sql,
         15: PackageResources._15_set_based_offer_webhooks_sql,
         16: PackageResources._16_purchase_outcome_events_sql,
-        17: PackageResources._17_cancel_sheet_campaigns_sql,
+        17: PackageResources._17_cancel_sheet_and_discounts_sql,
     ].mapValues { String(decoding: $0, as: UTF8.self) }
 }

@@ -20,7 +20,8 @@ struct LockWithHistoryStatement: PostgresPreparedStatement {
             RETURNING \(SubscriptionStore.columns)
         )
         SELECT s.*, d.campaigns, d.outcomes, d.times, d.variants,
-               o.id, o.campaign_id, o.priority, o.product_id, o.offer_identifier, o.triggered_at, o.grant_id IS NOT NULL
+               o.id, o.campaign_id, o.priority, o.product_id, o.offer_identifier, o.triggered_at, o.grant_id IS NOT NULL,
+               r.times, r.offers
         FROM s
         CROSS JOIN LATERAL (
             SELECT coalesce(array_agg(campaign_id ORDER BY triggered_at, id), '{}'), coalesce(array_agg(outcome ORDER BY triggered_at, id), '{}'),
@@ -30,6 +31,7 @@ struct LockWithHistoryStatement: PostgresPreparedStatement {
             WHERE d.bundle_id = s.bundle_id AND d.environment = s.environment AND d.original_transaction_id = s.original_transaction_id
               AND d.outcome <> 'skipped'
         ) AS d(campaigns, outcomes, times, variants)
+        CROSS JOIN LATERAL \(DiscountsStatement.lateral(over: "s")) AS r(times, offers)
         LEFT JOIN reclaim.offers o
           ON o.bundle_id = s.bundle_id AND o.environment = s.environment AND o.original_transaction_id = s.original_transaction_id
          AND o.state IN ('ready', 'delivered')
@@ -61,6 +63,7 @@ struct LockWithHistoryStatement: PostgresPreparedStatement {
         let triggeredAt = try cells.next(Date?.self)
         let isGrant = try cells.next(Bool?.self)
         var history = OfferHistory()
+        history.discounts = try DiscountsStatement.decode(&cells)
         // The four arrays come from one aggregate pass and have one length; checked all the same (an index out of
         // range traps).
         for (index, campaign) in campaigns.enumerated() where index < outcomes.count && index < times.count && index < variants.count {
@@ -80,5 +83,25 @@ struct LockWithHistoryStatement: PostgresPreparedStatement {
             )
         }
         return (state, history)
+    }
+}
+
+/// A subscriber's discounted redemptions (every door) as two arrays, times and `TYPE/IDENTIFIER`, for the app's
+/// discount budget: a LATERAL subquery over the alias of a row with the subscriber's key columns.
+enum DiscountsStatement {
+    static func lateral(over alias: String) -> String {
+        """
+        (SELECT coalesce(array_agg(r.redeemed_at ORDER BY r.redeemed_at), '{}'),
+                coalesce(array_agg(r.offer_type || '/' || r.offer_identifier ORDER BY r.redeemed_at), '{}')
+         FROM reclaim.offer_redemptions r
+         WHERE r.bundle_id = \(alias).bundle_id AND r.environment = \(alias).environment
+           AND r.original_transaction_id = \(alias).original_transaction_id)
+        """
+    }
+
+    static func decode(_ cells: inout RowCells) throws -> [DiscountBudget.Spent] {
+        let times = try cells.next([Date].self)
+        let offers = try cells.next([String].self)
+        return zip(times, offers).map { DiscountBudget.Spent(at: $0, offer: $1) }
     }
 }

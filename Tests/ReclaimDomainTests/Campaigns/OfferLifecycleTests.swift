@@ -101,8 +101,24 @@ import Testing
             redeems: .notIssued
         ),
 
-        // Not promotional offers.
-        Case(name: "OFFER_REDEEMED of an offer code", type: "OFFER_REDEEMED", offerType: 3, offerIdentifier: "winback50", redeems: .nothing),
+        // Other doors: recorded as discounts Reclaim did not issue, even when the identifier is one of Reclaim's.
+        Case(name: "OFFER_REDEEMED of an offer code", type: "OFFER_REDEEMED", offerType: 3, offerIdentifier: "winback50", redeems: .notIssued),
+        Case(
+            name: "OFFER_REDEEMED of Apple's win-back offer",
+            type: "OFFER_REDEEMED",
+            offerType: 4,
+            offerIdentifier: "APPLE-WB",
+            redeems: .notIssued
+        ),
+        Case(
+            name: "DID_RENEW with an App Store Connect retention offer",
+            type: "DID_RENEW",
+            offerType: 5,
+            offerIdentifier: "ASC1",
+            redeems: .notIssued
+        ),
+        Case(name: "OFFER_REDEEMED with a type Apple adds later", type: "OFFER_REDEEMED", offerType: 9, offerIdentifier: "NEW", redeems: .notIssued),
+        // Not a discount Reclaim can count.
         Case(name: "OFFER_REDEEMED with no offerIdentifier", type: "OFFER_REDEEMED", offerType: 2, redeems: .nothing),
         Case(name: "DID_RENEW at full price", type: "DID_RENEW", redeems: .nothing),
         Case(

@@ -46,11 +46,16 @@ struct CancelSheetTests {
         """
     }
 
-    static func request(_ ca: TestCertificateAuthority, originalTransactionId: String, productId: String = monthly) throws -> String {
+    static func request(
+        _ ca: TestCertificateAuthority,
+        originalTransactionId: String,
+        productId: String = monthly,
+        appAppleId: Int64 = 6_747_332_178
+    ) throws -> String {
         let jws = try ca.sign(
             RealtimeRequest(
                 originalTransactionId: originalTransactionId,
-                appAppleId: 6_747_332_178,
+                appAppleId: appAppleId,
                 productId: productId,
                 userLocale: "en-US",
                 requestIdentifier: UUID().uuidString.lowercased(),
@@ -65,9 +70,13 @@ struct CancelSheetTests {
     static func withServer(
         _ setup: CampaignTestSetup,
         database: Database,
+        budgetMilliseconds: Int = 5000,
         _ body: @Sendable (_ post: @Sendable (String) async throws -> (HTTPResponse.Status, String)) async throws -> Void
     ) async throws {
-        let dependencies = try Dependencies.test(postgres: database, config: setup.config)
+        var config = setup.config
+        // The whole suite loads this machine: a generous budget, so only the outage check below sees {} for it.
+        config.server.retentionBudgetMilliseconds = budgetMilliseconds
+        let dependencies = try Dependencies.test(postgres: database, config: config)
         let app = Application(router: buildRouter(dependencies), configuration: .init(address: .hostname("127.0.0.1", port: 0)))
         try await app.test(.live) { http in
             try await body { payload in
@@ -260,11 +269,12 @@ struct CancelSheetTests {
         let dead = Database(client: client, deadlines: .init(acquire: .seconds(10), query: .seconds(10), transaction: .seconds(10)))
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { await client.run() }
-            try await Self.withServer(setup, database: dead) { post in
+            // The default budget, 300 ms.
+            try await Self.withServer(setup, database: dead, budgetMilliseconds: ReclaimConfig.Server().retentionBudgetMilliseconds) { post in
                 let start = ContinuousClock.now
                 let answer = try await post(try Self.request(ca, originalTransactionId: "3000000000666666"))
                 #expect(answer.0 == .ok && answer.1 == "{}", "\(answer)")
-                #expect(ContinuousClock.now - start < .seconds(2), "answered at once, not after the pool's 10 s")
+                #expect(ContinuousClock.now - start < .seconds(3), "answered within the budget, not after the pool's 10 s acquire timeout")
             }
             group.cancelAll()
         }
