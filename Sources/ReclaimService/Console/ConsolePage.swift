@@ -66,6 +66,16 @@ struct ConsolePage {
         let count: Int
     }
 
+    struct Line {
+        let text: String
+    }
+
+    struct Channel {
+        let bundleId: String
+        let channel: String
+        let redemptions: Int
+    }
+
     struct Query {
         let id: String
         let source: String
@@ -89,6 +99,10 @@ struct ConsolePage {
     let hasTargets: Bool
     let failingTargets: Int
     let campaigns: [Campaign]
+    /// Cancel-sheet arms' save rates, a sentence each.
+    let saveRates: [Line]
+    let discountChannels: [Channel]
+    let hasDiscountChannels: Bool
     /// The environment of the campaigns' numbers, and a link to the other one.
     let environment: String
     let otherEnvironment: String
@@ -153,6 +167,9 @@ struct ConsolePage {
                 funnelChart: ConsoleCharts.funnel([("issued", c.offered), ("delivered", c.delivered), ("shown", c.shown), ("redeemed", c.redeemed)])
             )
         }
+        saveRates = report.saveRates.map { Line(text: Self.saveRate($0)) }
+        discountChannels = report.discountChannels.map { Channel(bundleId: $0.bundleId, channel: $0.channel, redemptions: $0.redemptions) }
+        hasDiscountChannels = !discountChannels.isEmpty
         showsRejections = report.rejections != nil
         rejections = (report.rejections ?? []).map {
             Rejection(receivedAt: Self.time($0.receivedAt), endpoint: $0.endpoint, problem: $0.problem, reason: String($0.reason.prefix(500)))
@@ -188,6 +205,21 @@ struct ConsolePage {
             if let needed = row.neededPerGroup { text += "; a lift this large needs about \(needed) subscribers per group" }
             return text + " (groups of \(row.treated) and \(row.heldOut))"
         }.joined(separator: "; ")
+    }
+
+    /// "cancel-sheet, variant half: saved 8 of 12, 66.7% (95% interval …); held out (Apple's fallback) 30.0% …; lift …".
+    static func saveRate(_ row: SaveRateStatistics) -> String {
+        func rate(_ rate: LiftStatistics.Rate, points: Bool = false) -> String {
+            guard let value = rate.value else { return "–" }
+            func format(_ x: Double) -> String { points ? (x > 0 ? "+" : "") + String(format: "%.1f", x * 100) : percent(x) }
+            guard let lower = rate.lower, let upper = rate.upper else { return format(value) }
+            return "\(format(value)) (95% interval \(format(lower)) to \(format(upper)))"
+        }
+        var text = row.campaignId + (row.variantId.isEmpty ? "" : ", variant \(row.variantId)") + " [\(row.bundleId)]: "
+        text += "saved \(row.saved) of \(row.saved + row.lost), \(rate(row.saveRate)); held out (Apple's fallback) "
+        text += "\(row.heldOutSaved) of \(row.heldOutSaved + row.heldOutLost), \(rate(row.heldOutSaveRate)); "
+        text += "lift \(rate(row.lift, points: true)) percentage points; \(row.undecided) undecided"
+        return text
     }
 
     static func percent(_ fraction: Double) -> String {

@@ -174,6 +174,22 @@ enum ConsoleTemplates {
         {{^campaigns}}<p class="empty">No campaign has decided anything yet.</p>{{/campaigns}}
         </section>
 
+        <section id="cancel-sheet">
+        <h2>Cancel sheet: save rates against Apple's fallback</h2>
+        <p class="note">{{environment}} only. A decision is saved or lost at the end of its campaign's saveWindow; the holdout was answered {}, so the lift is over Apple's own fallback.</p>
+        {{#saveRates}}<p>{{text}}</p>
+        {{/saveRates}}
+        {{^saveRates}}<p class="empty">No cancel-sheet decision has been settled yet.</p>{{/saveRates}}
+        <h3>Discounts by channel, last 30 days</h3>
+        {{#hasDiscountChannels}}
+        <div class="scroll"><table><thead><tr><th>app</th><th>channel</th><th class="num">redemptions</th></tr></thead><tbody>
+        {{#discountChannels}}<tr><td>{{bundleId}}</td><td>{{channel}}</td><td class="num"><a class="n" href="#sql-discount-channels" data-metric="discounts.{{bundleId}}.{{channel}}">{{redemptions}}</a></td></tr>
+        {{/discountChannels}}
+        </tbody></table></div>
+        {{/hasDiscountChannels}}
+        {{^hasDiscountChannels}}<p class="empty">No discounted purchase in the last 30 days: Reclaim's offers, offer codes, Apple's win-back and App Store Connect's retention offers all count here.</p>{{/hasDiscountChannels}}
+        </section>
+
         <section id="rejections">
         <h2>Refused inputs</h2>
         {{#showsRejections}}

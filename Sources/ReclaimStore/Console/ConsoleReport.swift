@@ -60,6 +60,10 @@ public struct ConsoleReport: Sendable {
     public var campaigns: [Campaign] = []
     /// Each campaign variant's lift with its interval and verdict (`reclaim.campaign_variant_lift`).
     public var lifts: [LiftStatistics] = []
+    /// Each cancel-sheet arm's save rate against its holdout (`reclaim.cancel_sheet_save_rates`).
+    public var saveRates: [SaveRateStatistics] = []
+    /// Discounted redemptions of the last 30 days per app and channel, Reclaim's apart (`reclaim.discount_channels_daily`).
+    public var discountChannels: [(bundleId: String, channel: String, redemptions: Int)] = []
     /// nil when not shown (a key limited to one app).
     public var rejections: [Rejection]?
     public var rejectionsPerProblem: [(problem: String, count: Int)]?
@@ -123,6 +127,16 @@ public struct ConsoleReport: Sendable {
                 ORDER BY 1, 2
                 """
         )
+        public static let discountChannels = ConsoleQuery(
+            id: "sql-discount-channels",
+            source: "reclaim.discount_channels_daily",
+            sql: """
+                SELECT bundle_id, channel, sum(redemptions)::bigint AS redemptions
+                FROM reclaim.discount_channels_daily
+                WHERE ($1::text IS NULL OR bundle_id = $1) AND environment = $2 AND day >= now() - interval '30 days'
+                GROUP BY 1, 2 ORDER BY 1, 3 DESC, 2
+                """
+        )
         public static let rejections = ConsoleQuery(
             id: "sql-rejections",
             source: "reclaim.rejected_inputs",
@@ -140,7 +154,9 @@ public struct ConsoleReport: Sendable {
                 """,
             globalOnly: true
         )
-        public static let all = [notifications, notificationsPerHour, queue, deadJobs, outbound, campaigns, rejections, rejectionsPerProblem]
+        public static let all = [
+            notifications, notificationsPerHour, queue, deadJobs, outbound, campaigns, discountChannels, rejections, rejectionsPerProblem,
+        ]
     }
 
     /// Reads every section on `connection`, in one read-only transaction: the numbers are of one moment. The
@@ -217,6 +233,18 @@ public struct ConsoleReport: Sendable {
             connection: connection,
             logger: logger
         )
+        report.saveRates = try await SaveRateStatistics.load(
+            environment: environment,
+            bundleId: bundleId,
+            campaign: nil,
+            connection: connection,
+            logger: logger
+        )
+        for try await (bundle, channel, count) in try await connection.query(query(Queries.discountChannels), logger: logger).decode(
+            (String, String, Int).self
+        ) {
+            report.discountChannels.append((bundle, channel, count))
+        }
         guard bundleId == nil else { return report }
         var rejections: [Rejection] = []
         for try await (at, endpoint, problem, reason) in try await connection.query(query(Queries.rejections), logger: logger).decode(

@@ -128,6 +128,12 @@ struct DiscountBudgetTests {
                 logger: TestPostgres.logger
             )
             for try await text in periods.decode(String.self) { #expect(text == "4 APPLE-WINBACK P1M, 5 ASC-RETENTION P3M") }
+            // /console shows them by channel.
+            let report = try await client.withConnection(logger: TestPostgres.logger) {
+                try await ConsoleReport.load(bundleId: "com.example.app", environment: "Sandbox", connection: $0, logger: TestPostgres.logger)
+            }
+            let page = ConsolePage(report: report, bundleId: "com.example.app", environment: "Sandbox")
+            #expect(page.discountChannels.map { "\($0.channel) \($0.redemptions)" }.sorted() == ["retention_offer 1", "win_back 1"])
 
             // The cancel sheet holds its offer back for both (answering {}), and offers it to the third.
             let app = Application(router: buildRouter(dependencies), configuration: .init(address: .hostname("127.0.0.1", port: 0)))

@@ -171,6 +171,12 @@ struct SaveRateTests {
                 #expect(abs((row.lift.lower ?? -9) - figures[2]) < 1e-9 && abs((row.lift.upper ?? -9) - figures[3]) < 1e-9, "\(row) \(figures)")
             }
 
+            // /console states it.
+            #expect(
+                ConsolePage.saveRate(half).contains("sheet, variant half [com.example.app]: saved 8 of 12, 66.7% (95% interval "),
+                "\(ConsolePage.saveRate(half))"
+            )
+
             // `reclaim campaigns report` prints it; its --json names the save rate.
             let reclaim = try Binaries.path("reclaim")
             let table = try runProcess(reclaim, ["campaigns", "report", "--database-url", url.connectionString])

@@ -72,7 +72,7 @@ struct ConsoleBrowserTests {
                 let printed = try await Self.runPython(["http://127.0.0.1:\(port)", key, screenshot.path])
                 let result = try JSONDecoder().decode(Result.self, from: Data(printed.utf8))
                 #expect(result.title == "Reclaim console")
-                #expect(result.sections == ["notifications", "queue", "dead-jobs", "outbound", "campaigns", "rejections", "sql"])
+                #expect(result.sections == ["notifications", "queue", "dead-jobs", "outbound", "campaigns", "cancel-sheet", "rejections", "sql"])
                 #expect(result.console.isEmpty, "the browser logged: \(result.console)")
                 #expect(result.metrics["notifications.total"] == "116")
                 #expect(result.metrics["campaign.winback-expired.offered"] == "7")
