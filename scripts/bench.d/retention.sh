@@ -6,7 +6,9 @@
 # same run: first as fast as it goes, then paced at RATE (default 1,000/s) for its latency.
 # Goal: p99 < 20 ms at 1,000 requests/s.
 # Usage (from scripts/bench): retention.sh PATH/TO/release/reclaim-bench   (cwd: repository root)
-# Environment: SUBSCRIBERS (default 20000), SECONDS_EACH (default 10), CONNECTIONS (default 32), RATE.
+# Environment: SUBSCRIBERS (default 20000), SECONDS_EACH (default 10), CONNECTIONS (default 32), RATE, PERF=1 (a perf
+# profile of reclaim during the unpaced run: its top functions on stderr, the inclusive ones in
+# /tmp/reclaim-retention-perf-children.txt).
 set -euo pipefail
 bin="$1"; shift || true
 reclaim="$(dirname "$bin")/reclaim"
@@ -76,9 +78,27 @@ run() { # run NAME WRK-ARGS…: wrk's JSON line into $root/NAME.json
   echo "bench retention: $name $(cat "$root/$name.json")" >&2
 }
 run healthz -s scripts/bench.d/wrk-report.lua "$base/healthz"
+# Where the CPU goes in the unpaced run (scripts/bench.d/cpu_sampler.py): the machine's and reclaim's per answer.
+python3 scripts/bench.d/cpu_sampler.py "$root/cpu.log" "$server_pid" & sampler_pid=$!
+cpu_start="$(python3 -c 'import time; print(time.monotonic())')"
+# PERF=1: a CPU profile of reclaim during the unpaced run, its top functions printed (perf from linux-perf).
+if [ "${PERF:-0}" = 1 ]; then (sleep 2; perf record -F 499 -g -p "$server_pid" -o "$root/perf.data" -- sleep 6 >/dev/null 2>&1) & fi
 run retention -s scripts/bench.d/delivery-post.lua "$base" -- "$root/load/realtime.ndjson" /v1/apple/retention-messaging 0
-run retention-paced -s scripts/bench.d/delivery-post.lua "$base" -- "$root/load/realtime.ndjson" /v1/apple/retention-messaging \
-  $((connections * 1000 / rate))
+cpu_end="$(python3 -c 'import time; print(time.monotonic())')"
+kill "$sampler_pid" 2>/dev/null; wait "$sampler_pid" 2>/dev/null || true
+echo "$cpu_start $cpu_end" >"$root/cpu-window"
+if [ "${PERF:-0}" = 1 ]; then
+  sleep 1
+  perf report -i "$root/perf.data" --no-children --sort symbol --stdio 2>/dev/null | grep -v '^#' | grep '%' | head -40 >&2 || true
+  perf report -i "$root/perf.data" --children --sort symbol --stdio -g none 2>/dev/null | grep -v '^#' | grep '%' | head -60 >"/tmp/reclaim-retention-perf-children.txt" || true
+fi
+# Paced: wrk waits PAUSE after each answer on each connection, so RATE/10 connections pausing 100 ms offer RATE/s
+# when answers are fast (an answer's own time slows its connection: the achieved rate is printed beside it).
+paced_connections=$((rate / 10))
+wrk -t 2 -c "$paced_connections" -d "${seconds}s" -s scripts/bench.d/delivery-post.lua "$base" -- "$root/load/realtime.ndjson" \
+  /v1/apple/retention-messaging 100 >"$root/retention-paced.out" 2>&1
+tail -n 1 "$root/retention-paced.out" >"$root/retention-paced.json"
+echo "bench retention: retention-paced ($paced_connections connections) $(cat "$root/retention-paced.json")" >&2
 mix="$(psql "$DATABASE_URL" -Atc "SELECT string_agg(answer || ' ' || n, ', ' ORDER BY answer) FROM (SELECT answer, count(*) n FROM reclaim.cancel_sheet_decisions GROUP BY answer) a")"
 firsts="$(psql "$DATABASE_URL" -Atc "SELECT count(*) FROM reclaim.cancel_sheet_decisions WHERE repeat_of IS NULL")"
 echo "bench retention: decisions recorded by answer: $mix; first decisions $firsts" >&2
@@ -88,15 +108,20 @@ python3 - "$root" "$rate" <<'PY'
 import json, sys
 root, rate = sys.argv[1], int(sys.argv[2])
 healthz, fast, paced = (json.load(open(f"{root}/{name}.json")) for name in ("healthz", "retention", "retention-paced"))
+sys.path.insert(0, "scripts/bench.d")
+from cpu_sampler import window
+start, end = (float(x) for x in open(f"{root}/cpu-window").read().split())
+cpu = window(f"{root}/cpu.log", start + 1, end - 0.5, fast["per_s"])
 for name, figures in (("retention", fast), ("retention paced", paced)):
     if figures.get("non_2xx") or figures.get("socket_errors"):
         sys.exit(f"bench retention: {name}: {figures['non_2xx']} non-2xx responses, {figures.get('socket_errors', 0)} socket errors")
 def goal(met): return "met" if met else "NOT met"
 print(f"bench retention: unpaced {fast['per_s']:,.0f}/s, p50 {fast['p50_ms']} ms, p99 {fast['p99_ms']} ms; /healthz {healthz['per_s']:,.0f}/s "
-      f"(ratio {fast['per_s'] / healthz['per_s']:.2f})", file=sys.stderr)
+      f"(ratio {fast['per_s'] / healthz['per_s']:.2f}); CPU per answer: machine {cpu.get('machine_us')} µs, reclaim {cpu.get('process_us')} µs, "
+      f"idle share {cpu.get('idle_share')}", file=sys.stderr)
 print(f"bench retention: paced at {rate:,}/s offered: {paced['per_s']:,.0f}/s, p50 {paced['p50_ms']} ms, p99 {paced['p99_ms']} ms "
       f"(goal p99 < 20 ms at 1,000/s: {goal(paced['p99_ms'] < 20 and paced['per_s'] >= 0.9 * rate)})", file=sys.stderr)
 print(json.dumps({"bench": "retention", "healthz_per_s": round(healthz["per_s"]), "per_s": round(fast["per_s"]), "p50_ms": fast["p50_ms"],
                   "p99_ms": fast["p99_ms"], "paced_rate": rate, "paced_per_s": round(paced["per_s"]), "paced_p50_ms": paced["p50_ms"],
-                  "paced_p99_ms": paced["p99_ms"]}))
+                  "paced_p99_ms": paced["p99_ms"], "machine_us_per_answer": cpu.get("machine_us"), "reclaim_us_per_answer": cpu.get("process_us")}))
 PY

@@ -191,7 +191,12 @@ struct ContextStatement: PostgresPreparedStatement {
 
 /// ``CancelSheetStore/record(_:connection:logger:)``'s batch insert.
 struct RecordStatement: PostgresPreparedStatement {
-    static let sql = columns.insert(into: "reclaim.cancel_sheet_decisions").sql
+    /// Apple waits for the answer, and the answer waits for this commit; it does not also wait for the WAL's flush
+    /// to disk (`synchronous_commit` off for this transaction, as the queue's claim does). A PostgreSQL crash may lose
+    /// the last fraction of a second of decisions, never a notification (ingest commits synchronously).
+    static let sql = statement.sql
+    static let statement: SQLFragment<[CancelSheetStore.Record]> =
+        "\(columns.insert(into: "reclaim.cancel_sheet_decisions"))\nWHERE set_config('synchronous_commit', 'off', true) IS NOT NULL"
     typealias Row = Void
 
     static let columns = UnnestColumns<CancelSheetStore.Record>(
@@ -221,7 +226,7 @@ struct RecordStatement: PostgresPreparedStatement {
 
     func makeBindings() throws -> PostgresBindings {
         var bindings = PostgresBindings(capacity: Self.columns.columns.count)
-        Self.columns.insert(into: "reclaim.cancel_sheet_decisions").bind(records, into: &bindings)
+        Self.statement.bind(records, into: &bindings)
         return bindings
     }
 
