@@ -148,8 +148,8 @@ extension ReclaimConfig {
         }
         problems += campaignProblems()
         problems += outboundProblems()
-        if !(10...5000).contains(server.retentionBudgetMilliseconds) {
-            problems.append("server.retentionBudgetMilliseconds must be from 10 to 5000 (Apple waits about 700)")
+        if !(10...60000).contains(server.retentionBudgetMilliseconds) {
+            problems.append("server.retentionBudgetMilliseconds must be from 10 to 60000 (Apple waits about 700)")
         }
         if !(1...500).contains(worker.concurrency) { problems.append("worker.concurrency must be from 1 to 500") }
         if !(1...10_000).contains(worker.batchSize) { problems.append("worker.batchSize must be from 1 to 10000") }

@@ -53,7 +53,7 @@ struct DiscountBudgetTests {
                     trigger: RETENTION_MESSAGING
                     offer: {productId: com.example.monthly, offerIdentifier: SAVE50}
                     messageIdentifier: 6f1c0a52-8a0e-4c4e-9d55-0b8f4f0f6a13
-                server: {retentionBudgetMilliseconds: 5000}
+                server: {retentionBudgetMilliseconds: 60000}
                 """
         )
         let notifications = TestNotifications(ca: ca)

@@ -17,6 +17,14 @@ final class LineCollector: Sendable {
     var all: [String] { lines.withLock { $0 } }
 }
 
+/// Runs blocking `work` (a subprocess waited for) on a thread of its own. On the cooperative pool (two threads on this
+/// machine) a wait of seconds stalls every task of the test process, other suites' timeouts included.
+func offPool<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
+    try await withCheckedThrowingContinuation { continuation in
+        Thread { continuation.resume(with: Result { try work() }) }.start()
+    }
+}
+
 /// Runs a program to its end: its exit status, standard output and standard error. Blocks the calling thread.
 func runProcess(_ executable: String, _ arguments: [String], input: Data? = nil) throws -> (status: Int32, output: String, errors: String) {
     try Subprocess.run(executable, arguments, input: input)
