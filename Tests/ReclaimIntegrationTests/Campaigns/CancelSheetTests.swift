@@ -101,7 +101,7 @@ struct CancelSheetTests {
         defer { setup.remove() }
         try await withTestDatabase { client, _ in
             try await Self.withServer(setup, database: client) { post in
-                let subscribers = 800
+                let subscribers = 400
                 var kinds: [String: Int] = [:]
                 var samples: [String: (id: String, body: String)] = [:]
                 for index in 0..<subscribers {
