@@ -90,7 +90,7 @@ struct DevOrphanTests {
         let squatter = try Subprocess("/usr/sbin/runuser", ["-u", "postgres", "--", "/bin/sh", "-c", "echo $$ > \(pidFile.path); exec sleep 120"])
         defer { squatter.signal(SIGTERM) }
         // runuser goes through PAM: on a machine busy with the whole suite that took longer than 10 s once.
-        try await eventually("the squatter runs", timeout: .seconds(30)) {
+        try await eventually("the squatter runs", timeout: .seconds(120)) {
             Int32((try? String(contentsOf: pidFile, encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines) ?? "") != nil
         }
         let squatterPID = try String(contentsOf: pidFile, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
