@@ -266,7 +266,7 @@ struct CancelSheetTests {
                 tls: .disable
             )
         )
-        let dead = Database(client: client, deadlines: .init(acquire: .seconds(10), query: .seconds(10), transaction: .seconds(10)))
+        let dead = Database(client: client, deadlines: .init(acquire: .seconds(120), query: .seconds(120), transaction: .seconds(120)))
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { await client.run() }
             // The default budget, 300 ms.
@@ -274,7 +274,8 @@ struct CancelSheetTests {
                 let start = ContinuousClock.now
                 let answer = try await post(try Self.request(ca, originalTransactionId: "3000000000666666"))
                 #expect(answer.0 == .ok && answer.1 == "{}", "\(answer)")
-                #expect(ContinuousClock.now - start < .seconds(3), "answered within the budget, not after the pool's 10 s acquire timeout")
+                // 300 ms, give or take the whole suite's load (3.02 s in one CI run): far below the pool's 120 s.
+                #expect(ContinuousClock.now - start < .seconds(60), "answered within the budget, not after the pool's 120 s acquire timeout")
             }
             group.cancelAll()
         }
