@@ -5,7 +5,7 @@
 -- at once, leaves one consistent schema. The binary compiles this file in (Package.swift embeds
 -- it; ReclaimStore's SchemaSQL): there is no other copy.
 --
--- reclaim-schema-version: 17
+-- reclaim-schema-version: 18
 --
 -- A database at an older version is upgraded by the scripts in migrations/ (NNN-name.sql takes
 -- version NNN-1 to NNN); applying this file to an empty database gives the same result.
@@ -282,7 +282,7 @@ CREATE TABLE reclaim.cancel_sheet_decisions (
     original_transaction_id text        NOT NULL,
     request_identifier      text        NOT NULL,
     product_id              text        NOT NULL,
-    outcome                 text        NOT NULL CHECK (outcome IN ('answered', 'held_out', 'held_back')),
+    outcome                 text        NOT NULL CHECK (outcome IN ('answered', 'held_out', 'held_back', 'too_late')),
     shadow                  boolean     NOT NULL,
     variant_id              text,
     answer                  text        NOT NULL CHECK (answer IN ('nothing', 'message', 'alternate_product', 'promotional_offer')),
@@ -292,15 +292,17 @@ CREATE TABLE reclaim.cancel_sheet_decisions (
     repeat_of               uuid        REFERENCES reclaim.cancel_sheet_decisions (id),
     reason                  text        NOT NULL,
     decided_at              timestamptz NOT NULL DEFAULT now(),
-    CHECK (outcome IN ('answered', 'held_back') OR (variant_id IS NULL AND answer = 'nothing')),
+    CHECK (outcome IN ('answered', 'held_back', 'too_late') OR (variant_id IS NULL AND answer = 'nothing')),
     save_window             interval    NOT NULL DEFAULT interval '30 days',
     save_outcome            text        CHECK (save_outcome IN ('saved', 'lost', 'unknown')),
     saved_product_id        text,
-    settled_at              timestamptz
+    settled_at              timestamptz,
+    follows                 uuid
 );
 CREATE INDEX cancel_sheet_decisions_subscriber_idx ON reclaim.cancel_sheet_decisions (bundle_id, environment, original_transaction_id, decided_at) WHERE repeat_of IS NULL;
 CREATE INDEX cancel_sheet_decisions_campaign_idx ON reclaim.cancel_sheet_decisions (campaign_id, decided_at);
 CREATE INDEX cancel_sheet_decisions_unsettled_idx ON reclaim.cancel_sheet_decisions (decided_at) WHERE settled_at IS NULL AND repeat_of IS NULL;
+CREATE UNIQUE INDEX cancel_sheet_decisions_first_idx ON reclaim.cancel_sheet_decisions (bundle_id, environment, original_transaction_id, campaign_id, follows) WHERE repeat_of IS NULL AND follows IS NOT NULL;
 COMMENT ON TABLE reclaim.cancel_sheet_decisions IS 'Every answer a cancel-sheet campaign (trigger RETENTION_MESSAGING) gave Apple''s Retention Messaging realtime request, or would have given (shadow): the campaign, the arm or the holdout, and the answer. A request within the campaign''s cooldown of an earlier decision repeats it (repeat_of); first decisions are the unit of the campaign''s statistics.';
 COMMENT ON COLUMN reclaim.cancel_sheet_decisions.id IS 'Decision id.';
 COMMENT ON COLUMN reclaim.cancel_sheet_decisions.campaign_id IS 'The cancel-sheet campaign (reclaim.campaigns.id).';
@@ -309,7 +311,7 @@ COMMENT ON COLUMN reclaim.cancel_sheet_decisions.environment IS 'Sandbox or Prod
 COMMENT ON COLUMN reclaim.cancel_sheet_decisions.original_transaction_id IS 'The subscriber''s subscription, from the request.';
 COMMENT ON COLUMN reclaim.cancel_sheet_decisions.request_identifier IS 'Apple''s requestIdentifier (a UUID) of the realtime request.';
 COMMENT ON COLUMN reclaim.cancel_sheet_decisions.product_id IS 'The subscription''s product when the subscriber opened the sheet, from the request.';
-COMMENT ON COLUMN reclaim.cancel_sheet_decisions.outcome IS 'answered (the arm''s answer), held_out (the control group: answered {}, so Apple''s own fallback ran) or held_back (the arm''s promotional offer would have exceeded the app''s discountBudget: answered {}; the answer columns say what was held back, reason says why).';
+COMMENT ON COLUMN reclaim.cancel_sheet_decisions.outcome IS 'answered (the arm''s answer), held_out (the control group: answered {}, so Apple''s own fallback ran), held_back (the arm''s promotional offer would have exceeded the app''s discountBudget: answered {}; the answer columns say what was held back, reason says why) or too_late (the arm''s answer was decided and recorded but did not leave within server.retentionBudgetMilliseconds: Apple got {}; the answer columns say what it would have been; counted in no arm).';
 COMMENT ON COLUMN reclaim.cancel_sheet_decisions.shadow IS 'The campaign was in shadow mode: the answer columns say what it would have answered; Apple was answered {}.';
 COMMENT ON COLUMN reclaim.cancel_sheet_decisions.variant_id IS 'The arm; NULL for held_out and for a campaign without variants.';
 COMMENT ON COLUMN reclaim.cancel_sheet_decisions.answer IS 'The key of Apple''s RealtimeResponseBody answered (or, for shadow, that would have been): message, alternate_product, promotional_offer; nothing for held_out.';
@@ -323,6 +325,7 @@ COMMENT ON COLUMN reclaim.cancel_sheet_decisions.save_window IS 'The campaign''s
 COMMENT ON COLUMN reclaim.cancel_sheet_decisions.save_outcome IS 'First decisions, once settled at the window''s end: saved (the answered offer redeemed in the window, a renewal in the window, or auto-renew on at its end), lost (auto-renew off, or expired, revoked or refunded), unknown (Reclaim has no state of the subscription). NULL until settled, and for repeats.';
 COMMENT ON COLUMN reclaim.cancel_sheet_decisions.saved_product_id IS 'For saved with auto-renew on: the product it renews to (a switch-plan save counts the product moved to).';
 COMMENT ON COLUMN reclaim.cancel_sheet_decisions.settled_at IS 'When the worker settled save_outcome (at or soon after decided_at + save_window); final from then on.';
+COMMENT ON COLUMN reclaim.cancel_sheet_decisions.follows IS 'For a first decision: the campaign''s previous first decision for the subscriber (00000000-0000-0000-0000-000000000001 when none). Unique with the subscriber and campaign: of concurrent requests that decided after the same decision, one is recorded first and the others repeat it. NULL for repeats, and for first decisions a binary older than schema 18 wrote after the upgrade.';
 
 CREATE TABLE reclaim.offers (
     id                       uuid        PRIMARY KEY,

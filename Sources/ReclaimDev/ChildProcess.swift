@@ -24,13 +24,27 @@ enum ChildProcess {
 
     /// Runs `arguments` (the first is looked up on PATH), waits for it, and returns its exit
     /// status and combined standard output and error.
-    static func run(_ arguments: [String]) throws -> Result {
+    ///
+    /// The wait holds no thread: it polls `waitpid(WNOHANG)` between `Task.sleep`s. A blocking `waitpid` here ran on
+    /// Swift's cooperative pool (as many threads as cores: two on the machines this runs on), and `initdb` or
+    /// `pg_ctl -w start` stalled every other task of the process for seconds.
+    static func run(_ arguments: [String]) async throws -> Result {
         let outputPath = FileManager.default.temporaryDirectory.appendingPathComponent("reclaim-child-\(UUID().uuidString)").path
         defer { unlink(outputPath) }
         let pid = try spawn(arguments, outputPath: outputPath)
         var status: Int32 = 0
-        while waitpid(pid, &status, 0) == -1 {
-            guard errno == EINTR else { throw SpawnFailure(description: "waitpid failed for \(arguments[0]): errno \(errno)") }
+        var pause = Duration.milliseconds(1)
+        while true {
+            let result = waitpid(pid, &status, WNOHANG)
+            if result == pid { break }
+            if result == -1 {
+                guard errno == EINTR else { throw SpawnFailure(description: "waitpid failed for \(arguments[0]): errno \(errno)") }
+                continue
+            }
+            // Not cancellable: a child is always reaped, so no zombie is left behind.
+            // In a task of its own: a cancelled caller's sleep would end at once, and this loop spin.
+            await Task { [pause] in try? await Task.sleep(for: pause) }.value
+            pause = min(pause * 2, .milliseconds(50))
         }
         let output = (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? ""
         // WIFEXITED / WEXITSTATUS, spelled out since the C macros are not imported.

@@ -50,11 +50,11 @@ public struct DevEnvironment: Sendable {
             url = explicitURL
         } else {
             let postgres = EmbeddedPostgres(root: root.appendingPathComponent("pg"))
-            try postgres.initializeIfNeeded(logger: logger)
+            try await postgres.initializeIfNeeded(logger: logger)
             // However Reclaim ends (Ctrl-C, a crash, kill -9), its private PostgreSQL ends with it. Claimed before
             // the start: a server left by a Reclaim that just died is taken over, not stopped under us.
-            try postgres.stopWhenProcessEnds(immediate: false)
-            try postgres.start(logger: logger)
+            try await postgres.stopWhenProcessEnds(immediate: false)
+            try await postgres.start(logger: logger)
             embedded = postgres
             url = try postgres.url(database: "reclaim")
             try await Self.createDatabaseIfMissing(url, logger: logger)
@@ -62,10 +62,10 @@ public struct DevEnvironment: Sendable {
         do {
             try await serve(url: url, metricsRegistry: metricsRegistry, logger: logger)
         } catch {
-            try? embedded?.stop()
+            try? await embedded?.stop()
             throw error
         }
-        try embedded?.stop()
+        try await embedded?.stop()
         logger.info("stopped the private PostgreSQL; `reclaim dev` brings it back with the same data")
     }
 

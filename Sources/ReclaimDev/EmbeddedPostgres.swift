@@ -50,30 +50,30 @@ public struct EmbeddedPostgres: Sendable {
     }
 
     /// Creates the cluster unless the folder already holds one.
-    public func initializeIfNeeded(logger: Logger) throws {
+    public func initializeIfNeeded(logger: Logger) async throws {
         let fileManager = FileManager.default
         if fileManager.fileExists(atPath: dataDirectory.appendingPathComponent("PG_VERSION").path) { return }
         try fileManager.createDirectory(at: root, withIntermediateDirectories: true)
         try? fileManager.removeItem(at: dataDirectory)
         try String(LoopbackPort.free()).write(to: portFile, atomically: true, encoding: .utf8)
-        try handOverToServerUser()
+        try await handOverToServerUser()
         logger.info("creating PostgreSQL cluster", metadata: ["path": "\(dataDirectory.path)"])
-        try runServerTool(
+        try await runServerTool(
             "initdb",
             ["-D", dataDirectory.path, "-U", username, "--auth=trust", "-E", "UTF8", "--locale=C", "--no-sync"]
         )
     }
 
     /// Whether the cluster's server is running (perhaps left running by an earlier process).
-    public func isRunning() -> Bool {
-        (try? runServerTool("pg_ctl", ["-D", dataDirectory.path, "status"])) != nil
+    public func isRunning() async -> Bool {
+        (try? await runServerTool("pg_ctl", ["-D", dataDirectory.path, "status"])) != nil
     }
 
     /// Starts the server unless it already runs, and waits until it accepts connections.
-    public func start(logger: Logger) throws {
+    public func start(logger: Logger) async throws {
         // Before asking pg_ctl, which takes any live process under the lock file's id for the server.
         removeStaleLockFile(logger: logger)
-        if isRunning() {
+        if await isRunning() {
             logger.info("PostgreSQL already running", metadata: ["path": "\(root.path)"])
             return
         }
@@ -81,11 +81,11 @@ public struct EmbeddedPostgres: Sendable {
         for (key, value) in serverSettings.sorted(by: { $0.key < $1.key }) { options += ["-c", "\(key)=\(value)"] }
         // The server inherits pg_ctl's output; a pipe would never reach end-of-file while the server
         // runs, so pg_ctl's own output goes nowhere and its log file tells what went wrong.
-        let pgCtl = try Self.binDirectory().appendingPathComponent("pg_ctl").path
+        let pgCtl = try await Self.binDirectory().appendingPathComponent("pg_ctl").path
         let arguments = [
             "-D", dataDirectory.path, "-l", logFile.path, "-w", "-t", "60", "-o", options.map(Self.shellQuoted).joined(separator: " "), "start",
         ]
-        let status = try ChildProcess.run(Self.asServerUser([pgCtl] + arguments)).status
+        let status = try await ChildProcess.run(Self.asServerUser([pgCtl] + arguments)).status
         guard status == 0 else {
             let log = (try? String(contentsOf: logFile, encoding: .utf8)) ?? ""
             throw Failure(description: "PostgreSQL did not start (pg_ctl exit \(status)); end of \(logFile.path):\n\(log.suffix(2000))")
@@ -94,9 +94,9 @@ public struct EmbeddedPostgres: Sendable {
     }
 
     /// Stops the server. `immediate` is PostgreSQL's crash-like stop (recovery on next start).
-    public func stop(immediate: Bool = false) throws {
-        guard isRunning() else { return }
-        try runServerTool("pg_ctl", ["-D", dataDirectory.path, "-m", immediate ? "immediate" : "fast", "-w", "stop"])
+    public func stop(immediate: Bool = false) async throws {
+        guard await isRunning() else { return }
+        try await runServerTool("pg_ctl", ["-D", dataDirectory.path, "-m", immediate ? "immediate" : "fast", "-w", "stop"])
     }
 
     /// A `postmaster.pid` left by a server that died with its machine or by `kill -9`, whose process id now
@@ -129,9 +129,9 @@ public struct EmbeddedPostgres: Sendable {
     /// flock(1) where it exists), so a claim either comes first or finds the server stopped.
     /// - Parameter immediate: PostgreSQL's crash-like stop, for throw-away test clusters; otherwise a fast stop,
     ///   which checkpoints so the next start needs no recovery.
-    public func stopWhenProcessEnds(pid: Int32 = getpid(), removeFolder: Bool = false, immediate: Bool = true) throws {
+    public func stopWhenProcessEnds(pid: Int32 = getpid(), removeFolder: Bool = false, immediate: Bool = true) async throws {
         try claimOwnership(pid: pid)
-        let pgCtl = try Self.binDirectory().appendingPathComponent("pg_ctl").path
+        let pgCtl = try await Self.binDirectory().appendingPathComponent("pg_ctl").path
         let stop = Self.asServerUser([pgCtl, "-D", dataDirectory.path, "-m", immediate ? "immediate" : "fast", "stop"])
             .map(Self.shellQuoted).joined(separator: " ")
         let ownerCheck = "[ \"$(cat \(Self.shellQuoted(ownerFile.path)) 2>/dev/null)\" = \(pid) ]"
@@ -165,12 +165,12 @@ public struct EmbeddedPostgres: Sendable {
 
     /// Where `initdb`, `pg_ctl` and `postgres` live: `$PG_BINDIR`, else `pg_config --bindir`, else the
     /// newest `/usr/lib/postgresql/N/bin` (Debian keeps them off PATH), else PATH.
-    public static func binDirectory() throws -> URL {
+    public static func binDirectory() async throws -> URL {
         let fileManager = FileManager.default
         if let dir = ProcessInfo.processInfo.environment["PG_BINDIR"], fileManager.fileExists(atPath: dir + "/initdb") {
             return URL(fileURLWithPath: dir)
         }
-        if let dir = try? capture("/bin/sh", ["-c", "pg_config --bindir 2>/dev/null"]).trimmingCharacters(in: .whitespacesAndNewlines),
+        if let dir = try? await capture("/bin/sh", ["-c", "pg_config --bindir 2>/dev/null"]).trimmingCharacters(in: .whitespacesAndNewlines),
             !dir.isEmpty, fileManager.fileExists(atPath: dir + "/initdb")
         {
             return URL(fileURLWithPath: dir)
@@ -180,7 +180,7 @@ public struct EmbeddedPostgres: Sendable {
             let dir = "/usr/lib/postgresql/\(version)/bin"
             if fileManager.fileExists(atPath: dir + "/initdb") { return URL(fileURLWithPath: dir) }
         }
-        if let dir = try? capture("/bin/sh", ["-c", "dirname \"$(command -v initdb)\""]).trimmingCharacters(in: .whitespacesAndNewlines),
+        if let dir = try? await capture("/bin/sh", ["-c", "dirname \"$(command -v initdb)\""]).trimmingCharacters(in: .whitespacesAndNewlines),
             !dir.isEmpty, fileManager.fileExists(atPath: dir + "/initdb")
         {
             return URL(fileURLWithPath: dir)
@@ -198,28 +198,28 @@ public struct EmbeddedPostgres: Sendable {
     }
 
     /// As root, gives the folder to the `postgres` user, since the server refuses to run as root.
-    private func handOverToServerUser() throws {
+    private func handOverToServerUser() async throws {
         guard Self.isRoot else { return }
-        _ = try Self.capture("/usr/bin/env", ["chown", "-R", "postgres:postgres", root.path])
+        _ = try await Self.capture("/usr/bin/env", ["chown", "-R", "postgres:postgres", root.path])
         // Every parent must be traversable by the server user.
         var parent = root.deletingLastPathComponent()
         while parent.path != "/" {
-            _ = try? Self.capture("/usr/bin/env", ["chmod", "o+x", parent.path])
+            _ = try? await Self.capture("/usr/bin/env", ["chmod", "o+x", parent.path])
             parent = parent.deletingLastPathComponent()
         }
     }
 
     @discardableResult
-    private func runServerTool(_ tool: String, _ arguments: [String]) throws -> String {
-        let path = try Self.binDirectory().appendingPathComponent(tool).path
+    private func runServerTool(_ tool: String, _ arguments: [String]) async throws -> String {
+        let path = try await Self.binDirectory().appendingPathComponent(tool).path
         let command = Self.asServerUser([path] + arguments)
-        return try Self.capture("/usr/bin/env", command)
+        return try await Self.capture("/usr/bin/env", command)
     }
 
     /// Runs a program and returns its standard output; throws with its output when it fails.
     @discardableResult
-    static func capture(_ executable: String, _ arguments: [String]) throws -> String {
-        let result = try ChildProcess.run([executable] + arguments)
+    static func capture(_ executable: String, _ arguments: [String]) async throws -> String {
+        let result = try await ChildProcess.run([executable] + arguments)
         guard result.status == 0 else {
             throw Failure(description: "\(([executable] + arguments).joined(separator: " ")) failed (\(result.status)): \(result.output)")
         }

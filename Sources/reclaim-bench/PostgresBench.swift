@@ -9,19 +9,19 @@ enum PostgresBench {
     /// `trackCommitTimestamp`: `scripts/bench e2e` times each notification and each offer by the commit
     /// of the transaction that wrote it (`pg_xact_commit_timestamp(xmin)`), which PostgreSQL records
     /// only with `track_commit_timestamp` on (a few bytes per transaction).
-    static func start(root: String, trackCommitTimestamp: Bool = false) throws {
+    static func start(root: String, trackCommitTimestamp: Bool = false) async throws {
         var logger = Logger(label: "bench-postgres")
         logger.logLevel = .warning
         var settings = ["max_connections": "200", "shared_buffers": "256MB"]
         if trackCommitTimestamp { settings["track_commit_timestamp"] = "on" }
         let cluster = EmbeddedPostgres(root: URL(fileURLWithPath: root), serverSettings: settings)
-        try cluster.initializeIfNeeded(logger: logger)
-        try cluster.start(logger: logger)
+        try await cluster.initializeIfNeeded(logger: logger)
+        try await cluster.start(logger: logger)
         print(try cluster.url(database: "postgres").connectionString)
     }
 
-    static func stop(root: String) throws {
-        try EmbeddedPostgres(root: URL(fileURLWithPath: root)).stop()
+    static func stop(root: String) async throws {
+        try await EmbeddedPostgres(root: URL(fileURLWithPath: root)).stop()
     }
 }
 

@@ -19,8 +19,8 @@ let options = BenchOptions(Array(arguments.dropFirst()))
 do {
     switch mode {
     case "pg-start":
-        try PostgresBench.start(root: options.positional(0), trackCommitTimestamp: (try? options.string("track-commit-timestamp")) == "on")
-    case "pg-stop": try PostgresBench.stop(root: options.positional(0))
+        try await PostgresBench.start(root: options.positional(0), trackCommitTimestamp: (try? options.string("track-commit-timestamp")) == "on")
+    case "pg-stop": try await PostgresBench.stop(root: options.positional(0))
     case "sign":
         let result = try SignBenchmark.run(seconds: options.double("seconds", default: 3))
         print("sign: \(result.count) StoreKit 1 signatures")

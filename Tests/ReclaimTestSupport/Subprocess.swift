@@ -81,17 +81,24 @@ public final class Subprocess: @unchecked Sendable {
         return exitStatus == nil
     }
 
-    /// Waits for the child to end (blocking the thread) and returns its exit status (128 + signal if killed).
+    /// Waits for the child to end and returns its exit status (128 + signal if killed), without holding a thread:
+    /// it polls `waitpid(WNOHANG)` between `Task.sleep`s. A blocking `waitpid` on the cooperative pool (two threads
+    /// on this machine) stalled every task of the test process for as long as the child ran.
     @discardableResult
-    public func wait() -> Int32 {
-        lock.lock()
-        defer { lock.unlock() }
-        if let exitStatus { return exitStatus }
-        var status: Int32 = 0
-        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
-        let decoded = Self.decode(status)
-        exitStatus = decoded
-        return decoded
+    public func exitStatus() async -> Int32 {
+        var pause = Duration.milliseconds(1)
+        while isRunning {
+            // In a task of its own: a cancelled caller's sleep would end at once, and this loop spin.
+            await Task { [pause] in try? await Task.sleep(for: pause) }.value
+            pause = min(pause * 2, .milliseconds(50))
+        }
+        return lock.withLock { exitStatus ?? 0 }
+    }
+
+    /// `signal`, then a task of its own reaps the child: for a `defer`, which cannot await.
+    public func stopInBackground(_ signal: Int32 = SIGTERM) {
+        self.signal(signal)
+        Task { await self.exitStatus() }
     }
 
     public func signal(_ signal: Int32) {
@@ -104,12 +111,13 @@ public final class Subprocess: @unchecked Sendable {
     }
 
     /// Runs a program to its end: exit status, standard output and standard error, with `input` as standard input.
+    /// Awaits the end without holding a thread (``exitStatus()``).
     public static func run(
         _ executable: String,
         _ arguments: [String],
         input: Data? = nil,
         directory: String? = nil
-    ) throws -> (status: Int32, output: String, errors: String) {
+    ) async throws -> (status: Int32, output: String, errors: String) {
         let base = FileManager.default.temporaryDirectory.appendingPathComponent("reclaim-subprocess-\(UUID().uuidString)").path
         defer { for suffix in [".in", ".out", ".err"] { try? FileManager.default.removeItem(atPath: base + suffix) } }
         if let input { try input.write(to: URL(fileURLWithPath: base + ".in")) }
@@ -121,7 +129,7 @@ public final class Subprocess: @unchecked Sendable {
             output: base + ".out",
             errors: base + ".err"
         )
-        let status = process.wait()
+        let status = await process.exitStatus()
         let output = (try? String(contentsOfFile: base + ".out", encoding: .utf8)) ?? ""
         let errors = (try? String(contentsOfFile: base + ".err", encoding: .utf8)) ?? ""
         return (status, output, errors)

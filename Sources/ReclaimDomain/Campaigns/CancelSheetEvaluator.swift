@@ -89,7 +89,8 @@ public enum CancelSheetEvaluator {
                     continue
                 }
             }
-            let decision = firstDecision(campaign, request: request, earlierArm: mine.last { $0.outcome != .heldOut }?.variantId)
+            var decision = firstDecision(campaign, request: request, earlierArm: mine.last { $0.outcome != .heldOut }?.variantId)
+            decision.follows = mine.last?.id
             return (withinBudget(decision, discounts: discounts, at: request.now), skipped)
         }
         return (nil, skipped)
@@ -125,7 +126,9 @@ public enum CancelSheetEvaluator {
         switch last.outcome {
         case .heldOut:
             return CancelSheetDecision(campaign: campaign, outcome: .heldOut, variant: nil, reason: since, repeatOf: last.id)
-        case .switchedOff:
+        case .switchedOff, .tooLate:
+            // A decision whose answer did not leave in time was never shown: a new first decision is made (the same
+            // arm, by the same hash), and it is the one the statistics count.
             return nil
         case .answered, .heldBack:
             guard let variant = campaign.variants.first(where: { $0.id == (last.variantId ?? "") }) else { return nil }
@@ -163,6 +166,9 @@ public struct CancelSheetDecision: Sendable, Equatable {
         case heldBack = "held_back"
         /// The campaign is switched off: answered `{}`, and not recorded.
         case switchedOff = "switched_off"
+        /// Recorded, but its answer did not leave within the budget: Apple was answered `{}`. Counted in no arm of the
+        /// statistics; the subscriber's next request makes a new first decision.
+        case tooLate = "too_late"
     }
 
     public var campaign: Campaign
@@ -172,6 +178,19 @@ public struct CancelSheetDecision: Sendable, Equatable {
     public var reason: String
     /// The earlier decision this request repeats (within the campaign's cooldown); nil for a first decision.
     public var repeatOf: UUID?
+    /// For a first decision: the campaign's previous first decision for this subscriber (nil: none). Recorded, it makes
+    /// the record unique: of concurrent requests that each decided first after the same decision, one is recorded
+    /// and the others repeat it.
+    public var follows: UUID?
+
+    public init(campaign: Campaign, outcome: Outcome, variant: CampaignVariant?, reason: String, repeatOf: UUID?, follows: UUID? = nil) {
+        self.campaign = campaign
+        self.outcome = outcome
+        self.variant = variant
+        self.reason = reason
+        self.repeatOf = repeatOf
+        self.follows = follows
+    }
 
     /// What Apple is answered with: nothing for the holdout and for a shadow campaign.
     public var answer: CancelSheetAnswer? {

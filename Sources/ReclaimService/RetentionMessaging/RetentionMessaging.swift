@@ -15,21 +15,25 @@ import ReclaimStore
 ///   none matches, the answer is empty (Apple then shows its default).
 /// - The app's cancel-sheet campaigns (trigger `RETENTION_MESSAGING`) decide first (``CancelSheetEvaluator``): the
 ///   arm's message, switch-plan or promotional offer; `{}` for the holdout and for a shadow campaign, so Apple's
-///   own fallback runs. Each decision is recorded in `reclaim.cancel_sheet_decisions`.
+///   own fallback runs. Each decision is recorded in `reclaim.cancel_sheet_decisions`; of concurrent requests for one
+///   subscriber, one makes the first decision and the others repeat it (``CancelSheetStore/record(_:connection:logger:)``).
 /// - When none decides, the subscriber's live offer, when its grant or its campaign names a `messageIdentifier`,
 ///   as a promotional offer signed now; otherwise the app's `defaultMessageIdentifier`, or nothing.
-/// - The database gets ``budget``: an outage, a timeout or a full commit queue answers `{}` at once. Apple: "If your
-///   server response fails for any reason, the system displays a default retention message that you configure in
-///   advance." `{}` says the same without Apple waiting for its deadline.
+/// - ``budget`` bounds the whole answer from the request's arrival: verification, a pooled connection, the decision,
+///   its signature and its record. Past it the answer is `{}` at once (``DeadlineRace``), and a decision recorded as
+///   answered is one whose answer left. Apple: "If your server response fails for any reason, the system displays a
+///   default retention message that you configure in advance." `{}` says the same without Apple waiting for its
+///   deadline.
 public struct RetentionMessaging: Sendable {
     let verifier: AppleJWSVerifier
     let config: ReclaimConfig
     let campaigns: [Campaign]
     let postgres: Database
     let issuer: OfferIssuer
-    let recorder: CommitBatcher<CancelSheetStore.Record, Void>
-    /// The database's share of Apple's deadline: reading the context, and recording the decision
-    /// (`server.retentionBudgetMilliseconds`).
+    /// Records decisions by group commit; each output says whether its record was inserted.
+    let recorder: CommitBatcher<CancelSheetStore.Record, Bool>
+    /// The whole answer's budget, from the request's arrival (`server.retentionBudgetMilliseconds`). Apple's
+    /// performance test of the realtime URL: the server must respond "within approximately 700 ms".
     var budget: Duration = .milliseconds(300)
     let now: @Sendable () -> Date
 
@@ -39,7 +43,7 @@ public struct RetentionMessaging: Sendable {
         campaigns: [Campaign],
         postgres: Database,
         issuer: OfferIssuer,
-        recorder: CommitBatcher<CancelSheetStore.Record, Void>,
+        recorder: CommitBatcher<CancelSheetStore.Record, Bool>,
         now: @escaping @Sendable () -> Date = Date.init
     ) {
         self.verifier = verifier
@@ -51,22 +55,48 @@ public struct RetentionMessaging: Sendable {
         self.now = now
     }
 
-    /// Verifies `signedPayload` and answers it; a refusal when it does not verify.
-    func answer(signedPayload: String, logger: Logger) async throws -> Result<RealtimeAnswer, IngestRefusal> {
-        let realtime: RealtimeRequest
-        do {
-            realtime = try await verifier.verifyRealtimeRequest(signedPayload)
-        } catch {
+    /// Verifies `signedPayload` and answers it, within ``budget`` of `arrival`; a refusal when it does not verify.
+    func answer(signedPayload: String, arrivedAt arrival: ContinuousClock.Instant, logger: Logger) async -> Result<RealtimeAnswer, IngestRefusal> {
+        let deadline = arrival + budget
+        // The same moment by the wall clock, which the database compares with its own: past it, a decision is not
+        // recorded (its answer could not leave in time). Not `now`, which tests set to the notifications' time.
+        let recordDeadline = Date().addingTimeInterval(Double((deadline - .now) / .milliseconds(1)) / 1000)
+        let outcome = await DeadlineRace<Result<RealtimeAnswer, any Error>>.run(until: deadline) { race in
+            do {
+                let realtime = try await verifier.verifyRealtimeRequest(signedPayload)
+                return .success(try await answer(realtime, race: race, recordDeadline: recordDeadline, logger: logger))
+            } catch {
+                return .failure(error)
+            }
+        }
+        switch outcome {
+        case .finished(.success(let answer)):
+            Counter(label: "reclaim_retention_requests_total", dimensions: [("answer", answer.kind)]).increment()
+            return .success(answer)
+        case .finished(.failure(let error as JWSVerificationError)):
             Counter(label: "reclaim_retention_requests_total", dimensions: [("answer", "refused")]).increment()
             return .failure(IngestRefusal(error))
+        case .finished(.failure(let error)):
+            return unavailable(because: "\(error)", logger: logger)
+        case .expired:
+            return unavailable(because: "no answer within the budget", logger: logger)
         }
-        let answer = await answer(realtime, logger: logger)
-        Counter(label: "reclaim_retention_requests_total", dimensions: [("answer", answer.kind)]).increment()
-        return .success(answer)
     }
 
-    /// The answer to a verified request; `{}` when the database does not answer within ``budget``.
-    func answer(_ realtime: RealtimeRequest, logger: Logger) async -> RealtimeAnswer {
+    /// `{}`: the database failed or the budget passed.
+    private func unavailable(because reason: String, logger: Logger) -> Result<RealtimeAnswer, IngestRefusal> {
+        Counter(label: "reclaim_retention_requests_total", dimensions: [("answer", "unavailable")]).increment()
+        logger.warning("retention request answered {}", metadata: ["reason": "\(reason)", "budget": "\(budget)"])
+        return .success(RealtimeAnswer())
+    }
+
+    /// The answer to a verified request.
+    private func answer(
+        _ realtime: RealtimeRequest,
+        race: DeadlineRace<Result<RealtimeAnswer, any Error>>,
+        recordDeadline: Date,
+        logger: Logger
+    ) async throws -> RealtimeAnswer {
         let environment = realtime.environment.rawValue
         guard let app = config.apps.first(where: { $0.appAppleId == realtime.appAppleId && $0.environments.contains(environment) }) else {
             logger.notice(
@@ -76,30 +106,38 @@ public struct RetentionMessaging: Sendable {
             return RealtimeAnswer()
         }
         let subscriber = SubscriberKey(bundleId: app.bundleId, environment: environment, originalTransactionId: realtime.originalTransactionId)
-        do {
-            return try await within(budget) { try await decide(realtime, for: subscriber, app: app, logger: logger) }
-        } catch {
-            // A decision whose record was already queued may still commit after this: it is then recorded as
-            // answered although Apple got `{}`; rare (the commit outran the budget), and logged here.
-            Counter(label: "reclaim_retention_requests_total", dimensions: [("answer", "unavailable")]).increment()
-            logger.warning(
-                "retention request answered {}: the database did not answer in time",
-                metadata: ["error": "\(error)", "budget": "\(budget)", "requestIdentifier": "\(realtime.requestIdentifier)"]
-            )
-            return RealtimeAnswer()
+        let appCampaigns = campaigns.filter { $0.bundleId == app.bundleId }
+        guard !appCampaigns.isEmpty else { return try await fallback(realtime, for: subscriber, app: app, logger: logger) }
+        // A first decision another request recorded meanwhile is read again and repeated; twice is already rare.
+        for _ in 0..<3 {
+            if let answer = try await decide(
+                realtime,
+                for: subscriber,
+                app: app,
+                campaigns: appCampaigns,
+                race: race,
+                recordDeadline: recordDeadline,
+                logger: logger
+            ) {
+                return answer
+            }
         }
+        throw CancelSheetRecordContended(requestIdentifier: realtime.requestIdentifier)
     }
 
+    /// The cancel-sheet campaigns' answer, recorded; nil when another request's first decision was recorded before
+    /// this one's (read again, it is repeated).
     private func decide(
         _ realtime: RealtimeRequest,
         for subscriber: SubscriberKey,
         app: ReclaimConfig.App,
+        campaigns appCampaigns: [Campaign],
+        race: DeadlineRace<Result<RealtimeAnswer, any Error>>,
+        recordDeadline: Date,
         logger: Logger
     ) async throws
-        -> RealtimeAnswer
+        -> RealtimeAnswer?
     {
-        let appCampaigns = campaigns.filter { $0.bundleId == app.bundleId }
-        guard !appCampaigns.isEmpty else { return try await fallback(realtime, for: subscriber, app: app, logger: logger) }
         let context = try await postgres.withConnection(logger: logger) {
             try await CancelSheetStore.context(of: subscriber, connection: $0, logger: logger)
         }
@@ -131,15 +169,27 @@ public struct RetentionMessaging: Sendable {
         }
         // Signed before it is recorded: a signing failure records nothing.
         let answer = try realtimeAnswer(decision.answer, realtime: realtime, appAccountToken: context.state?.appAccountToken, bundleId: app.bundleId)
-        try await recorder.submit(
-            .init(
-                id: UUID(),
-                subscriber: subscriber,
-                requestIdentifier: realtime.requestIdentifier,
-                productId: realtime.productId,
-                decision: decision
-            )
+        let record = CancelSheetStore.Record(
+            id: UUID(),
+            subscriber: subscriber,
+            requestIdentifier: realtime.requestIdentifier,
+            productId: realtime.productId,
+            decision: decision,
+            deadline: recordDeadline
         )
+        guard try await recorder.submit(record) else {
+            // Not inserted: past its deadline (then the race has answered {}), or another request's first decision
+            // after the same one came first.
+            if Date() >= recordDeadline { throw RetentionBudgetPassed() }
+            return nil
+        }
+        // The holdout, a shadow or a held-back arm answer {} whatever the time: their record is true either way.
+        if decision.answer != nil, !race.commit() {
+            // The budget answered {} while the record committed: it must not say Apple saw the arm.
+            let (postgres, id) = (self.postgres, record.id)
+            Task { try? await CancelSheetStore.markTooLate(id, postgres: postgres, logger: logger) }
+            throw RetentionBudgetPassed()
+        }
         logger.debug(
             "cancel-sheet decision",
             metadata: [
@@ -217,4 +267,15 @@ public struct RetentionMessaging: Sendable {
         }
         return RealtimeAnswer(message: app.defaultMessageIdentifier.map(RealtimeAnswer.Message.init))
     }
+}
+
+/// Three requests' first decisions for one subscriber were each recorded before this request's: answered `{}`.
+struct CancelSheetRecordContended: Error, CustomStringConvertible {
+    let requestIdentifier: String
+    var description: String { "request \(requestIdentifier): other requests' first decisions were recorded first three times" }
+}
+
+/// The budget passed while the decision was recorded: the answer left as `{}`.
+struct RetentionBudgetPassed: Error, CustomStringConvertible {
+    var description: String { "the budget passed while the decision was recorded" }
 }

@@ -4,14 +4,13 @@ extension RetentionMessaging {
     /// Retention Messaging as the server runs it: the config's cancel-sheet campaigns, their decisions recorded by group
     /// commit into `reclaim.cancel_sheet_decisions` (``CancelSheetStore``) on the service's database.
     public init(dependencies: Dependencies) {
-        let recorder = CommitBatcher<CancelSheetStore.Record, Void>(
+        let recorder = CommitBatcher<CancelSheetStore.Record, Bool>(
             postgres: dependencies.postgres,
             maxWaiting: dependencies.config.server.maxPendingNotifications,
             liveness: dependencies.liveness,
             logger: dependencies.logger
         ) { records, connection, logger in
             try await CancelSheetStore.record(records, connection: connection, logger: logger)
-            return records.map { _ in () }
         }
         self.init(
             verifier: dependencies.verifier,

@@ -6,6 +6,9 @@ import ReclaimDomain
 /// `reclaim.cancel_sheet_decisions` and the campaigns' switch (`reclaim.campaigns.paused_at`): what a Retention
 /// Messaging answer reads (one statement) and writes (a batch insert), and `reclaim campaigns pause`/`resume`.
 public enum CancelSheetStore {
+    /// `follows` of a campaign's very first decision for a subscriber (NULL would escape the unique index, and the nil
+    /// UUID stands for NULL in the insert's arrays).
+    static let followsNothing = UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1))
     /// What the rules need for one subscriber: the stored state (nil when Reclaim never saw a notification of
     /// them), their first cancel-sheet decisions, and the app's switched-off campaigns.
     public struct Context: Sendable {
@@ -23,13 +26,17 @@ public enum CancelSheetStore {
         public var requestIdentifier: String
         public var productId: String
         public var decision: CancelSheetDecision
+        /// Past this time (the database's clock) the record is not inserted: its answer could no longer leave in time.
+        public var deadline: Date
 
-        public init(id: UUID, subscriber: SubscriberKey, requestIdentifier: String, productId: String, decision: CancelSheetDecision) {
+        public init(id: UUID, subscriber: SubscriberKey, requestIdentifier: String, productId: String, decision: CancelSheetDecision, deadline: Date)
+        {
             self.id = id
             self.subscriber = subscriber
             self.requestIdentifier = requestIdentifier
             self.productId = productId
             self.decision = decision
+            self.deadline = deadline
         }
     }
 
@@ -39,10 +46,21 @@ public enum CancelSheetStore {
         return row
     }
 
-    /// Inserts every record in one statement.
-    public static func record(_ records: [Record], connection: PostgresConnection, logger: Logger) async throws {
-        guard !records.isEmpty else { return }
-        _ = try await connection.run(RecordStatement(records: records), logger: logger)
+    /// Inserts every record in one statement; returns, for each, whether it was inserted. It is not when another
+    /// request's first decision after the same one came first (the unique `follows`: the caller reads it and repeats
+    /// it), or when its deadline had passed.
+    public static func record(_ records: [Record], connection: PostgresConnection, logger: Logger) async throws -> [Bool] {
+        guard !records.isEmpty else { return [] }
+        let inserted = Set(try await connection.run(RecordStatement(records: records), logger: logger))
+        return records.map { inserted.contains($0.id) }
+    }
+
+    /// Marks a recorded decision whose answer did not leave in time `too_late` (Apple got `{}`).
+    public static func markTooLate(_ id: UUID, postgres: Database, logger: Logger) async throws {
+        try await postgres.query(
+            "UPDATE reclaim.cancel_sheet_decisions SET outcome = 'too_late' WHERE id = \(id) AND outcome = 'answered'",
+            logger: logger
+        )
     }
 
     /// Settles the save outcome of up to `limit` first decisions whose window has ended (one statement); returns how
@@ -189,15 +207,25 @@ struct ContextStatement: PostgresPreparedStatement {
     }
 }
 
-/// ``CancelSheetStore/record(_:connection:logger:)``'s batch insert.
+/// ``CancelSheetStore/record(_:connection:logger:)``'s batch insert: the ids inserted.
+///
+/// - A first decision's `follows` is unique with its subscriber and campaign (`cancel_sheet_decisions_first_idx`):
+///   `ON CONFLICT DO NOTHING` leaves out the second of two concurrent first decisions after the same one, in this
+///   batch or another, and its caller repeats the one recorded.
+/// - A record past its deadline is not inserted (`clock_timestamp()`, not the transaction's start): its answer would
+///   leave after Apple's budget, so it leaves as `{}` and nothing says otherwise.
+/// - Apple waits for the answer, and the answer waits for this commit; it does not also wait for the WAL's flush to
+///   disk (`synchronous_commit` off for this transaction, as the queue's claim does). A PostgreSQL crash may lose the
+///   last fraction of a second of decisions, never a notification (ingest commits synchronously).
 struct RecordStatement: PostgresPreparedStatement {
-    /// Apple waits for the answer, and the answer waits for this commit; it does not also wait for the WAL's flush
-    /// to disk (`synchronous_commit` off for this transaction, as the queue's claim does). A PostgreSQL crash may lose
-    /// the last fraction of a second of decisions, never a notification (ingest commits synchronously).
     static let sql = statement.sql
-    static let statement: SQLFragment<[CancelSheetStore.Record]> =
-        "\(columns.insert(into: "reclaim.cancel_sheet_decisions"))\nWHERE set_config('synchronous_commit', 'off', true) IS NOT NULL"
-    typealias Row = Void
+    static let statement: SQLFragment<[CancelSheetStore.Record]> = """
+        \(columns.insert(into: "reclaim.cancel_sheet_decisions"))
+        WHERE r.deadline > clock_timestamp() AND set_config('synchronous_commit', 'off', true) IS NOT NULL
+        ON CONFLICT DO NOTHING
+        RETURNING id
+        """
+    typealias Row = UUID
 
     static let columns = UnnestColumns<CancelSheetStore.Record>(
         alias: "r",
@@ -219,6 +247,10 @@ struct RecordStatement: PostgresPreparedStatement {
             .nullable("repeat_of") { $0.decision.repeatOf },
             .init("reason", "text") { $0.decision.reason },
             .interval("save_window") { Int64($0.decision.campaign.saveWindow) },
+            .nullable("follows") { record in
+                record.decision.repeatOf == nil ? (record.decision.follows ?? CancelSheetStore.followsNothing) : nil
+            },
+            .filter("deadline", "timestamptz") { $0.deadline },
         ]
     )
 
@@ -230,5 +262,5 @@ struct RecordStatement: PostgresPreparedStatement {
         return bindings
     }
 
-    func decodeRow(_ row: PostgresRow) throws {}
+    func decodeRow(_ row: PostgresRow) throws -> UUID { try row.decode(UUID.self) }
 }

@@ -14,6 +14,8 @@ struct UnnestColumns<Row>: Sendable {
         let value: @Sendable (_ alias: String) -> String
         /// `$n::type[]`: the column's array and the rows' values in it.
         let array: SQLFragment<[Row]>
+        /// Inserted into the table; a column that is not is only read by the caller's WHERE (a deadline, say).
+        var isInserted = true
 
         init<Element: PostgresArrayEncodable & PostgresNonThrowingEncodable & Sendable>(
             _ name: String,
@@ -44,6 +46,17 @@ struct UnnestColumns<Row>: Sendable {
             Column(name, "bigint", seconds, value: { "make_interval(secs => \($0).\(name))" })
         }
 
+        /// A column of the unnest only, not of the table: for the caller's WHERE over the alias.
+        static func filter<Element: PostgresArrayEncodable & PostgresNonThrowingEncodable & Sendable>(
+            _ name: String,
+            _ type: String,
+            _ element: @escaping @Sendable (Row) -> Element
+        ) -> Column {
+            var column = Column(name, type, element)
+            column.isInserted = false
+            return column
+        }
+
         /// A text column that may be NULL: '' stands for it.
         static func nullable(_ name: String, _ element: @escaping @Sendable (Row) -> String?) -> Column {
             Column(name, "text", { element($0) ?? "" }, value: { "NULLIF(\($0).\(name), '')" })
@@ -62,15 +75,16 @@ struct UnnestColumns<Row>: Sendable {
     /// `INSERT INTO table (…) SELECT … FROM unnest($n::type[], …) AS alias(…)`, for the caller to complete (WHERE,
     /// ON CONFLICT, RETURNING); bound with the rows to insert.
     func insert(into table: String) -> SQLFragment<[Row]> {
-        let names = columns.map(\.name).joined(separator: ", ")
-        let values = columns.map { $0.value(alias) }.joined(separator: ", ")
+        let inserted = columns.filter(\.isInserted)
+        let names = inserted.map(\.name).joined(separator: ", ")
+        let values = inserted.map { $0.value(alias) }.joined(separator: ", ")
         var sql = SQLFragment<[Row]>.StringInterpolation(literalCapacity: 0, interpolationCount: columns.count)
         sql.appendLiteral("INSERT INTO \(table) (\(names))\nSELECT \(values)\nFROM unnest(")
         for (index, column) in columns.enumerated() {
             if index > 0 { sql.appendLiteral(", ") }
             sql.appendInterpolation(column.array)
         }
-        sql.appendLiteral(") AS \(alias)(\(names))")
+        sql.appendLiteral(") AS \(alias)(\(columns.map(\.name).joined(separator: ", ")))")
         return SQLFragment(stringInterpolation: sql)
     }
 }

@@ -27,5 +27,6 @@ public enum SchemaSQL {
         15: PackageResources._15_set_based_offer_webhooks_sql,
         16: PackageResources._16_purchase_outcome_events_sql,
         17: PackageResources._17_cancel_sheet_and_discounts_sql,
+        18: PackageResources._18_cancel_sheet_first_decisions_sql,
     ].mapValues { String(decoding: $0, as: UTF8.self) }
 }

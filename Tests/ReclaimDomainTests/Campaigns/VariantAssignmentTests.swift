@@ -18,14 +18,14 @@ import Testing
 
     /// Values computed independently with Python:
     /// `int.from_bytes(sha256(f"{otid}\0{campaign}\0variant".encode()).digest()[:8], "big")`.
-    @Test func bucketIsTheDocumentedHash() throws {
+    @Test func bucketIsTheDocumentedHash() async throws {
         let script = """
             import hashlib, sys
             print(int.from_bytes(hashlib.sha256(f"{sys.argv[1]}\\0{sys.argv[2]}\\0variant".encode()).digest()[:8], "big"))
             """
-        try ExternalTools.withTemporaryDirectory { directory in
+        try await ExternalTools.withTemporaryDirectory { directory in
             for (id, campaign) in [("2000000123456789", "winback-expired"), ("1000000000000001", "x")] {
-                let python = try ExternalTools.python(script, [id, campaign], in: directory).trimmingCharacters(in: .whitespacesAndNewlines)
+                let python = try await ExternalTools.python(script, [id, campaign], in: directory).trimmingCharacters(in: .whitespacesAndNewlines)
                 #expect(String(VariantAssignment.bucket(originalTransactionId: id, campaignId: campaign)) == python)
             }
         }

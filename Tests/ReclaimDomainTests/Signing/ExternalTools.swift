@@ -26,10 +26,10 @@ enum ExternalTools {
     }
 
     /// Runs `body` with a temporary directory that is removed afterwards.
-    static func withTemporaryDirectory<T>(_ body: (URL) throws -> T) throws -> T {
+    static func withTemporaryDirectory<T>(_ body: (URL) async throws -> T) async throws -> T {
         let directory = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
-        return try body(directory)
+        return try await body(directory)
     }
 
     /// The tool's path on PATH, or a failure that says how to install it.
@@ -46,8 +46,8 @@ enum ExternalTools {
     }
 
     /// Runs a tool in `directory`. Output goes to files rather than pipes so a chatty tool cannot block on a full pipe.
-    static func run(_ tool: String, _ arguments: [String], in directory: URL) throws -> Output {
-        let run = try Subprocess.run(try locate(tool).path, arguments, directory: directory.path)
+    static func run(_ tool: String, _ arguments: [String], in directory: URL) async throws -> Output {
+        let run = try await Subprocess.run(try locate(tool).path, arguments, directory: directory.path)
         return Output(
             status: run.status,
             stdout: run.output,
@@ -57,8 +57,8 @@ enum ExternalTools {
 
     /// Runs openssl and fails unless it exits 0.
     @discardableResult
-    static func openssl(_ arguments: [String], in directory: URL) throws -> String {
-        let output = try run("openssl", arguments, in: directory)
+    static func openssl(_ arguments: [String], in directory: URL) async throws -> String {
+        let output = try await run("openssl", arguments, in: directory)
         guard output.status == 0 else {
             throw Failure(description: "openssl \(arguments.joined(separator: " ")) exited \(output.status): \(output.stdout)\(output.stderr)")
         }
@@ -66,10 +66,10 @@ enum ExternalTools {
     }
 
     /// Runs a Python script and fails unless it exits 0; a missing module is reported as such.
-    static func python(_ script: String, _ arguments: [String], in directory: URL) throws -> String {
+    static func python(_ script: String, _ arguments: [String], in directory: URL) async throws -> String {
         let scriptURL = directory.appendingPathComponent("check-\(UUID().uuidString).py")
         try Data(script.utf8).write(to: scriptURL)
-        let output = try run("python3", [scriptURL.path] + arguments, in: directory)
+        let output = try await run("python3", [scriptURL.path] + arguments, in: directory)
         if output.stderr.contains("ModuleNotFoundError") {
             throw Failure(description: "python3 lacks a module these tests need (`pip install pyjwt cryptography`): \(output.stderr)")
         }

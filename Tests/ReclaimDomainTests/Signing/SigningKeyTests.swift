@@ -44,16 +44,16 @@ import Testing
         #expect(hex(key.privateKey.rawRepresentation) == Self.expectedScalar, "\(layout)")
     }
 
-    @Test func exportsPKCS8ThatOpenSSLAndPythonRead() throws {
+    @Test func exportsPKCS8ThatOpenSSLAndPythonRead() async throws {
         let key = SigningKey.generate(keyId: "DEMOKEY001")
         #expect(key.pkcs8PEM.hasPrefix("-----BEGIN PRIVATE KEY-----\n"))
         let reloaded = try load(Data(key.pkcs8PEM.utf8), keyId: "DEMOKEY001")
         #expect(reloaded.privateKey.rawRepresentation == key.privateKey.rawRepresentation)
-        try ExternalTools.withTemporaryDirectory { directory in
+        try await ExternalTools.withTemporaryDirectory { directory in
             let path = try ExternalTools.write(Data(key.pkcs8PEM.utf8), to: "demo.p8", in: directory)
-            let text = try ExternalTools.openssl(["pkey", "-in", path, "-text", "-noout"], in: directory)
+            let text = try await ExternalTools.openssl(["pkey", "-in", path, "-text", "-noout"], in: directory)
             #expect(text.contains("prime256v1") || text.contains("P-256"))
-            let out = try ExternalTools.python(
+            let out = try await ExternalTools.python(
                 """
                 import sys
                 from cryptography.hazmat.primitives import serialization
@@ -69,12 +69,12 @@ import Testing
         }
     }
 
-    @Test func fingerprintMatchesOpenSSL() throws {
+    @Test func fingerprintMatchesOpenSSL() async throws {
         let key = try SigningFixtures.signingKey()
-        let fingerprint = try ExternalTools.withTemporaryDirectory { directory in
+        let fingerprint = try await ExternalTools.withTemporaryDirectory { directory in
             let path = try ExternalTools.write(Data(SigningFixtures.p256PKCS8.utf8), to: "key.p8", in: directory)
-            try ExternalTools.openssl(["pkey", "-in", path, "-pubout", "-outform", "DER", "-out", "pub.der"], in: directory)
-            return try ExternalTools.openssl(["dgst", "-sha256", "-r", "pub.der"], in: directory)
+            try await ExternalTools.openssl(["pkey", "-in", path, "-pubout", "-outform", "DER", "-out", "pub.der"], in: directory)
+            return try await ExternalTools.openssl(["dgst", "-sha256", "-r", "pub.der"], in: directory)
         }
         #expect(fingerprint.hasPrefix(key.publicKeyFingerprint + " "))
     }

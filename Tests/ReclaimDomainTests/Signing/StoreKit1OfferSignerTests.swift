@@ -13,7 +13,7 @@ import Testing
     ]
 
     @Test(arguments: cases)
-    func verifiesWithOpenSSLAndPython(name: String, request: OfferSignatureRequest) throws {
+    func verifiesWithOpenSSLAndPython(name: String, request: OfferSignatureRequest) async throws {
         let key = try SigningFixtures.signingKey()
         let signed = try StoreKit1OfferSigner.sign(request, with: key)
         #expect(signed.keyIdentifier == SigningFixtures.keyId)
@@ -25,18 +25,21 @@ import Testing
         #expect(der.first == 0x30, "signature is not DER")
         #expect(StoreKit1OfferSigner.verify(payload: try request.payload(), signature: signed.signature, publicKey: key.publicKey))
 
-        try ExternalTools.withTemporaryDirectory { directory in
+        try await ExternalTools.withTemporaryDirectory { directory in
             let keyPath = try ExternalTools.write(Data(SigningFixtures.p256PKCS8.utf8), to: "key.p8", in: directory)
             // The public key comes from openssl, not from the code under test.
-            try ExternalTools.openssl(["pkey", "-in", keyPath, "-pubout", "-out", "pub.pem"], in: directory)
+            try await ExternalTools.openssl(["pkey", "-in", keyPath, "-pubout", "-out", "pub.pem"], in: directory)
             try ExternalTools.write(try request.payload(), to: "payload.bin", in: directory)
             try ExternalTools.write(der, to: "sig.der", in: directory)
             try ExternalTools.write(Data(signed.signature.utf8), to: "sig.b64", in: directory)
 
-            let openssl = try ExternalTools.openssl(["dgst", "-sha256", "-verify", "pub.pem", "-signature", "sig.der", "payload.bin"], in: directory)
+            let openssl = try await ExternalTools.openssl(
+                ["dgst", "-sha256", "-verify", "pub.pem", "-signature", "sig.der", "payload.bin"],
+                in: directory
+            )
             #expect(openssl.contains("Verified OK"), "\(name): openssl said \(openssl)")
 
-            let python = try ExternalTools.python(
+            let python = try await ExternalTools.python(
                 """
                 import base64, sys
                 from cryptography.hazmat.primitives import hashes, serialization

@@ -13,12 +13,12 @@ import Testing
     }
 
     /// Verifies `token` with PyJWT for `audience` and returns PyJWT's view of header and claims as JSON.
-    static func pyjwtDecode(_ token: String, audience: String) throws -> (header: [String: Any], claims: [String: Any]) {
-        let output = try ExternalTools.withTemporaryDirectory { directory in
+    static func pyjwtDecode(_ token: String, audience: String) async throws -> (header: [String: Any], claims: [String: Any]) {
+        let output = try await ExternalTools.withTemporaryDirectory { directory in
             try ExternalTools.write(Data(SigningFixtures.p256PKCS8.utf8), to: "key.p8", in: directory)
-            try ExternalTools.openssl(["pkey", "-in", "key.p8", "-pubout", "-out", "pub.pem"], in: directory)
+            try await ExternalTools.openssl(["pkey", "-in", "key.p8", "-pubout", "-out", "pub.pem"], in: directory)
             try ExternalTools.write(Data(token.utf8), to: "token.jws", in: directory)
-            return try ExternalTools.python(
+            return try await ExternalTools.python(
                 """
                 import json, sys, jwt
                 pub = open("pub.pem").read()
@@ -41,7 +41,7 @@ import Testing
         return String(decoding: try #require(Base64URL.decode(parts[index])), as: UTF8.self)
     }
 
-    @Test func promotionalOfferVerifiesWithPyJWT() throws {
+    @Test func promotionalOfferVerifiesWithPyJWT() async throws {
         let token = try Self.signer().storeKit2(
             product: "com.example.pro.monthly",
             offer: "winback50",
@@ -59,7 +59,7 @@ import Testing
         let signature = try #require(Base64URL.decode(token.split(separator: ".")[2]))
         #expect(signature.count == 64)
 
-        let (header, claims) = try Self.pyjwtDecode(token, audience: "promotional-offer")
+        let (header, claims) = try await Self.pyjwtDecode(token, audience: "promotional-offer")
         #expect(Set(header.keys) == ["alg", "kid", "typ"])
         #expect(header["alg"] as? String == "ES256")
         #expect(header["kid"] as? String == SigningFixtures.keyId)
@@ -75,7 +75,7 @@ import Testing
         #expect(claims["transactionId"] as? String == "2000000123456789")
     }
 
-    @Test func promotionalOfferWithoutTransactionIdOmitsTheClaim() throws {
+    @Test func promotionalOfferWithoutTransactionIdOmitsTheClaim() async throws {
         let token = try Self.signer().storeKit2(
             product: "com.example.pro.über",
             offer: "réduction/50",
@@ -83,18 +83,18 @@ import Testing
             issuedAt: Self.issuedAt,
             transactionId: nil
         )
-        let (_, claims) = try Self.pyjwtDecode(token, audience: "promotional-offer")
+        let (_, claims) = try await Self.pyjwtDecode(token, audience: "promotional-offer")
         #expect(Set(claims.keys) == ["iss", "bid", "aud", "iat", "nonce", "productId", "offerIdentifier"])
         #expect(claims["productId"] as? String == "com.example.pro.über")
         #expect(claims["offerIdentifier"] as? String == "réduction/50")
         #expect(!(try Self.segment(token, 1)).contains("exp"))
     }
 
-    @Test func wrongAudienceIsRefusedByPyJWT() throws {
+    @Test func wrongAudienceIsRefusedByPyJWT() async throws {
         let token = try Self.signer().storeKit2(product: "p", offer: "o", nonce: Self.nonce, issuedAt: Self.issuedAt, transactionId: nil)
         // Only PyJWT's audience error counts: a missing python3 also throws, and must not pass this test.
-        #expect {
-            try Self.pyjwtDecode(token, audience: "some-other-audience")
+        await #expect {
+            try await Self.pyjwtDecode(token, audience: "some-other-audience")
         } throws: { error in
             (error as? ExternalTools.Failure)?.description.contains("InvalidAudienceError") == true
         }

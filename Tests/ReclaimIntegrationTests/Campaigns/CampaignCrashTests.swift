@@ -11,7 +11,7 @@ import X509
 import FoundationNetworking
 #endif
 
-@Suite("reclaim serve killed with kill -9 while subscribers' notifications pour in")
+@Suite("reclaim serve killed with kill -9 while subscribers' notifications pour in", .poolWatchdog)
 struct CampaignCrashTests {
     let logger = TestPostgres.logger
 
@@ -63,7 +63,7 @@ struct CampaignCrashTests {
                         for round in 0..<10 {
                             try await Task.sleep(for: .milliseconds(Int.random(in: 300...900)))
                             let victim = round % 2 == 0 ? api : worker
-                            victim.killNine()
+                            await victim.killNine()
                             try victim.start()
                         }
                         return []

@@ -4,7 +4,7 @@ import ReclaimService
 import ReclaimStore
 import Testing
 
-@Suite("Campaign variants on the real corpus")
+@Suite("Campaign variants on the real corpus", .poolWatchdog)
 struct CampaignVariantTests {
     let logger = TestPostgres.logger
 

@@ -10,7 +10,7 @@ import ReclaimStore
 import ReclaimTestSupport
 import Testing
 
-@Suite("The real sandbox corpus through ingest, queue, state, campaigns and offers")
+@Suite("The real sandbox corpus through ingest, queue, state, campaigns and offers", .poolWatchdog)
 struct CorpusCampaignTests {
     let logger = TestPostgres.logger
 
@@ -31,10 +31,16 @@ struct CorpusCampaignTests {
 
     @Test("expected offers, resubscribers' offers withdrawn, nothing issued twice, every signature verifies independently")
     func corpusReplay() async throws {
+        try await withTestDatabase { client, _ in try await Self.replayCorpus(on: client) }
+    }
+
+    /// The corpus replay's checks on `client`'s database (a fresh one, or one upgraded by migrations/: MigratorTests).
+    static func replayCorpus(on client: Database) async throws {
+        let logger = TestPostgres.logger
         let setup = try CampaignTestSetup()
         defer { setup.remove() }
         let corpus = try Self.corpusInSignedDateOrder()
-        try await withTestDatabase { client, _ in
+        do {
             let dependencies = try Dependencies.test(postgres: client, config: setup.config)
             try await processNotifications(corpus.map(\.notification.body), client: client, dependencies: dependencies)
 
@@ -93,7 +99,7 @@ struct CorpusCampaignTests {
                     ]
                 )
             }
-            #expect(try PythonCrossCheck.verify(checks, publicKeyPEM: setup.key.publicKey.pemRepresentation, keyId: "TESTKEY001") == 9)
+            #expect(try await PythonCrossCheck.verify(checks, publicKeyPEM: setup.key.publicKey.pemRepresentation, keyId: "TESTKEY001") == 9)
         }
     }
 

@@ -4,7 +4,7 @@ import ReclaimService
 import ReclaimStore
 import Testing
 
-@Suite("The dashboard views on the real corpus processed through the campaigns")
+@Suite("The dashboard views on the real corpus processed through the campaigns", .poolWatchdog)
 struct DashboardViewTests {
     let logger = TestPostgres.logger
 

@@ -8,7 +8,7 @@ import SwiftASN1
 import Testing
 import X509
 
-@Suite("Delayed campaigns: fired later through the queue, re-checked when they fire")
+@Suite("Delayed campaigns: fired later through the queue, re-checked when they fire", .poolWatchdog)
 struct DelayedCampaignTests {
     let logger = TestPostgres.logger
 
@@ -111,7 +111,7 @@ struct DelayedCampaignTests {
                 // the last about when the fires come due, restarting it at once.
                 for _ in 0..<3 {
                     try await Task.sleep(for: .milliseconds(Int.random(in: 1200...1600)))
-                    worker.killNine()
+                    await worker.killNine()
                     try worker.start()
                 }
                 try await eventually("every trigger and fire processed", timeout: .seconds(120), every: .milliseconds(200)) {

@@ -15,7 +15,7 @@ import X509
 
 /// Discounts through every door (Apple's win-back offers, App Store Connect's retention offers) recorded apart from
 /// Reclaim's, and one budget per subscriber held by campaigns, the cancel sheet and grants.
-@Suite("Every discount counted, one discount budget")
+@Suite("Every discount counted, one discount budget", .poolWatchdog)
 struct DiscountBudgetTests {
     static let winBack = "5000000000000001"
     static let retention = "5000000000000002"
@@ -53,7 +53,6 @@ struct DiscountBudgetTests {
                     trigger: RETENTION_MESSAGING
                     offer: {productId: com.example.monthly, offerIdentifier: SAVE50}
                     messageIdentifier: 6f1c0a52-8a0e-4c4e-9d55-0b8f4f0f6a13
-                server: {retentionBudgetMilliseconds: 60000}
                 """
         )
         let notifications = TestNotifications(ca: ca)

@@ -8,7 +8,7 @@ import ReclaimService
 import ReclaimStore
 import Testing
 
-@Suite("POST /v1/grants over a real socket")
+@Suite("POST /v1/grants over a real socket", .poolWatchdog)
 struct GrantTests {
     let logger = TestPostgres.logger
 

@@ -7,7 +7,7 @@ import SwiftASN1
 import Testing
 import X509
 
-@Suite("A killed worker's jobs come back through its released owner lock, not its lease")
+@Suite("A killed worker's jobs come back through its released owner lock, not its lease", .poolWatchdog)
 struct KilledWorkerJobsTests {
     let logger = TestPostgres.logger
 
@@ -47,8 +47,8 @@ struct KilledWorkerJobsTests {
             }
             try api.start()
             defer {
-                api.stop()
-                for worker in workers { worker.stop() }
+                api.stopInBackground()
+                for worker in workers { worker.stopInBackground() }
             }
             try await api.waitUntilUp()
             // The backlog first, so that the workers are busy when one dies.
@@ -71,7 +71,7 @@ struct KilledWorkerJobsTests {
                     held = try await Self.ids(client, "SELECT id FROM reclaim.jobs WHERE state = 'running' AND locked_by LIKE \("%:\(victim):%")")
                     return !held.isEmpty
                 }
-                workers[0].killNine()
+                await workers[0].killNine()
                 let killed = ContinuousClock.now
                 var killedAt = Date()
                 for try await now in try await client.query("SELECT now()", logger: logger).decode(Date.self) { killedAt = now }

@@ -6,7 +6,7 @@ import Testing
 
 @testable import ReclaimService
 
-@Suite("Lift with confidence intervals: the SQL against statsmodels")
+@Suite("Lift with confidence intervals: the SQL against statsmodels", .poolWatchdog)
 struct LiftStatisticsTests {
     let logger = TestPostgres.logger
 
@@ -46,7 +46,7 @@ struct LiftStatisticsTests {
                 d = confint_proportions_2indep(x1, n1, x2, n2, method="newcomb", compare="diff", alpha=0.05)
                 print(repr(float(w1[0])), repr(float(w1[1])), repr(float(d[0])), repr(float(d[1])))
             """
-        let result = try runProcess("/usr/bin/env", ["python3", "-c", script], input: Data(input.utf8))
+        let result = try await runProcess("/usr/bin/env", ["python3", "-c", script], input: Data(input.utf8))
         try #require(result.status == 0, "statsmodels: \(result.errors)")
         let expected = result.output.split(separator: "\n").map { $0.split(separator: " ").map { Double($0)! } }
         try #require(expected.count == Self.cases.count)
@@ -111,14 +111,17 @@ struct LiftStatisticsTests {
 
             // `reclaim campaigns report`, as an operator reads it and as a script does.
             let reclaim = try Binaries.path("reclaim")
-            let table = try runProcess(reclaim, ["campaigns", "report", "--database-url", url.connectionString])
+            let table = try await runProcess(reclaim, ["campaigns", "report", "--database-url", url.connectionString])
             #expect(table.status == 0, "\(table.errors)")
             #expect(table.output.contains("lift in retention   +20.0% ["), "\(table.output)")
             #expect(table.output.contains("needs about 191 per group"), "\(table.output)")
-            let json = try runProcess(reclaim, ["campaigns", "report", "--campaign", "worse", "--json", "--database-url", url.connectionString])
+            let json = try await runProcess(
+                reclaim,
+                ["campaigns", "report", "--campaign", "worse", "--json", "--database-url", url.connectionString]
+            )
             let decoded = try #require(try JSONSerialization.jsonObject(with: Data(json.output.utf8)) as? [[String: Any]])
             #expect(decoded.count == 1 && decoded[0]["verdict"] as? String == "worse", "\(json.output)")
-            let sandbox = try runProcess(reclaim, ["campaigns", "report", "--environment", "Sandbox", "--database-url", url.connectionString])
+            let sandbox = try await runProcess(reclaim, ["campaigns", "report", "--environment", "Sandbox", "--database-url", url.connectionString])
             #expect(sandbox.output.contains("no campaign has treated or held out anyone in Sandbox"))
         }
     }

@@ -5,7 +5,7 @@ import Testing
 
 @testable import ReclaimService
 
-@Suite("GET /v1/offers answers most launches from the in-memory index of who has a live offer")
+@Suite("GET /v1/offers answers most launches from the in-memory index of who has a live offer", .poolWatchdog)
 struct LiveOfferIndexTests {
     let logger = TestPostgres.logger
 

@@ -9,7 +9,7 @@ import ReclaimService
 import ReclaimStore
 import Testing
 
-@Suite("GET /v1/offers over a real socket")
+@Suite("GET /v1/offers over a real socket", .poolWatchdog)
 struct OfferDeliveryTests {
     let logger = TestPostgres.logger
 
@@ -89,7 +89,7 @@ struct OfferDeliveryTests {
                     #expect(setup.signer.verify(offer.storeKit1, product: offer.productIdentifier, offer: offer.offerIdentifier))
                     #expect(abs(Double(offer.storeKit1.timestamp) / 1000 - Date().timeIntervalSince1970) < 3600)
                     #expect(nonces.insert(offer.storeKit1.nonce).inserted, "a nonce was handed out twice")
-                    let checked = try PythonCrossCheck.verify(
+                    let checked = try await PythonCrossCheck.verify(
                         [
                             .init(
                                 payload: [

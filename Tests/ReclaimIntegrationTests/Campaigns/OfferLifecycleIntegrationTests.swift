@@ -11,7 +11,7 @@ import SwiftASN1
 import Testing
 import X509
 
-@Suite("Offers are redeemed and withdrawn by the notifications that follow them")
+@Suite("Offers are redeemed and withdrawn by the notifications that follow them", .poolWatchdog)
 struct OfferLifecycleIntegrationTests {
     let logger = TestPostgres.logger
 

@@ -10,7 +10,7 @@ import ReclaimStore
 import ReclaimTestSupport
 import Testing
 
-@Suite("POST /v1/offers/lookup: offers for a subscriber proven by an Apple-signed transaction, over a real socket")
+@Suite("POST /v1/offers/lookup: offers for a subscriber proven by an Apple-signed transaction, over a real socket", .poolWatchdog)
 struct OfferLookupTests {
     let logger = TestPostgres.logger
     /// A subscriber of the corpus's app whose purchases carry no appAccountToken.
@@ -92,7 +92,7 @@ struct OfferLookupTests {
                 #expect(answer.offers.count == 1)
                 #expect(offer.offerIdentifier == "WINBACK30")
                 #expect(offer.storeKit1.applicationUsername == "")
-                let checked = try PythonCrossCheck.verify(
+                let checked = try await PythonCrossCheck.verify(
                     [
                         .init(
                             payload: [

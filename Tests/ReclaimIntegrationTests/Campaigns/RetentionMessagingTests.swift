@@ -11,7 +11,7 @@ import SwiftASN1
 import Testing
 import X509
 
-@Suite("POST /v1/apple/retention-messaging over a real socket")
+@Suite("POST /v1/apple/retention-messaging over a real socket", .poolWatchdog)
 struct RetentionMessagingTests {
     @Test("the subscriber's live offer with its campaign's message; the app's default message otherwise; {} for an unknown app; 401 forged")
     func answers() async throws {
@@ -23,8 +23,7 @@ struct RetentionMessagingTests {
         let setup = try CampaignTestSetup(
             extraApps: "  - {bundleId: com.example.other, appAppleId: 99, environments: [Production], rootCertificates: [\(rootFile.path)]}",
             ca: ca,
-            // The whole suite loads this machine: the default 300 ms database budget would answer some requests {}.
-            settings: "server: {retentionBudgetMilliseconds: 60000}"
+            settings: ""
         )
         defer { setup.remove() }
         @Sendable func request(
@@ -62,7 +61,7 @@ struct RetentionMessagingTests {
                 let offer = try #require(answer["promotionalOffer"] as? [String: String], "\(body)")
                 #expect(answer.count == 1)
                 #expect(offer["messageIdentifier"] == "winback-message")
-                let claims = try PythonCrossCheck.claimsWithPyJWT(
+                let claims = try await PythonCrossCheck.claimsWithPyJWT(
                     try #require(offer["promotionalOfferSignatureV2"]),
                     publicKeyPEM: setup.key.publicKey.pemRepresentation
                 )
@@ -108,7 +107,7 @@ struct RetentionMessagingTests {
                     "\(granted)"
                 )
                 #expect(grantOffer["messageIdentifier"] == "referral-message")
-                let grantClaims = try PythonCrossCheck.claimsWithPyJWT(
+                let grantClaims = try await PythonCrossCheck.claimsWithPyJWT(
                     try #require(grantOffer["promotionalOfferSignatureV2"]),
                     publicKeyPEM: setup.key.publicKey.pemRepresentation
                 )

@@ -7,7 +7,7 @@ import Testing
 @testable import ReclaimService
 
 /// Cancel-sheet decisions settled as saved or lost at their window's end, and the save rates against statsmodels.
-@Suite("Save rates on the cancel sheet")
+@Suite("Save rates on the cancel sheet", .poolWatchdog)
 struct SaveRateTests {
     let logger = TestPostgres.logger
 
@@ -135,7 +135,7 @@ struct SaveRateTests {
                 d = confint_proportions_2indep(x1, n1, x2, n2, method="newcomb", compare="diff", alpha=0.05)
                 print(repr(float(w[0])), repr(float(w[1])), repr(float(d[0])), repr(float(d[1])))
             """
-        let result = try await offPool { try runProcess("/usr/bin/env", ["python3", "-c", script]) }
+        let result = try await runProcess("/usr/bin/env", ["python3", "-c", script])
         try #require(result.status == 0, "statsmodels: \(result.errors)")
         let expected = result.output.split(separator: "\n").map { $0.split(separator: " ").map { Double($0)! } }
 
@@ -179,10 +179,10 @@ struct SaveRateTests {
 
             // `reclaim campaigns report` prints it; its --json names the save rate.
             let reclaim = try Binaries.path("reclaim")
-            let table = try await offPool { try runProcess(reclaim, ["campaigns", "report", "--database-url", url.connectionString]) }
+            let table = try await runProcess(reclaim, ["campaigns", "report", "--database-url", url.connectionString])
             #expect(table.output.contains("sheet, variant half [com.example.app], cancel sheet"), "\(table.output)\(table.errors)")
             #expect(table.output.contains("save rate           66.7% ["), "\(table.output)")
-            let json = try await offPool { try runProcess(reclaim, ["campaigns", "report", "--json", "--database-url", url.connectionString]) }
+            let json = try await runProcess(reclaim, ["campaigns", "report", "--json", "--database-url", url.connectionString])
             let decoded = try #require(try JSONSerialization.jsonObject(with: Data(json.output.utf8)) as? [[String: Any]], "\(json.output)")
             let first = try #require(decoded.first { $0["variantId"] as? String == "half" })
             #expect(

@@ -12,7 +12,7 @@ import Testing
 /// The worker processes a claimed batch set-based (CampaignEngine.process(batch:)): one read and one write for all
 /// its subscribers, a subscriber's notifications in signedDate order, one per round. These tests hold that to
 /// processing one notification at a time.
-@Suite("Set-based batches: the same result as one notification at a time")
+@Suite("Set-based batches: the same result as one notification at a time", .poolWatchdog)
 struct SetBasedBatchTests {
     let logger = TestPostgres.logger
 

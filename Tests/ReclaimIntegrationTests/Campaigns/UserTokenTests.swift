@@ -6,14 +6,14 @@ import ReclaimStore
 import ReclaimTestSupport
 import Testing
 
-@Suite("User tokens: an app that requires them gets offers only for the user its backend vouched for")
+@Suite("User tokens: an app that requires them gets offers only for the user its backend vouched for", .poolWatchdog)
 struct UserTokenTests {
     let logger = TestPostgres.logger
     static let secret = "0123456789abcdef0123456789abcdef-test-secret"
 
     /// A token made the way an app backend would, by Python's hmac (not Reclaim's code).
-    static func token(for appAccountToken: String, expiresIn seconds: Int, secret: String = Self.secret) throws -> String {
-        let text = try Subprocess.run(
+    static func token(for appAccountToken: String, expiresIn seconds: Int, secret: String = Self.secret) async throws -> String {
+        let text = try await Subprocess.run(
             "/usr/bin/env",
             [
                 "python3", "-c",
@@ -45,7 +45,7 @@ struct UserTokenTests {
                         ($0.status, String(buffer: $0.body))
                     }
                 }
-                for (token, reason) in [
+                for (token, reason) in await [
                     (nil, "requires"), (try Self.token(for: user, expiresIn: -10), "expired"),
                     (try Self.token(for: user, expiresIn: 3 * 86_400), "more than 24 hours"),
                     (try Self.token(for: UUID().uuidString.lowercased(), expiresIn: 600), "not made for this appAccountToken"),
@@ -55,7 +55,7 @@ struct UserTokenTests {
                     #expect(status == .unauthorized, "\(String(describing: token))")
                     #expect(body.contains("urn:reclaim:problem:invalid-user-token") && body.contains(reason), "\(body)")
                 }
-                let valid = try Self.token(for: user, expiresIn: 600)
+                let valid = try await Self.token(for: user, expiresIn: 600)
                 let (status, body) = try await get(valid)
                 #expect(status == .ok)
                 #expect(body.contains("\"offerIdentifier\":\"WINBACK30\""), "\(body)")
@@ -112,7 +112,7 @@ struct UserTokenTests {
                     #expect(status == .unauthorized && body.contains("urn:reclaim:problem:invalid-user-token"), "\(query): \(body)")
                 }
                 // A token is made for one appAccountToken: without a readable one there is nothing to check it against.
-                let token = try Self.token(for: "00000000-0000-0000-0000-000000000051", expiresIn: 600)
+                let token = try await Self.token(for: "00000000-0000-0000-0000-000000000051", expiresIn: 600)
                 let (missing, missingBody) = try await get("", token: token)
                 #expect(missing == .badRequest && missingBody.contains("urn:reclaim:problem:missing-parameter"), "\(missingBody)")
                 let (malformed, malformedBody) = try await get("?appAccountToken=not-a-uuid", token: token)

@@ -13,7 +13,7 @@ import Testing
 /// What ReclaimClient does without StoreKit, so that every platform tests it: how it decodes an answer, which lookup
 /// it makes, and the part of a purchase around StoreKit's call (the product check, the re-fetch of a stale offer, the
 /// events), against a real server over a socket.
-@Suite("ReclaimClient: decoding, the lookup choice, and a purchase's checks, re-fetch and events")
+@Suite("ReclaimClient: decoding, the lookup choice, and a purchase's checks, re-fetch and events", .poolWatchdog)
 struct ReclaimClientPurchaseTests {
     let logger = TestPostgres.logger
     /// The corpus subscriber whose purchases carry an appAccountToken (offer WINBACK30).
@@ -90,7 +90,7 @@ struct ReclaimClientPurchaseTests {
             try await app.test(.live) { http in
                 let base = URL(string: "http://127.0.0.1:\(try #require(http.port))")!
                 @Sendable func client(for user: UUID) -> ReclaimClient {
-                    ReclaimClient(baseURL: base, appKey: appKey) { try UserTokenTests.token(for: user.uuidString.lowercased(), expiresIn: 600) }
+                    ReclaimClient(baseURL: base, appKey: appKey) { try await UserTokenTests.token(for: user.uuidString.lowercased(), expiresIn: 600) }
                 }
                 let transactionsAsked = Mutex(0)
                 let transactions: @Sendable () async throws -> [String] = {

@@ -9,7 +9,7 @@ import ReclaimStore
 import Synchronization
 import Testing
 
-@Suite("ReclaimClient, the app-side library, against a real server over a socket")
+@Suite("ReclaimClient, the app-side library, against a real server over a socket", .poolWatchdog)
 struct ReclaimClientTests {
     let logger = TestPostgres.logger
     static let user = UUID(uuidString: "00000000-0000-0000-0000-000000000051")!
@@ -132,7 +132,7 @@ struct ReclaimClientTests {
             try await app.test(.live) { http in
                 let base = URL(string: "http://127.0.0.1:\(try #require(http.port))")!
                 // The backend's tokens, made by Python's hmac: the first has expired, the next ones are good.
-                let tokens = Mutex([try UserTokenTests.token(for: user, expiresIn: -10), try UserTokenTests.token(for: user, expiresIn: 600)])
+                let tokens = await Mutex([try UserTokenTests.token(for: user, expiresIn: -10), try UserTokenTests.token(for: user, expiresIn: 600)])
                 let asked = Mutex(0)
                 let reclaim = ReclaimClient(baseURL: base, appKey: appKey) {
                     asked.withLock { $0 += 1 }
@@ -164,7 +164,7 @@ struct ReclaimClientTests {
                 let wrongKeyAsked = Mutex(0)
                 let wrongKey = ReclaimClient(baseURL: base, appKey: "rk_app_wrong") {
                     wrongKeyAsked.withLock { $0 += 1 }
-                    return try UserTokenTests.token(for: user, expiresIn: 600)
+                    return try await UserTokenTests.token(for: user, expiresIn: 600)
                 }
                 await #expect(throws: ReclaimClientError.self) { _ = try await wrongKey.pendingOffers(appAccountToken: Self.user) }
                 #expect(wrongKeyAsked.withLock { $0 } == 1)

@@ -7,7 +7,7 @@ import Testing
 
 /// /console in a real browser: Debian's headless Chromium, driven by selenium through chromedriver (both
 /// installed by scripts/install-deps). The browser signs in through the form as a person would.
-@Suite("/console in headless Chromium")
+@Suite("/console in headless Chromium", .poolWatchdog)
 struct ConsoleBrowserTests {
     static let script = #"""
         import json, sys
@@ -92,20 +92,12 @@ struct ConsoleBrowserTests {
         return directory
     }
 
-    /// Runs the selenium script off the cooperative pool (it blocks for seconds); its stdout on success.
+    /// Runs the selenium script (it takes seconds, awaited without holding a thread); its stdout on success.
     static func runPython(_ arguments: [String]) async throws -> String {
-        try await withCheckedThrowingContinuation { continuation in
-            Thread.detachNewThread {
-                continuation.resume(
-                    with: Swift.Result {
-                        let run = try runProcess("/usr/bin/env", ["python3", "-c", script] + arguments)
-                        guard run.status == 0 else {
-                            throw PythonCrossCheck.Failure(description: "selenium/chromium failed: \(run.errors)\(run.output)")
-                        }
-                        return run.output
-                    }
-                )
-            }
+        let run = try await runProcess("/usr/bin/env", ["python3", "-c", script] + arguments)
+        guard run.status == 0 else {
+            throw PythonCrossCheck.Failure(description: "selenium/chromium failed: \(run.errors)\(run.output)")
         }
+        return run.output
     }
 }

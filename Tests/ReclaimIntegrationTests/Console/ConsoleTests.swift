@@ -8,7 +8,7 @@ import ReclaimService
 import ReclaimStore
 import Testing
 
-@Suite("/console over a real socket")
+@Suite("/console over a real socket", .poolWatchdog)
 struct ConsoleTests {
     let logger = TestPostgres.logger
 

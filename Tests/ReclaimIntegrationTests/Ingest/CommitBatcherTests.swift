@@ -4,7 +4,7 @@ import ReclaimStore
 import Synchronization
 import Testing
 
-@Suite("Group commit (CommitBatcher)")
+@Suite("Group commit (CommitBatcher)", .poolWatchdog)
 struct CommitBatcherTests {
     let logger = TestPostgres.logger
 

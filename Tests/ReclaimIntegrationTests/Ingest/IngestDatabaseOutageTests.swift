@@ -10,13 +10,13 @@ import ReclaimTestSupport
 import Synchronization
 import Testing
 
-@Suite("Ingest while PostgreSQL stops and restarts")
+@Suite("Ingest while PostgreSQL stops and restarts", .poolWatchdog)
 struct IngestDatabaseOutageTests {
     let logger = TestPostgres.logger
 
     @Test("PostgreSQL stopped mid-run: 503 (Apple retries), never 200 for something not stored; after restart the same posts succeed")
     func outage() async throws {
-        let cluster = try TestPostgres.makeCluster(name: "outage", durable: true)
+        let cluster = try await TestPostgres.makeCluster(name: "outage", durable: true)
         let url = try cluster.url(database: "postgres")
         try await Database.withDatabase(url, maxConnections: 1, logger: logger) { try await Migrator().migrate(client: $0, logger: logger) }
         let ca = try TestCertificateAuthority()
@@ -40,14 +40,14 @@ struct IngestDatabaseOutageTests {
                     #expect(try await post(index) == .ok)
                     _ = acknowledged.withLock { $0.insert(index) }
                 }
-                try cluster.stop(immediate: true)
+                try await cluster.stop(immediate: true)
                 // Each gives up within the commit timeout (a few seconds), so only a handful are posted while down.
                 for index in 10..<15 {
                     let status = try await post(index)
                     #expect(status == .serviceUnavailable, "post \(index) while the database is down answered \(status)")
                     if status == .ok { _ = acknowledged.withLock { $0.insert(index) } }
                 }
-                try cluster.start(logger: logger)
+                try await cluster.start(logger: logger)
                 // The pool reconnects on its own; Apple's retries then succeed.
                 for index in 10..<30 {
                     var status = HTTPResponse.Status.serviceUnavailable
@@ -64,6 +64,6 @@ struct IngestDatabaseOutageTests {
                 #expect(stored == 30)
             }
         }
-        try cluster.stop()
+        try await cluster.stop()
     }
 }

@@ -15,7 +15,7 @@ import X509
 import FoundationNetworking
 #endif
 
-@Suite("Ingest under a flood of forged requests")
+@Suite("Ingest under a flood of forged requests", .poolWatchdog)
 struct IngestFloodTests {
     let logger = TestPostgres.logger
 

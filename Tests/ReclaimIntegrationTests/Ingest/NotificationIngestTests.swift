@@ -9,7 +9,7 @@ import ReclaimStore
 import ReclaimTestSupport
 import Testing
 
-@Suite("POST /v1/apple/notifications on a real PostgreSQL")
+@Suite("POST /v1/apple/notifications on a real PostgreSQL", .poolWatchdog)
 struct NotificationIngestTests {
     let logger = TestPostgres.logger
 

@@ -8,7 +8,7 @@ import ReclaimStore
 import ReclaimTestSupport
 import Testing
 
-@Suite("Workers process ingested notifications into subscription state")
+@Suite("Workers process ingested notifications into subscription state", .poolWatchdog)
 struct NotificationProcessingTests {
     let logger = TestPostgres.logger
 

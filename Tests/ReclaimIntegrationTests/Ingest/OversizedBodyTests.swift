@@ -7,7 +7,7 @@ import ReclaimService
 import ReclaimTestSupport
 import Testing
 
-@Suite("Oversized bodies over a real socket")
+@Suite("Oversized bodies over a real socket", .poolWatchdog)
 struct OversizedBodyTests {
     static let head = "POST /v1/apple/notifications HTTP/1.1\r\nHost: test\r\nContent-Type: application/json\r\n"
 
@@ -70,7 +70,7 @@ struct OversizedBodyTests {
         try await withServer { port, _ in
             // urllib sends `Connection: close` and reads nothing until its body is written: without a lingering close
             // the server's unread bytes reset the connection and urllib saw `Broken pipe` after about 1 s.
-            let output = try Subprocess.run(
+            let output = try await Subprocess.run(
                 "/usr/bin/env",
                 [
                     "python3", "-c",

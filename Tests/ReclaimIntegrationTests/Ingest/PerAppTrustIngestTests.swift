@@ -8,7 +8,7 @@ import SwiftASN1
 import Testing
 import X509
 
-@Suite("Ingest trusts an app's extra root for that app only")
+@Suite("Ingest trusts an app's extra root for that app only", .poolWatchdog)
 struct PerAppTrustIngestTests {
     @Test("app A trusts a test root, app B does not: B's notification signed by A's root is 401 untrusted-certificate-chain")
     func otherAppsRootIsRefused() async throws {

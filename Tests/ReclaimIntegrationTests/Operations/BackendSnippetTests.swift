@@ -9,7 +9,7 @@ import Testing
 /// docs/backend-integration.md shows a backend how to make user tokens, in Python, in Node.js and with openssl. Each
 /// fenced block marked `<language> user-token` is run here as written, by the language's own interpreter, and the
 /// token it prints is sent to a running Reclaim that requires user tokens: a snippet that is wrong is refused there.
-@Suite("docs/backend-integration.md's user-token snippets make tokens a running Reclaim accepts")
+@Suite("docs/backend-integration.md's user-token snippets make tokens a running Reclaim accepts", .poolWatchdog)
 struct BackendSnippetTests {
     let logger = TestPostgres.logger
     /// The corpus subscriber CampaignTestSetup's campaigns give an offer (WINBACK30); the shell snippet names them.
@@ -29,7 +29,7 @@ struct BackendSnippetTests {
     /// Runs `code` as the docs show it, asking for a token for `appAccountToken` with the secret in `secretFile`,
     /// and returns what it printed. Python and Node.js get a call of the snippet's function appended; the shell
     /// snippet names its user and reads `secret` from its folder, as the docs say.
-    static func token(language: String, code: String, appAccountToken: String, secretFile: URL, in directory: URL) throws -> String {
+    static func token(language: String, code: String, appAccountToken: String, secretFile: URL, in directory: URL) async throws -> String {
         let run: (status: Int32, output: String, errors: String)
         switch language {
         case "python":
@@ -39,7 +39,7 @@ struct BackendSnippetTests {
                 atomically: true,
                 encoding: .utf8
             )
-            run = try Subprocess.run("/usr/bin/env", ["python3", script.path, appAccountToken, secretFile.path])
+            run = try await Subprocess.run("/usr/bin/env", ["python3", script.path, appAccountToken, secretFile.path])
         case "js":
             let script = directory.appendingPathComponent("user-token.js")
             try (code + "\nconsole.log(reclaimUserToken(process.argv[2], require(\"node:fs\").readFileSync(process.argv[3], \"utf8\")));\n").write(
@@ -47,12 +47,12 @@ struct BackendSnippetTests {
                 atomically: true,
                 encoding: .utf8
             )
-            run = try Subprocess.run("/usr/bin/env", ["node", script.path, appAccountToken, secretFile.path])
+            run = try await Subprocess.run("/usr/bin/env", ["node", script.path, appAccountToken, secretFile.path])
         case "sh":
             #expect(code.contains("token=\(appAccountToken)"), "the shell snippet names the user it makes a token for")
             try FileManager.default.copyItem(at: secretFile, to: directory.appendingPathComponent("secret"))
             defer { try? FileManager.default.removeItem(at: directory.appendingPathComponent("secret")) }
-            run = try Subprocess.run("/bin/bash", ["-euo", "pipefail", "-c", code], directory: directory.path)
+            run = try await Subprocess.run("/bin/bash", ["-euo", "pipefail", "-c", code], directory: directory.path)
         default:
             throw PythonCrossCheck.Failure(description: "no way to run a \(language) snippet")
         }
@@ -67,7 +67,7 @@ struct BackendSnippetTests {
         let snippets = try Self.snippets()
         #expect(Set(snippets.keys) == ["python", "js", "sh"], "\(snippets.keys.sorted())")
         for tool in ["python3", "node", "openssl"] {
-            let found = try Subprocess.run("/bin/sh", ["-c", "command -v \(tool)"]).status == 0
+            let found = try await Subprocess.run("/bin/sh", ["-c", "command -v \(tool)"]).status == 0
             try #require(found, "\(tool) is not on PATH; this test runs the docs' snippets with it")
         }
         // As `openssl rand -hex 32 > file` writes it: 64 hex digits and a newline, which Reclaim and the snippets drop.
@@ -78,9 +78,9 @@ struct BackendSnippetTests {
         let work = setup.directory.appendingPathComponent("snippets")
         try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
         /// A token the snippet in `language` makes for `user`, checked for its form.
-        func token(_ language: String, for user: String) throws -> String {
+        func token(_ language: String, for user: String) async throws -> String {
             let code = try #require(snippets[language])
-            let token = try Self.token(language: language, code: code, appAccountToken: user, secretFile: secretFile, in: work)
+            let token = try await Self.token(language: language, code: code, appAccountToken: user, secretFile: secretFile, in: work)
             let parts = token.split(separator: ".")
             let expiry = try #require(parts.first.flatMap { Int($0) }, "\(language): \(token)")
             let now = Int(Date().timeIntervalSince1970)
@@ -91,16 +91,16 @@ struct BackendSnippetTests {
         // (language, appAccountToken asked about, its token, whether Reclaim holds an offer for it)
         var requests: [(language: String, user: String, token: String, hasOffer: Bool)] = []
         for language in snippets.keys.sorted() {
-            requests.append((language, Self.user, try token(language, for: Self.user), true))
+            await requests.append((language, Self.user, try token(language, for: Self.user), true))
         }
         // Given a user in capitals, the function snippets must lowercase it, as Reclaim does (the corpus user's
         // token is all digits): a subscriber Reclaim holds nothing for, asked about in lowercase, gets 200 and [].
         let capitals = "ABCDEF01-2345-4789-ABCD-EF0123456789"
         for language in ["python", "js"] {
-            requests.append((language, capitals.lowercased(), try token(language, for: capitals), false))
+            await requests.append((language, capitals.lowercased(), try token(language, for: capitals), false))
         }
         let made = requests
-        let stranger = try token("python", for: UUID().uuidString.lowercased())
+        let stranger = try await token("python", for: UUID().uuidString.lowercased())
         try await withProcessedCorpus(setup) { client, dependencies in
             let appKey = try await TestKeys(client: client).create(scope: .app, bundleId: "GeniusParentingAI", logger: logger)
             let app = Application(router: buildRouter(dependencies), configuration: .init(address: .hostname("127.0.0.1", port: 0)))

@@ -112,21 +112,21 @@ struct DatabaseOutageRun {
         #expect(
             try await firstInt(client, "SELECT count(DISTINCT (bundle_id, environment, original_transaction_id)) FROM reclaim.offers") == total
         )
-        try stopWithinShutdownTimeout()
+        try await stopWithinShutdownTimeout()
     }
 
     /// SIGTERM, then the process must have exited within `worker.shutdownTimeout` plus five seconds.
-    func stopWithinShutdownTimeout() throws {
+    func stopWithinShutdownTimeout() async throws {
         guard let process = server.process, process.isRunning else {
             Issue.record("reclaim serve is not running; log: \(server.logTail())")
             return
         }
         process.signal(SIGTERM)
         let deadline = ContinuousClock.now + Self.shutdownTimeout + .seconds(5)
-        while process.isRunning && ContinuousClock.now < deadline { usleep(50_000) }
+        while process.isRunning && ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(50)) }
         if process.isRunning {
             process.signal(SIGKILL)
-            process.wait()
+            await process.exitStatus()
             Issue.record("reclaim serve still ran \(Self.shutdownTimeout + .seconds(5)) after SIGTERM; log: \(server.logTail())")
         }
     }

@@ -6,7 +6,7 @@ import Testing
 
 /// Issue 28: a PostgreSQL restart, a failover or a connection cut by the network is routine in production; a live
 /// `reclaim serve` must come through each without a human, losing nothing and issuing nothing twice.
-@Suite("Survive a PostgreSQL restart or a cut connection", .serialized)
+@Suite("Survive a PostgreSQL restart or a cut connection", .serialized, .poolWatchdog)
 struct DatabaseOutageTests {
     let logger = TestPostgres.logger
 
@@ -19,8 +19,8 @@ struct DatabaseOutageTests {
         checkRecovered: Bool = true,
         _ body: (DatabaseOutageRun, EmbeddedPostgres, TCPProxy?) async throws -> Void
     ) async throws {
-        let cluster = try TestPostgres.makeCluster(name: name, durable: true)
-        defer { try? cluster.stop(immediate: true) }
+        let cluster = try await TestPostgres.makeCluster(name: name, durable: true)
+        defer { cluster.stopInBackground() }
         let url = try cluster.url(database: "postgres")
         try await Database.withDatabase(url, maxConnections: 1, logger: logger) { try await Migrator().migrate(client: $0, logger: logger) }
         let proxy = proxied ? try TCPProxy(upstreamPort: try cluster.port) : nil
@@ -33,7 +33,7 @@ struct DatabaseOutageTests {
         let run = try DatabaseOutageRun(serverURL: serverURL, name: name)
         defer { run.setup.remove() }
         try run.server.start()
-        defer { run.server.killNine() }
+        defer { run.server.killNineInBackground() }
         try await run.server.waitUntilUp()
         try await body(run, cluster, proxy)
         guard checkRecovered else { return }
@@ -47,13 +47,13 @@ struct DatabaseOutageTests {
         let pgLogger = logger
         try await withServer("restarts") { run, cluster, _ in
             try await run.postAll {
-                try cluster.stop(immediate: false)
+                try await cluster.stop(immediate: false)
                 try await Task.sleep(for: .milliseconds(1500))
-                try cluster.start(logger: pgLogger)
+                try await cluster.start(logger: pgLogger)
                 try await Task.sleep(for: .milliseconds(1500))
-                try cluster.stop(immediate: true)
+                try await cluster.stop(immediate: true)
                 try await Task.sleep(for: .milliseconds(1500))
-                try cluster.start(logger: pgLogger)
+                try await cluster.start(logger: pgLogger)
             }
         }
     }
@@ -92,7 +92,7 @@ struct DatabaseOutageTests {
             #expect(proxy.cut() > 0)
             try await Task.sleep(for: .milliseconds(500))
             // Before the fix the process waited forever for queries on the cut connections.
-            try run.stopWithinShutdownTimeout()
+            try await run.stopWithinShutdownTimeout()
         }
     }
 }

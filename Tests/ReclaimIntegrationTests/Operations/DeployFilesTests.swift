@@ -8,7 +8,7 @@ import Yams
 /// deploy/ cannot run here (no container engine, no Kubernetes): what can be checked without them is checked
 /// here: every file parses, and names only real commands and flags, environment variables, config keys,
 /// routes and metrics; every SQL query of the Grafana dashboard runs against the real views.
-@Suite("deploy/ names what Reclaim has")
+@Suite("deploy/ names what Reclaim has", .poolWatchdog)
 struct DeployFilesTests {
     static let root = Binaries.repositoryRoot
     static func read(_ path: String) throws -> String { try String(contentsOf: root.appendingPathComponent(path), encoding: .utf8) }
@@ -77,7 +77,7 @@ struct DeployFilesTests {
         #expect(commands.count >= 10, "\(commands)")
         for command in commands {
             let subcommand = command.prefix { !$0.hasPrefix("-") }
-            let help = try runProcess(try Binaries.path("reclaim"), Array(subcommand) + ["--help"])
+            let help = try await runProcess(try Binaries.path("reclaim"), Array(subcommand) + ["--help"])
             #expect(help.status == 0, "reclaim \(subcommand.joined(separator: " ")) is not a command: \(help.output)\(help.errors)")
             for flag in command where flag.hasPrefix("--") {
                 #expect(help.output.contains(flag), "reclaim \(subcommand.joined(separator: " ")) has no \(flag)")

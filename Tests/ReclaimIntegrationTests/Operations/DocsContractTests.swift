@@ -7,7 +7,7 @@ import Yams
 /// commands and their flags in docs/cli.md, routes in docs/http.md (beside openapi.yaml). Every other page links
 /// to the reference rather than repeating it, and names only what Reclaim has: commands with their flags, routes,
 /// files. README.md stays an entrance: under 10 KB, with the index of every page.
-@Suite("Each fact has one reference, and the docs name only what Reclaim has")
+@Suite("Each fact has one reference, and the docs name only what Reclaim has", .poolWatchdog)
 struct DocsContractTests {
     static func read(_ path: String) -> String { (try? DeployFilesTests.read(path)) ?? "" }
     static let readme = read("README.md")
@@ -163,28 +163,30 @@ struct DocsContractTests {
     }
 
     /// Every leaf command `reclaim --help` lists, as its words (`["apps", "create-key"]`).
-    static func leafCommands(_ reclaim: String) throws -> [[String]] {
-        func subcommands(_ words: [String]) throws -> [String] {
-            let help = try runProcess(reclaim, words + ["--help"]).output
+    static func leafCommands(_ reclaim: String) async throws -> [[String]] {
+        func subcommands(_ words: [String]) async throws -> [String] {
+            let help = try await runProcess(reclaim, words + ["--help"]).output
             guard let list = help.components(separatedBy: "SUBCOMMANDS:").dropFirst().first else { return [] }
             return list.split(separator: "\n").compactMap { line in
                 line.hasPrefix("  ") && !line.hasPrefix("   ") ? line.split(separator: " ").first.map(String.init) : nil
             }.filter { $0 != "help" && $0 != "See" }
         }
-        return try subcommands([]).flatMap { top in
-            let group = try subcommands([top])
-            return group.isEmpty ? [[top]] : group.map { [top, $0] }
+        var commands: [[String]] = []
+        for top in try await subcommands([]) {
+            let group = try await subcommands([top])
+            commands += group.isEmpty ? [[top]] : group.map { [top, $0] }
         }
+        return commands
     }
 
     /// The options a command's `--help` lists, without `--help` and `--version`.
-    static func flags(_ reclaim: String, _ words: [String]) throws -> Set<String> {
-        let help = try runProcess(reclaim, words + ["--help"]).output
+    static func flags(_ reclaim: String, _ words: [String]) async throws -> Set<String> {
+        let help = try await runProcess(reclaim, words + ["--help"]).output
         return Set(help.matches(of: /(?m)^ +(?:-[a-z], )?(--[a-z][a-z-]*)/).map { String($0.output.1) }).subtracting(["--help", "--version"])
     }
 
     @Test("every command the docs name exists with its flags")
-    func commandsNamed() throws {
+    func commandsNamed() async throws {
         let reclaim = try Binaries.path("reclaim")
         let named = try Self.pages.flatMap { Self.commands(in: try DeployFilesTests.read($0)) }
         #expect(named.count >= 60)
@@ -192,7 +194,7 @@ struct DocsContractTests {
         for (words, flags) in named where !words.isEmpty {
             let key = (words + flags).joined(separator: " ")
             guard checked.insert(key).inserted else { continue }
-            let help = try runProcess(reclaim, words + ["--help"])
+            let help = try await runProcess(reclaim, words + ["--help"])
             #expect(help.status == 0, "reclaim \(words.joined(separator: " ")) is not a command: \(help.errors)")
             for flag in flags where flag != "--help" {
                 // The whole flag: `--notification` is not `--notifications`.
@@ -200,11 +202,11 @@ struct DocsContractTests {
                 #expect(found, "reclaim \(words.joined(separator: " ")) has no \(flag)")
             }
         }
-        #expect(try runProcess(reclaim, ["--version"]).output.contains(ReclaimVersion.current))
+        #expect(try await runProcess(reclaim, ["--version"]).output.contains(ReclaimVersion.current))
     }
 
     @Test("docs/cli.md has a section for every command, whose synopsis lists exactly the command's flags; no other page lists commands")
-    func commandReference() throws {
+    func commandReference() async throws {
         let reclaim = try Binaries.path("reclaim")
         // `### `reclaim apps create-key`` and the fenced synopsis under it.
         var synopses: [String: Set<String>] = [:]
@@ -214,7 +216,7 @@ struct DocsContractTests {
             #expect(line.hasPrefix("reclaim \(words)"), "docs/cli.md: the synopsis of reclaim \(words) is of another command: \(line)")
             synopses[words] = Set(line.matches(of: /--[a-z][a-z-]*/).map { String($0.output) })
         }
-        let leaves = try Self.leafCommands(reclaim)
+        let leaves = try await Self.leafCommands(reclaim)
         #expect(leaves.count >= 20, "\(leaves)")
         for words in leaves {
             let name = words.joined(separator: " ")
@@ -222,7 +224,7 @@ struct DocsContractTests {
                 Issue.record("docs/cli.md has no section `### `reclaim \(name)`` with its synopsis")
                 continue
             }
-            let actual = try Self.flags(reclaim, words)
+            let actual = try await Self.flags(reclaim, words)
             #expect(
                 documented == actual,
                 "docs/cli.md, reclaim \(name): lacks \(actual.subtracting(documented).sorted()), names \(documented.subtracting(actual).sorted())"
@@ -334,10 +336,12 @@ struct DocsContractTests {
     }
 
     @Test("the README's run command installs what running needs, not the test tools; scripts/test adds those")
-    func installDeps() throws {
+    func installDeps() async throws {
         let script = Binaries.repositoryRoot.appendingPathComponent("scripts/install-deps").path
-        let running = Set(try runProcess("/bin/bash", [script, "--list"]).output.split(whereSeparator: \.isWhitespace).map(String.init))
-        let testing = Set(try runProcess("/bin/bash", [script, "--test", "--list"]).output.split(whereSeparator: \.isWhitespace).map(String.init))
+        let running = Set(try await runProcess("/bin/bash", [script, "--list"]).output.split(whereSeparator: \.isWhitespace).map(String.init))
+        let testing = Set(
+            try await runProcess("/bin/bash", [script, "--test", "--list"]).output.split(whereSeparator: \.isWhitespace).map(String.init)
+        )
         #expect(running.contains("postgresql"))
         for tool in ["chromium", "chromium-driver", "nodejs", "pip:selenium", "pip:schemathesis"] {
             #expect(!running.contains(tool), "running Reclaim does not need \(tool)")

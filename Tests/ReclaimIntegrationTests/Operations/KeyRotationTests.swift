@@ -9,7 +9,7 @@ import Testing
 
 /// docs/operations.md, "Key rotation": list the new key first and keep the old one after it; from the restart on,
 /// every signature handed out is made with the new key, including offers pre-signed with the old one.
-@Suite("Signing key rotation")
+@Suite("Signing key rotation", .poolWatchdog)
 struct KeyRotationTests {
     struct Answer: Decodable {
         struct Offer: Decodable {
@@ -53,7 +53,7 @@ struct KeyRotationTests {
             }
             let offer = try #require(answer.offers.first)
             #expect(offer.storeKit1.keyIdentifier == "TESTKEY002")
-            let checked = try PythonCrossCheck.verify(
+            let checked = try await PythonCrossCheck.verify(
                 [
                     .init(
                         payload: [

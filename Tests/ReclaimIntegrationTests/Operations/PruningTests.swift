@@ -4,7 +4,7 @@ import ReclaimService
 import ReclaimStore
 import Testing
 
-@Suite("reclaim prune")
+@Suite("reclaim prune", .poolWatchdog)
 struct PruningTests {
     let logger = TestPostgres.logger
 

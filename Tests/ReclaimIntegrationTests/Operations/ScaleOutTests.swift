@@ -5,7 +5,7 @@ import ReclaimTestSupport
 import Testing
 
 /// docs/operations.md, "Processes and roles": any number of API and worker processes against one PostgreSQL.
-@Suite("Two API and two worker processes against one PostgreSQL")
+@Suite("Two API and two worker processes against one PostgreSQL", .poolWatchdog)
 struct ScaleOutTests {
     let logger = TestPostgres.logger
 
@@ -26,7 +26,7 @@ struct ScaleOutTests {
             let apis = [try process("api", 1), try process("api", 2)]
             let workers = [try process("worker", 1), try process("worker", 2)]
             for server in apis + workers { try server.start() }
-            defer { for server in apis + workers { server.stop() } }
+            defer { for server in apis + workers { server.stopInBackground() } }
             for api in apis { try await api.waitUntilUp() }
 
             // In signedDate order, as Apple sends them; each one to both APIs at the same moment (a retry racing

@@ -8,7 +8,7 @@ import Glibc
 
 /// Issue 28: under systemd (`WatchdogSec=` in deploy/systemd), a healthy `reclaim serve` pings the watchdog
 /// through `$NOTIFY_SOCKET`, the datagram protocol of sd_notify(3).
-@Suite("systemd watchdog")
+@Suite("systemd watchdog", .poolWatchdog)
 struct SystemdWatchdogTests {
     @Test("reclaim serve sends WATCHDOG=1 to $NOTIFY_SOCKET twice per $WATCHDOG_USEC while it is healthy")
     func pings() async throws {
@@ -38,7 +38,7 @@ struct SystemdWatchdogTests {
                 extraEnvironment: ["NOTIFY_SOCKET": socketPath, "WATCHDOG_USEC": "400000"]
             )
             try server.start()
-            defer { server.stop() }
+            defer { server.stopInBackground() }
             var messages: [String] = []
             let started = ContinuousClock.now
             while messages.filter({ $0 == "WATCHDOG=1" }).count < 3 && ContinuousClock.now - started < .seconds(30) {

@@ -10,7 +10,7 @@ import Testing
 import FoundationNetworking
 #endif
 
-@Suite("Forwarding: every stored notification reaches the app's other receivers, byte for byte")
+@Suite("Forwarding: every stored notification reaches the app's other receivers, byte for byte", .poolWatchdog)
 struct ForwardingTests {
     let logger = TestPostgres.logger
 
@@ -111,7 +111,7 @@ struct ForwardingTests {
                         log: directory.appendingPathComponent("server.log")
                     )
                     try server.start()
-                    defer { server.stop() }
+                    defer { server.stopInBackground() }
                     try await server.waitUntilUp()
 
                     // Half the corpus with no hang: the baseline of ingest's latency.
@@ -233,7 +233,7 @@ extension ForwardingTests {
                     for _ in 0..<3 {
                         let before = receiver.received.count
                         try await eventually("the worker forwards again", timeout: .seconds(60)) { receiver.received.count > before + 5 }
-                        worker.killNine()
+                        await worker.killNine()
                         kills.append(.now)
                         try worker.start()
                     }
@@ -285,7 +285,7 @@ extension ForwardingTests {
                     log: setup.directory.appendingPathComponent("server.log")
                 )
                 try server.start()
-                defer { server.stop() }
+                defer { server.stopInBackground() }
                 try await server.waitUntilUp()
                 // Posted while the mirror waits; the lock goes a second later. Before the gate the post was stored at
                 // once with no forward job (no target row yet), and the receiver never got it.

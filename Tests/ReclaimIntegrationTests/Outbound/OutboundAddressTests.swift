@@ -10,7 +10,7 @@ import Testing
 
 @testable import ReclaimService
 
-@Suite("Outbound targets: private addresses judged as the socket sees them, each target isolated, each send bounded")
+@Suite("Outbound targets: private addresses judged as the socket sees them, each target isolated, each send bounded", .poolWatchdog)
 struct OutboundAddressTests {
     let logger = TestPostgres.logger
 

@@ -6,7 +6,7 @@ import Testing
 
 @testable import ReclaimService
 
-@Suite("Forwarding and webhook settings: mistakes refused at start-up with their config path")
+@Suite("Forwarding and webhook settings: mistakes refused at start-up with their config path", .poolWatchdog)
 struct OutboundConfigTests {
     func problems(_ yaml: String) -> String {
         do {

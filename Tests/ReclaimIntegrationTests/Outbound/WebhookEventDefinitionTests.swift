@@ -9,7 +9,7 @@ import Testing
 /// Swift list the config subscribes to (``WebhookEvent``), the triggers that queue them (schema.sql), and openapi.yaml
 /// (held to the Swift list by OpenAPITests). These tests hold the triggers to the Swift list, and the channels they
 /// NOTIFY to the ones Swift listens on, reading the functions PostgreSQL actually installed.
-@Suite("Webhook events: the triggers send exactly the Swift list, on the channels Swift listens to")
+@Suite("Webhook events: the triggers send exactly the Swift list, on the channels Swift listens to", .poolWatchdog)
 struct WebhookEventDefinitionTests {
     /// The bodies of the reclaim schema's functions, as installed by schema.sql.
     static func functionBodies(_ client: Database) async throws -> String {

@@ -10,7 +10,7 @@ import Testing
 
 @testable import ReclaimService
 
-@Suite("Webhooks: Reclaim's own events, signed as Standard Webhooks")
+@Suite("Webhooks: Reclaim's own events, signed as Standard Webhooks", .poolWatchdog)
 struct WebhookTests {
     let logger = TestPostgres.logger
 
@@ -41,13 +41,13 @@ struct WebhookTests {
         let body: String
     }
 
-    static func python(_ messages: [Message], secrets: [String], now: Int) throws -> (status: Int32, output: String) {
+    static func python(_ messages: [Message], secrets: [String], now: Int) async throws -> (status: Int32, output: String) {
         struct Input: Encodable {
             let messages: [Message]
             let secrets: [String]
             let now: Int
         }
-        let run = try Subprocess.run(
+        let run = try await Subprocess.run(
             "/usr/bin/env",
             ["python3", "-c", verifier],
             input: try JSONEncoder().encode(Input(messages: messages, secrets: secrets, now: now))
@@ -172,13 +172,13 @@ struct WebhookTests {
                 #expect(messages.allSatisfy { $0.id.hasPrefix("msg_") && $0.signature.split(separator: " ").count == 2 })
                 let now = Int(Date().timeIntervalSince1970)
                 // Both secrets of the rotation verify every message.
-                let both = try Self.python(messages, secrets: [current, previous], now: now)
+                let both = try await Self.python(messages, secrets: [current, previous], now: now)
                 #expect(both.status == 0 && both.output.hasPrefix("verified \(messages.count)"), "\(both.output)")
                 // A replay ten minutes later is refused by its timestamp.
-                let replay = try Self.python(messages, secrets: [current], now: now + 600)
+                let replay = try await Self.python(messages, secrets: [current], now: now + 600)
                 #expect(replay.status == 3, "\(replay.output)")
                 // Another secret does not verify.
-                let wrong = try Self.python(messages, secrets: [WebhookSecret.generateText()], now: now)
+                let wrong = try await Self.python(messages, secrets: [WebhookSecret.generateText()], now: now)
                 #expect(wrong.status == 2, "\(wrong.output)")
             }
         }

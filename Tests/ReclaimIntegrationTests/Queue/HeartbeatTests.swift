@@ -8,13 +8,13 @@ import Synchronization
 import Testing
 
 /// Issue 28: a job whose handler stopped must not stay `running` under a live worker's heartbeat.
-@Suite("The heartbeat keeps only running handlers' jobs leased")
+@Suite("The heartbeat keeps only running handlers' jobs leased", .poolWatchdog)
 struct HeartbeatTests {
     let logger = TestPostgres.logger
 
     @Test("a job whose transaction and failure record were lost to a PostgreSQL restart runs again once its lease is out")
     func lostJobReturns() async throws {
-        let cluster = try TestPostgres.makeCluster(name: "heartbeat", durable: true)
+        let cluster = try await TestPostgres.makeCluster(name: "heartbeat", durable: true)
         let url = try cluster.url(database: "postgres")
         try await Database.withDatabase(url, maxConnections: 1, logger: logger) { try await Migrator().migrate(client: $0, logger: logger) }
         // Server-like deadlines, short: the batch whose connection died is abandoned within seconds.
@@ -31,11 +31,11 @@ struct HeartbeatTests {
             let restart = Mutex<Task<Void, Never>?>(nil)
             let outage = ClosureJobHandler { job, connection, logger in
                 if runs.add(1, ordering: .relaxed).newValue == 1 {
-                    try cluster.stop(immediate: true)
+                    try await cluster.stop(immediate: true)
                     restart.withLock {
                         $0 = Task {
                             try? await Task.sleep(for: .seconds(2))
-                            try? cluster.start(logger: logger)
+                            try? await cluster.start(logger: logger)
                         }
                     }
                 }

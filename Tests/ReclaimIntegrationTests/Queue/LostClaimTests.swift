@@ -6,7 +6,7 @@ import Testing
 /// A claim that PostgreSQL committed but whose answer the claimer never read (its deadline passed, its
 /// connection dropped): the jobs are marked the claimer's, whose owner lock is alive, so without a release they
 /// would wait out their lease.
-@Suite("A lost claim strands no job")
+@Suite("A lost claim strands no job", .poolWatchdog)
 struct LostClaimTests {
     let logger = TestPostgres.logger
 

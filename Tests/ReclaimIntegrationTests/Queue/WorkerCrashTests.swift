@@ -8,7 +8,7 @@ import Testing
 import Glibc
 #endif
 
-@Suite("Worker processes killed with kill -9")
+@Suite("Worker processes killed with kill -9", .poolWatchdog)
 struct WorkerCrashTests {
     @Test("kill -9 worker processes at random moments, 12 rounds: every job completes exactly once, none stuck")
     func killNine() async throws {
@@ -34,18 +34,13 @@ struct WorkerCrashTests {
                 for worker in workers.shuffled(using: &generator) {
                     try await Task.sleep(for: .milliseconds(Int.random(in: 50...350, using: &generator)))
                     worker.signal(SIGKILL)
-                    worker.wait()
+                    await worker.exitStatus()
                 }
                 if try await jobCount(client, state: .completed) < total { killsWhileDraining += 1 }
             }
             // Survivors finish the rest, rescuing the leases the killed workers left behind.
             let finishers = try (0..<2).map { _ in try spawn() }
-            defer {
-                for worker in finishers {
-                    worker.signal(SIGTERM)
-                    worker.wait()
-                }
-            }
+            defer { for worker in finishers { worker.stopInBackground(SIGTERM) } }
             try await eventually("every job completed", timeout: .seconds(120), every: .milliseconds(100)) {
                 try await jobCount(client, state: .completed) == total
             }

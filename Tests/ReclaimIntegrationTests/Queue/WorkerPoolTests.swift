@@ -6,7 +6,7 @@ import ReclaimStore
 import Synchronization
 import Testing
 
-@Suite("Job queue and worker pool on a real PostgreSQL")
+@Suite("Job queue and worker pool on a real PostgreSQL", .poolWatchdog)
 struct WorkerPoolTests {
     let logger = TestPostgres.logger
 
@@ -182,7 +182,7 @@ struct TestFailure: Error, CustomStringConvertible {
     var description: String { "test failure on attempt \(attempt)" }
 }
 
-@Suite("Queue maintenance")
+@Suite("Queue maintenance", .poolWatchdog)
 struct QueueMaintenanceTests {
     let logger = TestPostgres.logger
 

@@ -15,7 +15,7 @@ import Testing
 @testable import ReclaimService
 
 /// Recovery through the App Store Server API, against ``AppleAPIStandIn`` on loopback.
-@Suite("reclaim reconcile, backfill and apple test-notification against a stand-in of Apple's API")
+@Suite("reclaim reconcile, backfill and apple test-notification against a stand-in of Apple's API", .poolWatchdog)
 struct RecoveryTests {
     let logger = TestPostgres.logger
 

@@ -4,7 +4,7 @@ import ReclaimService
 import ReclaimStore
 import Testing
 
-@Suite("Configuration file")
+@Suite("Configuration file", .poolWatchdog)
 struct ConfigTests {
     static let example = """
         apps:
@@ -157,7 +157,7 @@ struct ConfigTests {
     }
 }
 
-@Suite("Configuration problems are all reported, with where they are")
+@Suite("Configuration problems are all reported, with where they are", .poolWatchdog)
 struct ConfigProblemReportTests {
     func problems(_ yaml: String) -> String {
         do {
@@ -190,6 +190,19 @@ struct ConfigProblemReportTests {
             #expect(text.contains(expected), "\(text)")
         }
         #expect(throws: Never.self) { try ReclaimConfig.parse(yaml: "server: {databaseConnections: 13}\nworker: {concurrency: 8}") }
+    }
+
+    @Test("server.retentionBudgetMilliseconds: 300 by default, 10 to 700 accepted, past Apple's ~700 ms refused with why")
+    func retentionBudget() throws {
+        #expect(ReclaimConfig.Server().retentionBudgetMilliseconds == 300)
+        for accepted in [10, 700] {
+            #expect(throws: Never.self) { try ReclaimConfig.parse(yaml: "server: {retentionBudgetMilliseconds: \(accepted)}") }
+        }
+        for refused in [9, 701, 1000, 60000] {
+            let text = problems("server: {retentionBudgetMilliseconds: \(refused)}")
+            #expect(text.contains("server.retentionBudgetMilliseconds must be from 10 to 700"), "\(refused): \(text)")
+            #expect(text.contains("Apple waits about 700 ms"), "\(text)")
+        }
     }
 
     @Test("database deadlines: defaults, values given, and values that cannot work refused with their bounds")
@@ -332,7 +345,7 @@ struct ConfigProblemReportTests {
     }
 }
 
-@Suite("Signing keys are read at start-up")
+@Suite("Signing keys are read at start-up", .poolWatchdog)
 struct SigningKeyStartupTests {
     @Test("a missing or broken .p8 stops start-up with the file and the reason, never the key")
     func brokenKeys() throws {

@@ -4,7 +4,7 @@ import HummingbirdTesting
 import ReclaimService
 import Testing
 
-@Suite("Connections opened and dropped en masse")
+@Suite("Connections opened and dropped en masse", .poolWatchdog)
 struct ConnectionFloodTests {
     @Test("after 5,000 idle connections are opened and dropped at once, the server answers within seconds (it once took about 50)")
     func idleFlood() async throws {

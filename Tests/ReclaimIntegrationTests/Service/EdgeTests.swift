@@ -10,7 +10,7 @@ import Testing
 import FoundationNetworking
 #endif
 
-@Suite("The HTTP edge over a real socket: slow clients, rate limits")
+@Suite("The HTTP edge over a real socket: slow clients, rate limits", .poolWatchdog)
 struct EdgeTests {
     let logger = TestPostgres.logger
     static let config = try! ReclaimConfig.parse(

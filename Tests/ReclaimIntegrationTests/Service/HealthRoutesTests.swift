@@ -9,7 +9,7 @@ import ReclaimService
 import ReclaimStore
 import Testing
 
-@Suite("Health, readiness and metrics routes")
+@Suite("Health, readiness and metrics routes", .poolWatchdog)
 struct HealthRoutesTests {
     @Test("healthz is 200; readyz is 200 on a migrated database and 503 problem+json on an empty one")
     func readiness() async throws {

@@ -9,7 +9,7 @@ import FoundationNetworking
 /// Issue 26, over a real socket against a real `reclaim serve` process (API and workers in one): no request stops the
 /// server. A trap is not an exception in Swift, so the process itself is the witness: after every request,
 /// `/healthz` must answer and the process must still run.
-@Suite("No request can crash the server", .serialized)
+@Suite("No request can crash the server", .serialized, .poolWatchdog)
 struct HostileInputTests {
     let logger = TestPostgres.logger
 
@@ -82,7 +82,7 @@ struct HostileInputTests {
                 logLevel: "notice"
             )
             try server.start()
-            defer { server.stop() }
+            defer { server.stopInBackground() }
             try await server.waitUntilUp()
             try await body(Client(port: server.port, server: server), keys)
         }

@@ -7,7 +7,7 @@ import Testing
 
 @testable import ReclaimService
 
-@Suite("LOG_FORMAT=json and X-Request-Id")
+@Suite("LOG_FORMAT=json and X-Request-Id", .poolWatchdog)
 struct JSONLogTests {
     @Test("one JSON object a line, strings escaped, the request id as request_id, the line's metadata over the logger's")
     func jsonLines() throws {

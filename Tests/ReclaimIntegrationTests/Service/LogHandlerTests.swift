@@ -5,7 +5,7 @@ import Testing
 @testable import ReclaimService
 
 /// The log handler that formats metadata only when it writes must write what StreamLogHandler writes.
-@Suite struct LogHandlerTests {
+@Suite(.poolWatchdog) struct LogHandlerTests {
     /// Collects what a handler writes.
     final class Capture: TextOutputStream, Sendable {
         private let text = Mutex("")

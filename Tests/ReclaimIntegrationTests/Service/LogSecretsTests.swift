@@ -4,7 +4,7 @@ import ReclaimStore
 import ReclaimTestSupport
 import Testing
 
-@Suite("No secret in any log line at any level")
+@Suite("No secret in any log line at any level", .poolWatchdog)
 struct LogSecretsTests {
     @Test(
         "LOG_LEVEL=trace with a password in DATABASE_URL, a forwarding header and a query token: none of them, nor the signing key, is in the log"
@@ -28,13 +28,13 @@ struct LogSecretsTests {
                 let log = setup.directory.appendingPathComponent("server.log")
                 let server = try ServerProcess(role: "all", config: setup.configFile, databaseURL: databaseURL, log: log, logLevel: "trace")
                 try server.start()
-                defer { server.stop() }
+                defer { server.stopInBackground() }
                 try await server.waitUntilUp()
                 let notification = try #require(try ForwardingTests.corpus().first)
                 _ = try await ForwardingTests.post(notification.body, port: server.port)
                 try await eventually("the forward arrives", timeout: .seconds(60)) { !receiver.received.isEmpty }
                 #expect(receiver.received.first?.headers["authorization"] == "Bearer header-secret-91c2", "the header is sent")
-                server.stop()
+                await server.stop()
                 let text = try String(contentsOf: log, encoding: .utf8)
                 #expect(text.contains("trace") || text.contains("debug"), "the log is not at trace level: \(text.prefix(2000))")
                 let keyBody = setup.key.pkcs8PEM.split(separator: "\n").filter { !$0.hasPrefix("-----") }.joined()

@@ -11,7 +11,7 @@ import Testing
 import FoundationNetworking
 #endif
 
-@Suite("/metrics")
+@Suite("/metrics", .poolWatchdog)
 struct MetricsExpositionTests {
     @Test("valid Prometheus text (prometheus_client's parser) with request counts and latencies per route and status")
     func exposition() async throws {
@@ -24,7 +24,7 @@ struct MetricsExpositionTests {
                 try await http.execute(uri: "/healthz", method: .get) { #expect($0.status == .ok) }
                 try await http.execute(uri: "/v1/offers?appAccountToken=x", method: .get) { #expect($0.status == .unauthorized) }
                 let text = try await http.execute(uri: "/metrics", method: .get) { String(buffer: $0.body) }
-                let families = try Self.parse(text)
+                let families = try await Self.parse(text)
                 #expect(families.contains("hb_requests"), "\(families.sorted())")
                 #expect(families.contains("http_server_request_duration"), "\(families.sorted())")
                 #expect(text.contains(#"http_route="/healthz""#))
@@ -65,7 +65,7 @@ struct MetricsExpositionTests {
                         )
                     }
                     let text = try await http.execute(uri: "/metrics", method: .get) { String(buffer: $0.body) }
-                    _ = try Self.parse(text)
+                    _ = try await Self.parse(text)
                     // Buckets that resolve sub-millisecond verifications.
                     #expect(text.contains(#"reclaim_notification_verification_seconds_bucket{le="0.00025"}"#), "\(text)")
                     for series in [
@@ -88,8 +88,8 @@ struct MetricsExpositionTests {
     }
 
     /// The metric family names prometheus_client's text parser finds; throws when it refuses the text.
-    static func parse(_ text: String) throws -> Set<String> {
-        let run = try runProcess(
+    static func parse(_ text: String) async throws -> Set<String> {
+        let run = try await runProcess(
             "/usr/bin/env",
             [
                 "python3", "-c",
@@ -113,7 +113,7 @@ struct MetricsExpositionTests {
                 log: setup.directory.appendingPathComponent("serve.log")
             )
             try server.start()
-            defer { server.stop() }
+            defer { server.stopInBackground() }
             try await server.waitUntilUp()
             // Nothing has happened yet: no notification, decision, offer or timeout.
             let (data, _) = try await URLSession.shared.data(from: URL(string: "http://127.0.0.1:\(server.port)/metrics")!)
@@ -133,7 +133,7 @@ struct MetricsExpositionTests {
             ] {
                 #expect(text.contains(series), "\(series)\n\(text.prefix(3000))")
             }
-            _ = try Self.parse(text)
+            _ = try await Self.parse(text)
         }
     }
 }

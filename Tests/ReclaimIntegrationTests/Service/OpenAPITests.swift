@@ -5,7 +5,7 @@ import ReclaimDomain
 import ReclaimService
 import Testing
 
-@Suite("openapi.yaml describes exactly the routes the server has")
+@Suite("openapi.yaml describes exactly the routes the server has", .poolWatchdog)
 struct OpenAPITests {
     static let file = Binaries.repositoryRoot.appendingPathComponent("openapi.yaml")
 

@@ -6,7 +6,7 @@ import Yams
 @testable import ReclaimClient
 @testable import ReclaimService
 
-@Suite("The problem catalog: every problem type defined once, and documented as defined")
+@Suite("The problem catalog: every problem type defined once, and documented as defined", .poolWatchdog)
 struct ProblemCatalogTests {
     struct Entry: Hashable, CustomStringConvertible {
         let slug: String

@@ -6,7 +6,7 @@ import Testing
 
 /// Issue 28: every PostgreSQL operation has a deadline, and a caller is answered at its deadline or cancellation
 /// whatever its connection does.
-@Suite("Database deadlines")
+@Suite("Database deadlines", .poolWatchdog)
 struct DatabaseDeadlineTests {
     let logger = TestPostgres.logger
     static let short = Database.Deadlines(acquire: .seconds(1), query: .seconds(1), transaction: .seconds(2))

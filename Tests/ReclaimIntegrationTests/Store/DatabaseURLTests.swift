@@ -2,7 +2,7 @@ import Foundation
 import ReclaimStore
 import Testing
 
-@Suite("DATABASE_URL")
+@Suite("DATABASE_URL", .poolWatchdog)
 struct DatabaseURLTests {
     @Test("sslmode=prefer and allow connect without TLS, and say so; require asks for TLS; disable is quiet")
     func sslModes() throws {

@@ -1,9 +1,10 @@
 import Foundation
 import PostgresNIO
+import ReclaimDev
 import ReclaimStore
 import Testing
 
-@Suite("Migrations on a real PostgreSQL")
+@Suite("Migrations on a real PostgreSQL", .poolWatchdog)
 struct MigratorTests {
     let logger = TestPostgres.logger
 
@@ -83,6 +84,71 @@ struct MigratorTests {
                 #expect(expected.contains("notifications.signed_payload text notnull=t compression=\(lz4 ? "l" : "")"))
                 #expect(try await Self.catalog(upgraded) == expected)
             }
+        }
+    }
+
+    /// The whole `pg_dump --schema-only` of `url`'s database, the migrator's own table aside (it records history, which
+    /// an upgrade has and a fresh install does not).
+    static func schemaDump(_ url: DatabaseURL) async throws -> String {
+        let pgDump = try await EmbeddedPostgres.binDirectory().appendingPathComponent("pg_dump").path
+        let run = try await runProcess(
+            pgDump,
+            [
+                "--schema-only", "--no-owner", "--no-privileges", "--exclude-table=reclaim.schema_migrations",
+                "--host", url.socketDirectory ?? url.host, "--port", String(url.port), "--username", url.username, url.database,
+            ]
+        )
+        guard run.status == 0 else { throw PythonCrossCheck.Failure(description: "pg_dump failed: \(run.errors)") }
+        // pg_dump 15.14 and later fence the dump with \restrict and \unrestrict and a random key: not the schema.
+        return run.output.split(separator: "\n", omittingEmptySubsequences: false)
+            .filter { !$0.hasPrefix("\\restrict ") && !$0.hasPrefix("\\unrestrict ") }
+            .joined(separator: "\n")
+    }
+
+    /// A fixture of `schema.sql` as it was at `version` (Tests/Fixtures/schema/schema-vN.sql).
+    static func schemaFixture(_ version: Int) throws -> String {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        return try String(contentsOf: root.appendingPathComponent("Fixtures/schema/schema-v\(version).sql"), encoding: .utf8)
+    }
+
+    @Test(
+        "installed at schema 1, 13 (deploy-check's upgrade) or 14 (release 1.0.0) and migrated, a database's whole pg_dump --schema-only equals a fresh install's",
+        arguments: [1, 13, 14]
+    )
+    func upgradedDumpEqualsFresh(from version: Int) async throws {
+        let old = try Self.schemaFixture(version)
+        #expect(old.contains("reclaim-schema-version: \(version)\n"))
+        try await withTestDatabase(migrated: false) { upgraded, upgradedURL in
+            #expect(
+                try await Migrator(script: old, version: version, upgrades: [:]).migrate(client: upgraded, logger: logger)
+                    == .applied(version: version)
+            )
+            #expect(try await Migrator().migrate(client: upgraded, logger: logger) == .applied(version: Migrator.targetVersion))
+            try await withTestDatabase(migrated: false) { fresh, freshURL in
+                try await Migrator().migrate(client: fresh, logger: logger)
+                let expected = try await Self.schemaDump(freshURL)
+                #expect(expected.contains("CREATE TABLE reclaim.cancel_sheet_decisions"), "\(expected.prefix(500))")
+                let actual = try await Self.schemaDump(upgradedURL)
+                if actual != expected {
+                    let (a, e) = (
+                        actual.split(separator: "\n", omittingEmptySubsequences: false),
+                        expected.split(separator: "\n", omittingEmptySubsequences: false)
+                    )
+                    let first = zip(a, e).enumerated().first { $0.element.0 != $0.element.1 }?.offset ?? min(a.count, e.count)
+                    Issue.record(
+                        "schema \(version) upgraded differs from a fresh install from line \(first + 1): upgraded \"\(first < a.count ? a[first] : "<end>")\", fresh \"\(first < e.count ? e[first] : "<end>")\""
+                    )
+                }
+            }
+        }
+    }
+
+    @Test("the corpus replay behaves the same on a database installed at schema 1 and upgraded")
+    func corpusReplayOnUpgradedDatabase() async throws {
+        try await withTestDatabase(migrated: false) { upgraded, _ in
+            try await Migrator(script: try Self.schemaFixture(1), version: 1, upgrades: [:]).migrate(client: upgraded, logger: logger)
+            try await Migrator().migrate(client: upgraded, logger: logger)
+            try await CorpusCampaignTests.replayCorpus(on: upgraded)
         }
     }
 

@@ -10,7 +10,7 @@ import Testing
 import FoundationNetworking
 #endif
 
-@Suite("Through PgBouncer 1.18 in transaction mode (prepared statements not tracked)")
+@Suite("Through PgBouncer 1.18 in transaction mode (prepared statements not tracked)", .poolWatchdog)
 struct PgBouncerTests {
     let logger = TestPostgres.logger
 
@@ -46,8 +46,8 @@ struct PgBouncerTests {
     )
     func namedAndUnnamed() async throws {
         let url = try await TestPostgres.shared.newDatabase()
-        let bouncer = try TestPgBouncer(server: url, poolSize: 1)
-        defer { bouncer.stop() }
+        let bouncer = try await TestPgBouncer(server: url, poolSize: 1)
+        defer { bouncer.stopInBackground() }
 
         let named = await launchCheckTwice(through: bouncer, url, mode: .named)
         // The first client prepares its statement on the one server connection; the second's Parse of the same name
@@ -79,8 +79,8 @@ struct PgBouncerTests {
             try notifications.body(originalTransactionId: "\(4_000_000_000_000_000 + index)", appAccountToken: token)
         }
         let url = try await TestPostgres.shared.newDatabase()
-        let bouncer = try TestPgBouncer(server: url, poolSize: 2)
-        defer { bouncer.stop() }
+        let bouncer = try await TestPgBouncer(server: url, poolSize: 2)
+        defer { bouncer.stopInBackground() }
         let pooled = bouncer.url(database: url.database, user: url.username)
         try await Database.withDatabase(url, maxConnections: 4, logger: logger) { client in
             try await ServerProcess.withAPIAndWorker(

@@ -4,7 +4,7 @@ import Testing
 
 @testable import ReclaimStore
 
-@Suite("SQLFragment and UnnestColumns: SQL and its bindings from one definition, numbered where they are placed")
+@Suite("SQLFragment and UnnestColumns: SQL and its bindings from one definition, numbered where they are placed", .poolWatchdog)
 struct SQLFragmentTests {
     private struct Pair {
         var id: UUID

@@ -1,7 +1,7 @@
 import ReclaimStore
 import Testing
 
-@Suite("Splitting SQL scripts into statements")
+@Suite("Splitting SQL scripts into statements", .poolWatchdog)
 struct SQLScriptTests {
     @Test("semicolons inside strings, identifiers, dollar bodies and comments do not split")
     func hiddenSemicolons() {

@@ -38,13 +38,13 @@ enum PythonCrossCheck {
         """#
 
     /// Throws unless every offer verifies; returns how many did.
-    static func verify(_ offers: [Offer], publicKeyPEM: String, keyId: String) throws -> Int {
+    static func verify(_ offers: [Offer], publicKeyPEM: String, keyId: String) async throws -> Int {
         struct Input: Encodable {
             let publicKey: String
             let keyId: String
             let offers: [Offer]
         }
-        let run = try Subprocess.run(
+        let run = try await Subprocess.run(
             "/usr/bin/env",
             ["python3", "-c", script],
             input: try JSONEncoder().encode(Input(publicKey: publicKeyPEM, keyId: keyId, offers: offers))
@@ -55,8 +55,8 @@ enum PythonCrossCheck {
     }
 
     /// The claims of a compact JWS as PyJWT decodes it (ES256, audience "promotional-offer", signature checked).
-    static func claimsWithPyJWT(_ jws: String, publicKeyPEM: String) throws -> [String: Any] {
-        let run = try Subprocess.run(
+    static func claimsWithPyJWT(_ jws: String, publicKeyPEM: String) async throws -> [String: Any] {
+        let run = try await Subprocess.run(
             "/usr/bin/env",
             [
                 "python3", "-c",

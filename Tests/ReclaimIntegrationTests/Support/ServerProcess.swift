@@ -37,10 +37,10 @@ final class ServerProcess: @unchecked Sendable {
         process = try Subprocess(try Binaries.path("reclaim"), arguments, environment: environment, output: log.path)
     }
 
-    func killNine() {
+    func killNine() async {
         guard let process, process.isRunning else { return }
         process.signal(SIGKILL)
-        process.wait()
+        await process.exitStatus()
     }
 
     var isRunning: Bool { process?.isRunning == true }
@@ -50,10 +50,20 @@ final class ServerProcess: @unchecked Sendable {
         String(((try? String(contentsOf: log, encoding: .utf8)) ?? "").suffix(characters))
     }
 
-    func stop() {
+    func stop() async {
         guard let process, process.isRunning else { return }
         process.signal(SIGTERM)
-        process.wait()
+        await process.exitStatus()
+    }
+
+    /// For a `defer`, which cannot await: SIGKILL, and the process reaped in a task of its own.
+    func killNineInBackground() {
+        process?.stopInBackground(SIGKILL)
+    }
+
+    /// For a `defer`, which cannot await: SIGTERM, and the process reaped in a task of its own.
+    func stopInBackground() {
+        process?.stopInBackground(SIGTERM)
     }
 
     /// Until GET /healthz answers.
@@ -87,12 +97,17 @@ extension ServerProcess {
         )
         try api.start()
         try worker.start()
-        defer {
-            api.stop()
-            worker.stop()
+        do {
+            try await api.waitUntilUp()
+            let result = try await body(api, worker)
+            await api.stop()
+            await worker.stop()
+            return result
+        } catch {
+            await api.stop()
+            await worker.stop()
+            throw error
         }
-        try await api.waitUntilUp()
-        return try await body(api, worker)
     }
 }
 

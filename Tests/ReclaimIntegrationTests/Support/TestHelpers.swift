@@ -25,7 +25,7 @@ func offPool<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async thro
     }
 }
 
-/// Runs a program to its end: its exit status, standard output and standard error. Blocks the calling thread.
-func runProcess(_ executable: String, _ arguments: [String], input: Data? = nil) throws -> (status: Int32, output: String, errors: String) {
-    try Subprocess.run(executable, arguments, input: input)
+/// Runs a program to its end: its exit status, standard output and standard error (awaited, holding no thread).
+func runProcess(_ executable: String, _ arguments: [String], input: Data? = nil) async throws -> (status: Int32, output: String, errors: String) {
+    try await Subprocess.run(executable, arguments, input: input)
 }

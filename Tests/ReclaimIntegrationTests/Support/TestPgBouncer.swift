@@ -22,7 +22,7 @@ final class TestPgBouncer: @unchecked Sendable {
     /// - Parameters:
     ///   - server: a URL of the cluster to pool (its socket folder and port; every database of it is served).
     ///   - poolSize: server connections per database and user.
-    init(server: DatabaseURL, poolSize: Int) throws {
+    init(server: DatabaseURL, poolSize: Int) async throws {
         guard let executable = ["/usr/sbin/pgbouncer", "/usr/bin/pgbouncer"].first(where: { FileManager.default.isExecutableFile(atPath: $0) }) else {
             throw PgBouncerFailure(description: "pgbouncer not found: scripts/install-deps --test installs it (apt-get install pgbouncer)")
         }
@@ -58,7 +58,7 @@ final class TestPgBouncer: @unchecked Sendable {
             Array(command.dropFirst()) + [directory.appendingPathComponent("pgbouncer.ini").path],
             output: directory.appendingPathComponent("pgbouncer.log").path
         )
-        try waitUntilListening()
+        try await waitUntilListening()
     }
 
     /// The pooled database `database`, as Reclaim's DATABASE_URL would name it.
@@ -70,13 +70,17 @@ final class TestPgBouncer: @unchecked Sendable {
 
     var log: String { (try? String(contentsOf: directory.appendingPathComponent("pgbouncer.log"), encoding: .utf8)) ?? "" }
 
-    func stop() {
-        process.signal(SIGTERM)  // immediate shutdown (SIGINT waits for every client to leave)
-        _ = process.wait()
-        try? FileManager.default.removeItem(at: directory)
+    /// Stops PgBouncer and removes its folder, in a task of its own (for a `defer`, which cannot await).
+    func stopInBackground() {
+        let (process, directory) = (self.process, self.directory)
+        Task {
+            process.signal(SIGTERM)  // immediate shutdown (SIGINT waits for every client to leave)
+            await process.exitStatus()
+            try? FileManager.default.removeItem(at: directory)
+        }
     }
 
-    private func waitUntilListening() throws {
+    private func waitUntilListening() async throws {
         let deadline = Date().addingTimeInterval(20)
         while Date() < deadline {
             guard process.isRunning else { throw PgBouncerFailure(description: "pgbouncer exited: \(log)") }
@@ -90,7 +94,7 @@ final class TestPgBouncer: @unchecked Sendable {
             }
             close(socket)
             if connected == 0 { return }
-            usleep(50_000)
+            try await Task.sleep(for: .milliseconds(50))
         }
         throw PgBouncerFailure(description: "pgbouncer did not listen on \(port) within 20 s: \(log)")
     }

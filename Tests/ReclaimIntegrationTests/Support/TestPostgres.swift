@@ -21,7 +21,7 @@ actor TestPostgres {
 
     /// A throw-away cluster of its own, for tests that stop and start the server.
     /// `durable` keeps PostgreSQL's crash safety (fsync, synchronous_commit), for tests that crash the server.
-    static func makeCluster(name: String, durable: Bool = false) throws -> EmbeddedPostgres {
+    static func makeCluster(name: String, durable: Bool = false) async throws -> EmbeddedPostgres {
         let root = FileManager.default.temporaryDirectory.appendingPathComponent("reclaim-\(name)-\(getpid())-\(UUID().uuidString.prefix(8))")
         let cluster = EmbeddedPostgres(
             root: root,
@@ -29,9 +29,9 @@ actor TestPostgres {
                 ? ["max_connections": "300"]
                 : ["fsync": "off", "synchronous_commit": "off", "full_page_writes": "off", "max_connections": "300"]
         )
-        try cluster.initializeIfNeeded(logger: logger)
-        try cluster.stopWhenProcessEnds(removeFolder: true)
-        try cluster.start(logger: logger)
+        try await cluster.initializeIfNeeded(logger: logger)
+        try await cluster.stopWhenProcessEnds(removeFolder: true)
+        try await cluster.start(logger: logger)
         return cluster
     }
 
@@ -45,7 +45,7 @@ actor TestPostgres {
     }
 
     private static func makeSharedCluster() async throws -> EmbeddedPostgres {
-        let cluster = try Self.makeCluster(name: "test")
+        let cluster = try await Self.makeCluster(name: "test")
         try await Database.withDatabase(patient(try cluster.url(database: "postgres")), maxConnections: 1, logger: Self.logger) { client in
             try await client.query("CREATE DATABASE reclaim_template", logger: Self.logger)
         }
@@ -86,5 +86,12 @@ func withTestDatabase<T: Sendable>(
     let url = try await TestPostgres.shared.newDatabase(migrated: migrated)
     return try await Database.withDatabase(url, maxConnections: maxConnections, logger: TestPostgres.logger) { client in
         try await body(client, url)
+    }
+}
+
+extension EmbeddedPostgres {
+    /// For a `defer`, which cannot await: stops the server (PostgreSQL's immediate stop) in a task of its own.
+    func stopInBackground() {
+        Task { try? await stop(immediate: true) }
     }
 }

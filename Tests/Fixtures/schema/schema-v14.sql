@@ -1,0 +1,923 @@
+-- Reclaim's database schema: the source of truth.
+--
+-- `reclaim migrate` applies this file in one transaction under an advisory lock and records
+-- the version below in reclaim.schema_migrations, so running it twice, or from two processes
+-- at once, leaves one consistent schema. The binary compiles this file in (Package.swift embeds
+-- it; ReclaimStore's SchemaSQL): there is no other copy.
+--
+-- reclaim-schema-version: 14
+--
+-- A database at an older version is upgraded by the scripts in migrations/ (NNN-name.sql takes
+-- version NNN-1 to NNN); applying this file to an empty database gives the same result.
+--
+-- Conventions for dashboard authors: every time is a timestamptz in UTC; Apple's identifiers
+-- (transaction ids, bundle ids) are text exactly as Apple sends them; UUIDs are uuid.
+
+CREATE SCHEMA IF NOT EXISTS reclaim;
+COMMENT ON SCHEMA reclaim IS 'Reclaim: App Store subscription win-back and retention. See README.md.';
+
+-- ---------------------------------------------------------------------------------------------
+-- Notifications: every App Store Server Notification accepted, exactly once.
+-- ---------------------------------------------------------------------------------------------
+CREATE TABLE reclaim.notifications (
+    notification_uuid       uuid        PRIMARY KEY,
+    notification_type       text        NOT NULL,
+    subtype                 text,
+    bundle_id               text        NOT NULL,
+    environment             text        NOT NULL,
+    signed_date             timestamptz NOT NULL,
+    original_transaction_id text,
+    transaction_id          text,
+    app_account_token       uuid,
+    product_id              text,
+    signed_payload          text        NOT NULL,
+    received_at             timestamptz NOT NULL DEFAULT now(),
+    source                  text        NOT NULL DEFAULT 'apple' CHECK (source IN ('apple', 'backfill'))
+);
+CREATE INDEX notifications_subscriber_idx ON reclaim.notifications (bundle_id, environment, original_transaction_id, signed_date);
+CREATE INDEX notifications_received_idx ON reclaim.notifications (received_at);
+COMMENT ON TABLE reclaim.notifications IS 'Every App Store Server Notification V2 that passed verification, one row per notificationUUID (Apple retries reuse the UUID). Written in the same transaction as its processing job; answered 200 only after commit.';
+COMMENT ON COLUMN reclaim.notifications.notification_uuid IS 'Apple''s notificationUUID; identical on every retry, so it is the deduplication key.';
+COMMENT ON COLUMN reclaim.notifications.notification_type IS 'Apple''s notificationType, e.g. SUBSCRIBED, DID_RENEW, DID_CHANGE_RENEWAL_STATUS, EXPIRED, OFFER_REDEEMED, TEST. Unknown future values are stored as sent.';
+COMMENT ON COLUMN reclaim.notifications.subtype IS 'Apple''s subtype, e.g. AUTO_RENEW_DISABLED, VOLUNTARY, RESUBSCRIBE; NULL when Apple sent none.';
+COMMENT ON COLUMN reclaim.notifications.bundle_id IS 'The app''s bundle id from the payload (data.bundleId or summary.bundleId).';
+COMMENT ON COLUMN reclaim.notifications.environment IS 'Sandbox or Production (Xcode, LocalTesting in development).';
+COMMENT ON COLUMN reclaim.notifications.signed_date IS 'When Apple signed the notification (payload signedDate). The certificate chain is checked at this time.';
+COMMENT ON COLUMN reclaim.notifications.original_transaction_id IS 'originalTransactionId of the subscription, from the nested signed transaction; NULL for TEST and summary notifications.';
+COMMENT ON COLUMN reclaim.notifications.transaction_id IS 'transactionId of the nested signed transaction, if any.';
+COMMENT ON COLUMN reclaim.notifications.app_account_token IS 'The appAccountToken the app set on the purchase (the app''s own user id), if any.';
+COMMENT ON COLUMN reclaim.notifications.product_id IS 'productId of the nested signed transaction, if any.';
+COMMENT ON COLUMN reclaim.notifications.signed_payload IS 'The raw signedPayload JWS exactly as Apple sent it, kept for audit and re-processing.';
+-- lz4 where the server has it: pglz cost a fifth of the ingest path's CPU (migrations/002-notifications-lz4.sql).
+DO $$
+BEGIN
+    IF EXISTS (SELECT 1 FROM pg_settings WHERE name = 'default_toast_compression' AND 'lz4' = ANY (enumvals)) THEN
+        ALTER TABLE reclaim.notifications ALTER COLUMN signed_payload SET COMPRESSION lz4;
+    END IF;
+END
+$$;
+COMMENT ON COLUMN reclaim.notifications.received_at IS 'When Reclaim committed the notification.';
+COMMENT ON COLUMN reclaim.notifications.source IS 'apple: a notification Apple sent (or its history returned). backfill: the state reclaim backfill --evaluate read from Get All Subscription Statuses, stored as the notification it implies (e.g. EXPIRED/VOLUNTARY) so campaign decisions can refer to it; signed_payload then holds the signed transaction info. Dashboards of Apple''s notifications filter on source = ''apple''.';
+
+-- ---------------------------------------------------------------------------------------------
+-- Job queue: durable work between ingest and the campaign engine.
+-- ---------------------------------------------------------------------------------------------
+CREATE TABLE reclaim.jobs (
+    id                bigint      GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    kind              text        NOT NULL,
+    payload           jsonb       NOT NULL DEFAULT '{}'::jsonb,
+    notification_uuid uuid        REFERENCES reclaim.notifications (notification_uuid),
+    state             text        NOT NULL DEFAULT 'available'
+                                  CHECK (state IN ('available', 'running', 'retryable', 'completed', 'dead')),
+    priority          smallint    NOT NULL DEFAULT 0,
+    attempts          integer     NOT NULL DEFAULT 0,
+    max_attempts      integer     NOT NULL DEFAULT 20 CHECK (max_attempts > 0),
+    run_at            timestamptz NOT NULL DEFAULT now(),
+    locked_by         text,
+    lease_expires_at  timestamptz,
+    last_error        text,
+    created_at        timestamptz NOT NULL DEFAULT now(),
+    updated_at        timestamptz NOT NULL DEFAULT now(),
+    completed_at      timestamptz,
+    claimed_at        timestamptz,
+    target            text
+);
+-- Claiming reads this partial index in order and stops after the batch: O(log n) at any table size.
+-- Outbound jobs (target set) have indexes of their own: a dead target's backlog never lies in the workers' path.
+CREATE INDEX jobs_claim_idx ON reclaim.jobs (priority DESC, run_at, id) WHERE state IN ('available', 'retryable') AND target IS NULL;
+CREATE INDEX jobs_lease_idx ON reclaim.jobs (lease_expires_at) WHERE state = 'running';
+CREATE INDEX jobs_completed_idx ON reclaim.jobs (completed_at) WHERE state = 'completed';
+CREATE INDEX jobs_dead_idx ON reclaim.jobs (id) WHERE state = 'dead';
+CREATE UNIQUE INDEX jobs_notification_idx ON reclaim.jobs (notification_uuid, kind) WHERE notification_uuid IS NOT NULL AND target IS NULL;
+-- Each target's sender reads its own due jobs in order; a notification is forwarded to a target once.
+CREATE INDEX jobs_outbound_idx ON reclaim.jobs (target, run_at, id) WHERE state IN ('available', 'retryable') AND target IS NOT NULL;
+CREATE UNIQUE INDEX jobs_forward_idx ON reclaim.jobs (notification_uuid, target) WHERE notification_uuid IS NOT NULL AND target IS NOT NULL;
+COMMENT ON TABLE reclaim.jobs IS 'The durable job queue. Workers claim batches with FOR UPDATE SKIP LOCKED and complete each job in the same transaction as its effects. Completed jobs are pruned after a retention period.';
+COMMENT ON COLUMN reclaim.jobs.id IS 'Job id, increasing in enqueue order.';
+COMMENT ON COLUMN reclaim.jobs.kind IS 'What the job does, e.g. process_notification; selects the handler.';
+COMMENT ON COLUMN reclaim.jobs.payload IS 'Handler arguments as JSON.';
+COMMENT ON COLUMN reclaim.jobs.notification_uuid IS 'The notification a process_notification job handles (or a forward job sends); at most one job per notification and kind, and one forward per notification and target.';
+COMMENT ON COLUMN reclaim.jobs.state IS 'available (waiting), running (leased to a worker), retryable (failed, waits for run_at), completed, dead (failed max_attempts times; see last_error; requeue with `reclaim jobs dead --retry`).';
+COMMENT ON COLUMN reclaim.jobs.priority IS 'Higher runs first.';
+COMMENT ON COLUMN reclaim.jobs.attempts IS 'How many times a worker has started this job.';
+COMMENT ON COLUMN reclaim.jobs.max_attempts IS 'After this many failed attempts the job becomes dead.';
+COMMENT ON COLUMN reclaim.jobs.run_at IS 'Not claimed before this time (backoff after a failure).';
+COMMENT ON COLUMN reclaim.jobs.locked_by IS 'The worker (host:pid:pool) holding the lease while running.';
+COMMENT ON COLUMN reclaim.jobs.lease_expires_at IS 'A running job whose lease expires (its worker died) is returned to available by the rescuer.';
+COMMENT ON COLUMN reclaim.jobs.last_error IS 'The error of the latest failed attempt.';
+COMMENT ON COLUMN reclaim.jobs.created_at IS 'When the job was enqueued.';
+COMMENT ON COLUMN reclaim.jobs.updated_at IS 'Last state change.';
+COMMENT ON COLUMN reclaim.jobs.completed_at IS 'When the job completed (with its effects, in the same transaction).';
+COMMENT ON COLUMN reclaim.jobs.claimed_at IS 'When the current or last attempt was claimed by a worker. A job running much longer than worker.lease is stuck (reclaim_jobs_oldest_running_age_seconds). NULL: never claimed, or claimed before schema 10.';
+COMMENT ON COLUMN reclaim.jobs.target IS 'For forward and webhook jobs: the outbound target (reclaim.outbound_targets.id) they are sent to, by that target''s own sender; NULL for the workers'' jobs. They are retried for 72 hours, then dead.';
+
+-- ---------------------------------------------------------------------------------------------
+-- Subscriptions: the latest known state of each subscription, kept by the workers.
+-- ---------------------------------------------------------------------------------------------
+CREATE TABLE reclaim.subscriptions (
+    bundle_id                text        NOT NULL,
+    environment              text        NOT NULL,
+    original_transaction_id  text        NOT NULL,
+    app_account_token        uuid,
+    product_id               text,
+    status                   text        NOT NULL DEFAULT 'unknown',
+    auto_renew               boolean,
+    expires_at               timestamptz,
+    last_notification_type   text,
+    last_subtype             text,
+    last_signed_date         timestamptz,
+    last_notification_uuid   uuid,
+    first_seen_at            timestamptz NOT NULL DEFAULT now(),
+    updated_at               timestamptz NOT NULL DEFAULT now(),
+    subscription_group_id    text,
+    auto_renew_product_id    text,
+    expiration_intent        smallint,
+    in_billing_retry         boolean,
+    grace_period_expires_at  timestamptz,
+    eligible_win_back_offer_ids text[]  NOT NULL DEFAULT '{}',
+    storefront               text,
+    first_purchase_at        timestamptz,
+    last_transaction_id      text,
+    PRIMARY KEY (bundle_id, environment, original_transaction_id),
+    CONSTRAINT subscriptions_status_check
+        CHECK (status IN ('active', 'expired', 'billing_retry', 'grace_period', 'revoked', 'refunded', 'unknown'))
+);
+CREATE INDEX subscriptions_token_idx ON reclaim.subscriptions (bundle_id, app_account_token) WHERE app_account_token IS NOT NULL;
+COMMENT ON TABLE reclaim.subscriptions IS 'One row per subscription (originalTransactionId, bundle, environment): its latest state as told by Apple''s notifications, applied in signedDate order.';
+COMMENT ON COLUMN reclaim.subscriptions.bundle_id IS 'The app''s bundle id.';
+COMMENT ON COLUMN reclaim.subscriptions.environment IS 'Sandbox or Production.';
+COMMENT ON COLUMN reclaim.subscriptions.original_transaction_id IS 'Apple''s originalTransactionId: stable for the life of the subscription.';
+COMMENT ON COLUMN reclaim.subscriptions.app_account_token IS 'The app''s user id carried by the purchases, if the app sets one; offers are delivered by it.';
+COMMENT ON COLUMN reclaim.subscriptions.product_id IS 'The product of the latest transaction.';
+COMMENT ON COLUMN reclaim.subscriptions.status IS 'active, expired, billing_retry, grace_period, revoked, refunded (REFUND notification), or unknown.';
+COMMENT ON COLUMN reclaim.subscriptions.auto_renew IS 'Whether auto-renew is on (renewal info autoRenewStatus).';
+COMMENT ON COLUMN reclaim.subscriptions.expires_at IS 'expiresDate of the latest transaction.';
+COMMENT ON COLUMN reclaim.subscriptions.last_notification_type IS 'Type of the latest notification applied.';
+COMMENT ON COLUMN reclaim.subscriptions.last_subtype IS 'Subtype of the latest notification applied.';
+COMMENT ON COLUMN reclaim.subscriptions.last_signed_date IS 'signedDate of the latest notification applied; older ones arriving late do not overwrite state.';
+COMMENT ON COLUMN reclaim.subscriptions.last_notification_uuid IS 'The latest notification applied.';
+COMMENT ON COLUMN reclaim.subscriptions.first_seen_at IS 'When Reclaim first heard of this subscription.';
+COMMENT ON COLUMN reclaim.subscriptions.updated_at IS 'Last change of this row.';
+COMMENT ON COLUMN reclaim.subscriptions.subscription_group_id IS 'subscriptionGroupIdentifier of the latest transaction.';
+COMMENT ON COLUMN reclaim.subscriptions.auto_renew_product_id IS 'The product the subscription renews to (renewal info autoRenewProductId).';
+COMMENT ON COLUMN reclaim.subscriptions.expiration_intent IS 'Why it expired (renewal info expirationIntent): 1 customer cancelled, 2 billing error, 3 declined a price increase, 4 product not available, 5 other; NULL while it has not expired.';
+COMMENT ON COLUMN reclaim.subscriptions.in_billing_retry IS 'Whether Apple is still trying to bill (renewal info isInBillingRetryPeriod).';
+COMMENT ON COLUMN reclaim.subscriptions.grace_period_expires_at IS 'End of the billing grace period, if in one (renewal info gracePeriodExpiresDate).';
+COMMENT ON COLUMN reclaim.subscriptions.eligible_win_back_offer_ids IS 'Win-back offers Apple itself lists for this subscriber (renewal info eligibleWinBackOfferIds), best first; campaigns can stand aside for them.';
+COMMENT ON COLUMN reclaim.subscriptions.storefront IS 'Three-letter App Store storefront of the latest transaction, e.g. USA.';
+COMMENT ON COLUMN reclaim.subscriptions.first_purchase_at IS 'originalPurchaseDate: when the subscriber first bought; tenure is measured from it.';
+COMMENT ON COLUMN reclaim.subscriptions.last_transaction_id IS 'transactionId of the latest transaction applied.';
+
+-- ---------------------------------------------------------------------------------------------
+-- Campaigns and offers.
+-- ---------------------------------------------------------------------------------------------
+CREATE TABLE reclaim.campaigns (
+    id               text        PRIMARY KEY,
+    bundle_id        text        NOT NULL,
+    trigger          text        NOT NULL,
+    product_id       text        NOT NULL,
+    offer_identifier text        NOT NULL,
+    deliverable_for  interval    NOT NULL,
+    cooldown         interval    NOT NULL,
+    holdout_percent  smallint    NOT NULL DEFAULT 0 CHECK (holdout_percent BETWEEN 0 AND 100),
+    priority         integer     NOT NULL DEFAULT 0,
+    enabled          boolean     NOT NULL DEFAULT true,
+    updated_at       timestamptz NOT NULL DEFAULT now(),
+    max_offers_per_subscriber integer,
+    starts_at        timestamptz,
+    ends_at          timestamptz,
+    stand_aside_for_win_back boolean NOT NULL DEFAULT true,
+    conditions       jsonb       NOT NULL DEFAULT '{}'::jsonb
+);
+COMMENT ON TABLE reclaim.campaigns IS 'Campaigns as configured in RECLAIM_CONFIG, mirrored here at start-up so dashboards can join on them. The YAML file is authoritative.';
+COMMENT ON COLUMN reclaim.campaigns.id IS 'Campaign id from the config, e.g. retain-auto-renew-off.';
+COMMENT ON COLUMN reclaim.campaigns.bundle_id IS 'The app the campaign runs for.';
+COMMENT ON COLUMN reclaim.campaigns.trigger IS 'TYPE or TYPE/SUBTYPE of the notification that makes a subscriber eligible.';
+COMMENT ON COLUMN reclaim.campaigns.product_id IS 'Product the offer applies to.';
+COMMENT ON COLUMN reclaim.campaigns.offer_identifier IS 'The promotional offer id configured in App Store Connect.';
+COMMENT ON COLUMN reclaim.campaigns.deliverable_for IS 'How long an issued offer stays deliverable.';
+COMMENT ON COLUMN reclaim.campaigns.cooldown IS 'Minimum time between two offers of this campaign to one subscriber.';
+COMMENT ON COLUMN reclaim.campaigns.holdout_percent IS 'Share of eligible subscribers deliberately given no offer (control group), for measuring lift.';
+COMMENT ON COLUMN reclaim.campaigns.priority IS 'When several campaigns fire at once, the highest priority wins.';
+COMMENT ON COLUMN reclaim.campaigns.enabled IS 'false when the campaign was removed from the config.';
+COMMENT ON COLUMN reclaim.campaigns.updated_at IS 'When the config last changed this row.';
+COMMENT ON COLUMN reclaim.campaigns.max_offers_per_subscriber IS 'Most offers of this campaign one subscriber ever gets; NULL for no limit.';
+COMMENT ON COLUMN reclaim.campaigns.starts_at IS 'Notifications signed before this do not trigger the campaign; NULL for no start.';
+COMMENT ON COLUMN reclaim.campaigns.ends_at IS 'Notifications signed at or after this do not trigger the campaign; NULL for no end.';
+COMMENT ON COLUMN reclaim.campaigns.stand_aside_for_win_back IS 'Skip subscribers for whom Apple already lists win-back offers (eligibleWinBackOfferIds).';
+COMMENT ON COLUMN reclaim.campaigns.conditions IS 'Conditions from the config as JSON: products, minimumTenureSeconds, expirationIntents, storefronts.';
+
+CREATE TABLE reclaim.grants (
+    id                      uuid        PRIMARY KEY,
+    bundle_id               text        NOT NULL,
+    idempotency_key         text        NOT NULL,
+    app_account_token       uuid,
+    original_transaction_id text,
+    product_id              text        NOT NULL,
+    offer_identifier        text        NOT NULL,
+    reason                  text        NOT NULL,
+    campaign                text        NOT NULL,
+    admin_key_id            uuid,
+    created_at              timestamptz NOT NULL DEFAULT now(),
+    request_sha256          bytea,
+    message_identifier      text,
+    UNIQUE (bundle_id, idempotency_key),
+    CHECK (app_account_token IS NOT NULL OR original_transaction_id IS NOT NULL)
+);
+COMMENT ON TABLE reclaim.grants IS 'Referral and incentive grants made through POST /v1/grants; each becomes an offer. The Idempotency-Key makes a retried request return the first result.';
+COMMENT ON COLUMN reclaim.grants.id IS 'Grant id.';
+COMMENT ON COLUMN reclaim.grants.bundle_id IS 'The app.';
+COMMENT ON COLUMN reclaim.grants.idempotency_key IS 'The request''s Idempotency-Key header, unique per app.';
+COMMENT ON COLUMN reclaim.grants.app_account_token IS 'The subscriber, by the app''s user id.';
+COMMENT ON COLUMN reclaim.grants.original_transaction_id IS 'The subscriber, by Apple''s originalTransactionId.';
+COMMENT ON COLUMN reclaim.grants.product_id IS 'Product the offer applies to.';
+COMMENT ON COLUMN reclaim.grants.offer_identifier IS 'Promotional offer id in App Store Connect.';
+COMMENT ON COLUMN reclaim.grants.reason IS 'Free text: why the grant was made (e.g. referral).';
+COMMENT ON COLUMN reclaim.grants.campaign IS 'Label for reporting, e.g. referral-2026.';
+COMMENT ON COLUMN reclaim.grants.admin_key_id IS 'The admin key that made the grant.';
+COMMENT ON COLUMN reclaim.grants.created_at IS 'When the grant was made.';
+COMMENT ON COLUMN reclaim.grants.request_sha256 IS 'SHA-256 of the normalized request (every field, defaults applied): the same Idempotency-Key with any other request is refused (422 idempotency-key-reused). NULL for grants made before schema 9, which are compared on their stored fields.';
+COMMENT ON COLUMN reclaim.grants.message_identifier IS 'Retention Messaging: the approved message Apple shows with this grant''s offer; NULL: the message of the configured campaign named like the grant''s campaign, if any.';
+
+CREATE TABLE reclaim.campaign_decisions (
+    id                      uuid        PRIMARY KEY,
+    campaign_id             text        NOT NULL,
+    bundle_id               text        NOT NULL,
+    environment             text        NOT NULL,
+    original_transaction_id text        NOT NULL,
+    app_account_token       uuid,
+    notification_uuid       uuid        NOT NULL REFERENCES reclaim.notifications (notification_uuid),
+    triggered_at            timestamptz NOT NULL,
+    outcome                 text        NOT NULL CHECK (outcome IN ('offered', 'held_out', 'skipped')),
+    reason                  text        NOT NULL,
+    decided_at              timestamptz NOT NULL DEFAULT now(),
+    variant_id              text,
+    UNIQUE (campaign_id, notification_uuid)
+);
+CREATE INDEX campaign_decisions_subscriber_idx ON reclaim.campaign_decisions (bundle_id, environment, original_transaction_id, campaign_id, triggered_at);
+CREATE INDEX campaign_decisions_decided_idx ON reclaim.campaign_decisions (decided_at);
+COMMENT ON TABLE reclaim.campaign_decisions IS 'Every time a notification triggered a campaign for a subscriber: offered, held out (control group) or skipped, with the reason in words. The denominator of every funnel; written in the same transaction as the notification''s job.';
+COMMENT ON COLUMN reclaim.campaign_decisions.id IS 'Decision id.';
+COMMENT ON COLUMN reclaim.campaign_decisions.campaign_id IS 'The campaign (reclaim.campaigns.id).';
+COMMENT ON COLUMN reclaim.campaign_decisions.bundle_id IS 'The app.';
+COMMENT ON COLUMN reclaim.campaign_decisions.environment IS 'Sandbox or Production.';
+COMMENT ON COLUMN reclaim.campaign_decisions.original_transaction_id IS 'The subscriber''s subscription.';
+COMMENT ON COLUMN reclaim.campaign_decisions.app_account_token IS 'The subscriber''s app user id, if known.';
+COMMENT ON COLUMN reclaim.campaign_decisions.notification_uuid IS 'The notification that triggered the campaign; one decision per campaign and notification.';
+COMMENT ON COLUMN reclaim.campaign_decisions.triggered_at IS 'signedDate of the triggering notification: cooldowns, date windows and tenure are measured at this time.';
+COMMENT ON COLUMN reclaim.campaign_decisions.outcome IS 'offered (an offer row was signed), held_out (in the campaign''s control group: no offer, for measuring lift) or skipped (a rule said no; see reason).';
+COMMENT ON COLUMN reclaim.campaign_decisions.reason IS 'Why, in words: which rule decided (e.g. "cooldown: last decided 2026-01-02, cooldown 90d").';
+COMMENT ON COLUMN reclaim.campaign_decisions.variant_id IS 'For offered: the campaign variant whose offer was issued (an experiment''s arm); NULL for a campaign without variants, and for held out and skipped.';
+COMMENT ON COLUMN reclaim.campaign_decisions.decided_at IS 'When the worker decided.';
+
+CREATE TABLE reclaim.offers (
+    id                       uuid        PRIMARY KEY,
+    decision_id              uuid        UNIQUE REFERENCES reclaim.campaign_decisions (id),
+    grant_id                 uuid        REFERENCES reclaim.grants (id),
+    bundle_id                text        NOT NULL,
+    environment              text        NOT NULL,
+    original_transaction_id  text        NOT NULL,
+    app_account_token        uuid,
+    campaign_id              text        NOT NULL,
+    source_notification_uuid uuid        REFERENCES reclaim.notifications (notification_uuid),
+    triggered_at             timestamptz NOT NULL,
+    priority                 integer     NOT NULL,
+    product_id               text        NOT NULL,
+    offer_identifier         text        NOT NULL,
+    state                    text        NOT NULL DEFAULT 'ready'
+                                         CHECK (state IN ('ready', 'delivered', 'redeemed', 'withdrawn', 'expired')),
+    key_id                   text        NOT NULL,
+    nonce                    uuid        NOT NULL,
+    signed_at                timestamptz NOT NULL,
+    application_username     text        NOT NULL,
+    storekit1_signature      text        NOT NULL,
+    storekit2_jws            text        NOT NULL,
+    signature_delivered      boolean     NOT NULL DEFAULT false,
+    deliverable_until        timestamptz NOT NULL,
+    created_at               timestamptz NOT NULL DEFAULT now(),
+    delivered_at             timestamptz,
+    delivery_count           integer     NOT NULL DEFAULT 0,
+    redeemed_at              timestamptz,
+    redeemed_transaction_id  text,
+    redeemed_price           bigint,
+    redeemed_currency        text,
+    ended_at                 timestamptz,
+    end_reason               text,
+    variant_id               text,
+    CHECK (decision_id IS NOT NULL OR grant_id IS NOT NULL)
+);
+-- Apple lets a subscriber have one offer at a time: the database refuses a second live one.
+CREATE UNIQUE INDEX offers_one_live_idx ON reclaim.offers (bundle_id, environment, original_transaction_id) WHERE state IN ('ready', 'delivered');
+-- app_account_token first: a query for one subscriber (bundle, environment, originalTransactionId) must
+-- not find this index attractive, which it did on a table without statistics yet (a scan of the whole app).
+CREATE INDEX offers_deliverable_idx ON reclaim.offers (app_account_token, bundle_id) WHERE state IN ('ready', 'delivered');
+-- The refresher and the expiry sweep read these in order and stop at the first row not due: no full scan.
+CREATE INDEX offers_refresh_idx ON reclaim.offers (signed_at) WHERE state IN ('ready', 'delivered');
+CREATE INDEX offers_expiry_idx ON reclaim.offers (deliverable_until) WHERE state IN ('ready', 'delivered');
+CREATE INDEX offers_subscriber_idx ON reclaim.offers (bundle_id, environment, original_transaction_id, created_at);
+CREATE INDEX offers_created_idx ON reclaim.offers (created_at);
+COMMENT ON TABLE reclaim.offers IS 'Every offer issued to a subscriber, by a campaign decision or a grant, with its pre-generated signatures. At most one live (ready or delivered) offer per subscriber.';
+COMMENT ON COLUMN reclaim.offers.id IS 'Offer id, as the app sees it.';
+COMMENT ON COLUMN reclaim.offers.decision_id IS 'The campaign decision that issued it (NULL for grants).';
+COMMENT ON COLUMN reclaim.offers.grant_id IS 'Set when the offer comes from an admin grant.';
+COMMENT ON COLUMN reclaim.offers.bundle_id IS 'The app.';
+COMMENT ON COLUMN reclaim.offers.environment IS 'Sandbox or Production.';
+COMMENT ON COLUMN reclaim.offers.original_transaction_id IS 'The subscriber''s subscription.';
+COMMENT ON COLUMN reclaim.offers.app_account_token IS 'The subscriber''s app user id; GET /v1/offers looks offers up by it. NULL: the app never set one, so the offer cannot be fetched by token.';
+COMMENT ON COLUMN reclaim.offers.campaign_id IS 'The campaign (or grant campaign label) that produced the offer.';
+COMMENT ON COLUMN reclaim.offers.source_notification_uuid IS 'The notification that triggered the campaign.';
+COMMENT ON COLUMN reclaim.offers.triggered_at IS 'signedDate of the triggering notification (or the grant time).';
+COMMENT ON COLUMN reclaim.offers.priority IS 'The campaign''s priority when issued: a later decision of higher priority withdraws this offer.';
+COMMENT ON COLUMN reclaim.offers.product_id IS 'Product the offer applies to.';
+COMMENT ON COLUMN reclaim.offers.offer_identifier IS 'Promotional offer id in App Store Connect.';
+COMMENT ON COLUMN reclaim.offers.state IS 'ready (signed, not yet fetched), delivered (handed to the app at least once), redeemed (Apple reported the purchase), withdrawn (superseded, or the subscriber came back without it; see end_reason), expired (deliverable_until passed).';
+COMMENT ON COLUMN reclaim.offers.key_id IS 'Id of the App Store Connect subscription key that made the stored signatures (never the key itself).';
+COMMENT ON COLUMN reclaim.offers.nonce IS 'Nonce of the stored signatures.';
+COMMENT ON COLUMN reclaim.offers.signed_at IS 'Timestamp of the stored signatures. Apple accepts a signature for 24 hours; the refresher re-signs long before that.';
+COMMENT ON COLUMN reclaim.offers.application_username IS 'applicationUsername in the StoreKit 1 signature: the lowercase appAccountToken, or empty.';
+COMMENT ON COLUMN reclaim.offers.storekit1_signature IS 'Base64 DER ECDSA signature for SKPaymentDiscount / promotionalOffer(offerID:keyID:nonce:signature:timestamp:).';
+COMMENT ON COLUMN reclaim.offers.storekit2_jws IS 'Compact JWS for StoreKit 2 promotionalOffer(_:compactJWS:).';
+COMMENT ON COLUMN reclaim.offers.signature_delivered IS 'Whether the stored signatures were handed out; each signature (nonce) is handed out at most once, later deliveries are signed anew.';
+COMMENT ON COLUMN reclaim.offers.deliverable_until IS 'After this the offer is no longer handed out (triggered_at plus the campaign''s deliverableFor).';
+COMMENT ON COLUMN reclaim.offers.created_at IS 'When the offer was issued.';
+COMMENT ON COLUMN reclaim.offers.delivered_at IS 'First time the app fetched it.';
+COMMENT ON COLUMN reclaim.offers.delivery_count IS 'How many times the app fetched it.';
+COMMENT ON COLUMN reclaim.offers.redeemed_at IS 'When the redeeming purchase was made (transaction purchaseDate).';
+COMMENT ON COLUMN reclaim.offers.redeemed_transaction_id IS 'The transaction that redeemed it.';
+COMMENT ON COLUMN reclaim.offers.redeemed_price IS 'Price paid, in milli-units of redeemed_currency (Apple''s transaction price).';
+COMMENT ON COLUMN reclaim.offers.redeemed_currency IS 'ISO 4217 currency of the redeeming transaction.';
+COMMENT ON COLUMN reclaim.offers.ended_at IS 'When it left the live states (redeemed, withdrawn or expired).';
+COMMENT ON COLUMN reclaim.offers.end_reason IS 'Why it was withdrawn or expired, in words.';
+COMMENT ON COLUMN reclaim.offers.variant_id IS 'The campaign variant it offers; NULL for a campaign without variants, and for grants.';
+
+CREATE TABLE reclaim.offer_redemptions (
+    notification_uuid       uuid        PRIMARY KEY REFERENCES reclaim.notifications (notification_uuid),
+    bundle_id               text        NOT NULL,
+    environment             text        NOT NULL,
+    original_transaction_id text        NOT NULL,
+    transaction_id          text,
+    product_id              text,
+    offer_identifier        text        NOT NULL,
+    offer_id                uuid        REFERENCES reclaim.offers (id),
+    price                   bigint,
+    currency                text,
+    redeemed_at             timestamptz NOT NULL,
+    recorded_at             timestamptz NOT NULL DEFAULT now()
+);
+CREATE INDEX offer_redemptions_redeemed_idx ON reclaim.offer_redemptions (redeemed_at);
+COMMENT ON TABLE reclaim.offer_redemptions IS 'Every promotional-offer purchase Apple reported (OFFER_REDEEMED, SUBSCRIBED or DID_RENEW with offerType 2), whether or not Reclaim issued the offer.';
+COMMENT ON COLUMN reclaim.offer_redemptions.notification_uuid IS 'The notification that reported it.';
+COMMENT ON COLUMN reclaim.offer_redemptions.bundle_id IS 'The app.';
+COMMENT ON COLUMN reclaim.offer_redemptions.environment IS 'Sandbox or Production.';
+COMMENT ON COLUMN reclaim.offer_redemptions.original_transaction_id IS 'The subscriber''s subscription.';
+COMMENT ON COLUMN reclaim.offer_redemptions.transaction_id IS 'The redeeming transaction.';
+COMMENT ON COLUMN reclaim.offer_redemptions.product_id IS 'The product bought.';
+COMMENT ON COLUMN reclaim.offer_redemptions.offer_identifier IS 'The promotional offer id the transaction carries.';
+COMMENT ON COLUMN reclaim.offer_redemptions.offer_id IS 'The Reclaim offer it redeemed; NULL when Reclaim never issued that offer to this subscriber (e.g. the app signed one elsewhere).';
+COMMENT ON COLUMN reclaim.offer_redemptions.price IS 'Price paid in milli-units of currency.';
+COMMENT ON COLUMN reclaim.offer_redemptions.currency IS 'ISO 4217 currency.';
+COMMENT ON COLUMN reclaim.offer_redemptions.redeemed_at IS 'Transaction purchaseDate (the notification''s signedDate when absent).';
+COMMENT ON COLUMN reclaim.offer_redemptions.recorded_at IS 'When Reclaim recorded it.';
+
+CREATE TABLE reclaim.offer_events (
+    offer_id    uuid        NOT NULL REFERENCES reclaim.offers (id),
+    event       text        NOT NULL CHECK (event IN ('shown', 'dismissed', 'purchase_started')),
+    occurred_at timestamptz NOT NULL DEFAULT now(),
+    PRIMARY KEY (offer_id, event)
+);
+COMMENT ON TABLE reclaim.offer_events IS 'What the app reported about an offer (POST /v1/offers/{id}/events); each event once per offer.';
+COMMENT ON COLUMN reclaim.offer_events.offer_id IS 'The offer.';
+COMMENT ON COLUMN reclaim.offer_events.event IS 'shown, dismissed or purchase_started.';
+COMMENT ON COLUMN reclaim.offer_events.occurred_at IS 'When Reclaim first recorded it.';
+
+-- ---------------------------------------------------------------------------------------------
+-- API keys and forensics.
+-- ---------------------------------------------------------------------------------------------
+CREATE TABLE reclaim.api_keys (
+    id          uuid        PRIMARY KEY,
+    scope       text        NOT NULL CHECK (scope IN ('app', 'admin', 'console')),
+    bundle_id   text,
+    key_hash    bytea       NOT NULL UNIQUE,
+    key_prefix  text        NOT NULL,
+    created_at  timestamptz NOT NULL DEFAULT now(),
+    revoked_at  timestamptz,
+    name        text,
+    console_sessions_not_before timestamptz,
+    CHECK (scope = 'console' OR (scope = 'app') = (bundle_id IS NOT NULL))
+);
+COMMENT ON TABLE reclaim.api_keys IS 'Keys for the delivery API (scope app, bound to one bundle id), the admin API and console (scope admin) and the read-only console (scope console, of one app or, without a bundle id, all). Only a SHA-256 of each key is stored.';
+COMMENT ON COLUMN reclaim.api_keys.id IS 'Key id.';
+COMMENT ON COLUMN reclaim.api_keys.scope IS 'app (delivery API), admin (admin API and /console, every app) or console (/console only).';
+COMMENT ON COLUMN reclaim.api_keys.bundle_id IS 'For app keys and app-bound console keys: the only app whose data the key can read. NULL for admin keys and global console keys.';
+COMMENT ON COLUMN reclaim.api_keys.key_hash IS 'SHA-256 of the key; the key itself is shown once, at creation.';
+COMMENT ON COLUMN reclaim.api_keys.key_prefix IS 'First characters of the key, to recognise it in lists.';
+COMMENT ON COLUMN reclaim.api_keys.created_at IS 'When the key was created.';
+COMMENT ON COLUMN reclaim.api_keys.revoked_at IS 'Set when the key was revoked; a revoked key is refused.';
+COMMENT ON COLUMN reclaim.api_keys.name IS 'What the operator called the key when creating it (e.g. ios-production), to tell keys apart.';
+COMMENT ON COLUMN reclaim.api_keys.console_sessions_not_before IS '/console sessions of this key signed in before this time are ended: signing out moves it past the session that signed out, so a copied cookie stops working. NULL: no sign-out yet.';
+
+CREATE TABLE reclaim.rejected_inputs (
+    id          bigint      GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    received_at timestamptz NOT NULL DEFAULT now(),
+    endpoint    text        NOT NULL,
+    problem     text        NOT NULL,
+    reason      text        NOT NULL,
+    body_sha256 bytea       NOT NULL,
+    body_size   integer     NOT NULL,
+    claimed_bundle_id text
+);
+CREATE INDEX rejected_inputs_received_idx ON reclaim.rejected_inputs (received_at);
+COMMENT ON TABLE reclaim.rejected_inputs IS 'Forensics: inputs refused at the edge (forged, malformed, unknown app). Only a hash of the body is kept, never the body. Pruned to the newest rows.';
+COMMENT ON COLUMN reclaim.rejected_inputs.id IS 'Row id.';
+COMMENT ON COLUMN reclaim.rejected_inputs.received_at IS 'When it was refused.';
+COMMENT ON COLUMN reclaim.rejected_inputs.endpoint IS 'The HTTP route.';
+COMMENT ON COLUMN reclaim.rejected_inputs.problem IS 'The problem+json type slug, e.g. invalid-signature.';
+COMMENT ON COLUMN reclaim.rejected_inputs.reason IS 'Human-readable reason.';
+COMMENT ON COLUMN reclaim.rejected_inputs.body_sha256 IS 'SHA-256 of the request body, to match against Apple''s notification history.';
+COMMENT ON COLUMN reclaim.rejected_inputs.body_size IS 'Body size in bytes.';
+COMMENT ON COLUMN reclaim.rejected_inputs.claimed_bundle_id IS 'The configured app a refused notification''s unverified payload names (so the app''s notification.refused webhook hears of it); NULL when it names none, or another.';
+
+-- ---------------------------------------------------------------------------------------------
+-- Outbound: notification forwarding and event webhooks, delivered through the job queue.
+-- ---------------------------------------------------------------------------------------------
+CREATE TABLE reclaim.outbound_targets (
+    id           text        PRIMARY KEY,
+    kind         text        NOT NULL CHECK (kind IN ('forward', 'webhook')),
+    bundle_id    text        NOT NULL,
+    url          text        NOT NULL,
+    environments text[]      NOT NULL,
+    events       text[]      NOT NULL DEFAULT '{}',
+    paused_at    timestamptz,
+    synced_at    timestamptz NOT NULL DEFAULT now()
+);
+CREATE INDEX outbound_targets_app_idx ON reclaim.outbound_targets (bundle_id, kind);
+COMMENT ON TABLE reclaim.outbound_targets IS 'The forwarding targets and webhooks of the config (apps[].forwarding, apps[].webhooks), mirrored at start-up: what the enqueueing statements and triggers read. A target removed from the config is deleted here, and its undelivered jobs become dead.';
+COMMENT ON COLUMN reclaim.outbound_targets.id IS 'kind, bundle id and URL, separated by spaces (e.g. "forward com.example.app https://backend.example.com/apple"); reclaim.jobs.target refers to it.';
+COMMENT ON COLUMN reclaim.outbound_targets.kind IS 'forward (Apple''s notifications, byte for byte) or webhook (Reclaim''s own events, Standard Webhooks).';
+COMMENT ON COLUMN reclaim.outbound_targets.bundle_id IS 'The app whose notifications or events go there.';
+COMMENT ON COLUMN reclaim.outbound_targets.url IS 'Where they are POSTed.';
+COMMENT ON COLUMN reclaim.outbound_targets.environments IS 'Environments whose notifications or events go there.';
+COMMENT ON COLUMN reclaim.outbound_targets.events IS 'For webhooks: the event types sent (e.g. offer.issued); empty for forwarding.';
+COMMENT ON COLUMN reclaim.outbound_targets.paused_at IS 'Set by reclaim webhooks pause: its jobs are kept (still queued, none lost) but not sent until reclaim webhooks resume. NULL: sending.';
+COMMENT ON COLUMN reclaim.outbound_targets.synced_at IS 'When a process last mirrored it from its config.';
+
+CREATE FUNCTION reclaim.iso8601(at timestamptz) RETURNS text
+LANGUAGE sql IMMUTABLE AS $$ SELECT to_char(at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') $$;
+COMMENT ON FUNCTION reclaim.iso8601(timestamptz) IS 'A time as webhook payloads carry it: ISO 8601 in UTC with milliseconds, whatever the session''s TimeZone.';
+
+-- One webhook job per subscribed target, in the transaction of the event: an event is sent if and only if it
+-- happened. The id is the Standard Webhooks webhook-id, the same on every retry so receivers can dedupe.
+CREATE FUNCTION reclaim.enqueue_webhooks(event_type text, bundle text, event_environment text, data jsonb) RETURNS void
+LANGUAGE plpgsql AS $$
+BEGIN
+    INSERT INTO reclaim.jobs (kind, target, payload, max_attempts)
+    SELECT 'webhook', t.id,
+           jsonb_build_object('webhookId', 'msg_' || replace(gen_random_uuid()::text, '-', ''),
+                              'event', jsonb_build_object('type', event_type, 'timestamp', reclaim.iso8601(now()), 'data', data)),
+           1000000
+    FROM reclaim.outbound_targets t
+    WHERE t.kind = 'webhook' AND t.bundle_id = bundle AND event_type = ANY (t.events)
+      AND (event_environment IS NULL OR event_environment = ANY (t.environments));
+    IF FOUND THEN PERFORM pg_notify('reclaim_outbound', ''); END IF;
+END
+$$;
+COMMENT ON FUNCTION reclaim.enqueue_webhooks(text, text, text, jsonb) IS 'Queues one webhook job for each of the app''s webhooks subscribed to the event (and its environment; NULL: any).';
+
+CREATE FUNCTION reclaim.offer_webhooks() RETURNS trigger
+LANGUAGE plpgsql AS $$
+BEGIN
+    -- Most apps have no webhooks: one probe of a small table, nothing built.
+    IF NOT EXISTS (SELECT 1 FROM reclaim.outbound_targets t WHERE t.bundle_id = NEW.bundle_id AND t.kind = 'webhook') THEN
+        RETURN NULL;
+    END IF;
+    PERFORM reclaim.enqueue_webhooks(
+        CASE WHEN TG_OP = 'INSERT' THEN 'offer.issued' ELSE 'offer.' || NEW.state END,
+        NEW.bundle_id, NEW.environment,
+        jsonb_strip_nulls(jsonb_build_object(
+            'offerId', NEW.id, 'bundleId', NEW.bundle_id, 'environment', NEW.environment,
+            'originalTransactionId', NEW.original_transaction_id, 'appAccountToken', NEW.app_account_token,
+            'campaignId', NEW.campaign_id, 'variantId', NEW.variant_id, 'grantId', NEW.grant_id,
+            'productId', NEW.product_id, 'offerIdentifier', NEW.offer_identifier, 'state', NEW.state,
+            'createdAt', reclaim.iso8601(NEW.created_at), 'deliverableUntil', reclaim.iso8601(NEW.deliverable_until),
+            'deliveredAt', reclaim.iso8601(NEW.delivered_at), 'endedAt', reclaim.iso8601(NEW.ended_at), 'endReason', NEW.end_reason,
+            'redeemedAt', reclaim.iso8601(NEW.redeemed_at), 'redeemedTransactionId', NEW.redeemed_transaction_id,
+            'redeemedPrice', NEW.redeemed_price, 'redeemedCurrency', NEW.redeemed_currency)));
+    RETURN NULL;
+END
+$$;
+COMMENT ON FUNCTION reclaim.offer_webhooks() IS 'offer.issued, offer.delivered (the first delivery), offer.redeemed, offer.withdrawn and offer.expired, from every statement that writes reclaim.offers.';
+CREATE TRIGGER offers_issued_webhooks AFTER INSERT ON reclaim.offers
+    FOR EACH ROW EXECUTE FUNCTION reclaim.offer_webhooks();
+CREATE TRIGGER offers_state_webhooks AFTER UPDATE OF state ON reclaim.offers
+    FOR EACH ROW WHEN (OLD.state IS DISTINCT FROM NEW.state AND NEW.state <> 'ready') EXECUTE FUNCTION reclaim.offer_webhooks();
+
+-- Each API process keeps in memory which app users have a live offer (GET /v1/offers answers most launches, which
+-- find none, without a query); this tells it of every new one as its transaction commits.
+CREATE FUNCTION reclaim.notify_live_offer() RETURNS trigger
+LANGUAGE plpgsql AS $$
+BEGIN
+    PERFORM pg_notify('reclaim_offers', 'o ' || NEW.bundle_id || ' ' || NEW.app_account_token);
+    RETURN NULL;
+END
+$$;
+COMMENT ON FUNCTION reclaim.notify_live_offer() IS 'NOTIFY reclaim_offers, ''o <bundle id> <appAccountToken>'', for every offer inserted with a token: the API processes'' live-offer index (README, GET /v1/offers).';
+CREATE TRIGGER offers_live_notify AFTER INSERT ON reclaim.offers
+    FOR EACH ROW WHEN (NEW.app_account_token IS NOT NULL) EXECUTE FUNCTION reclaim.notify_live_offer();
+
+CREATE FUNCTION reclaim.grant_webhooks() RETURNS trigger
+LANGUAGE plpgsql AS $$
+BEGIN
+    IF NOT EXISTS (SELECT 1 FROM reclaim.outbound_targets t WHERE t.bundle_id = NEW.bundle_id AND t.kind = 'webhook') THEN
+        RETURN NULL;
+    END IF;
+    PERFORM reclaim.enqueue_webhooks('grant.created', NEW.bundle_id, NULL, jsonb_strip_nulls(jsonb_build_object(
+        'grantId', NEW.id, 'bundleId', NEW.bundle_id, 'appAccountToken', NEW.app_account_token,
+        'originalTransactionId', NEW.original_transaction_id, 'productId', NEW.product_id,
+        'offerIdentifier', NEW.offer_identifier, 'reason', NEW.reason, 'campaign', NEW.campaign,
+        'createdAt', reclaim.iso8601(NEW.created_at))));
+    RETURN NULL;
+END
+$$;
+COMMENT ON FUNCTION reclaim.grant_webhooks() IS 'grant.created for every grant (POST /v1/grants).';
+CREATE TRIGGER grants_webhooks AFTER INSERT ON reclaim.grants FOR EACH ROW EXECUTE FUNCTION reclaim.grant_webhooks();
+
+CREATE FUNCTION reclaim.refusal_webhooks() RETURNS trigger
+LANGUAGE plpgsql AS $$
+BEGIN
+    PERFORM reclaim.enqueue_webhooks('notification.refused', NEW.claimed_bundle_id, NULL, jsonb_build_object(
+        'problem', NEW.problem, 'reason', NEW.reason, 'bodySha256', encode(NEW.body_sha256, 'hex'),
+        'bodySize', NEW.body_size, 'receivedAt', reclaim.iso8601(NEW.received_at), 'claimedBundleId', NEW.claimed_bundle_id));
+    RETURN NULL;
+END
+$$;
+COMMENT ON FUNCTION reclaim.refusal_webhooks() IS 'notification.refused (opt-in) for a refused notification whose unverified payload names a configured app.';
+CREATE TRIGGER rejected_inputs_webhooks AFTER INSERT ON reclaim.rejected_inputs
+    FOR EACH ROW WHEN (NEW.claimed_bundle_id IS NOT NULL) EXECUTE FUNCTION reclaim.refusal_webhooks();
+
+-- ---------------------------------------------------------------------------------------------
+-- Recovery through the App Store Server API: reconciliation runs and backfill progress.
+-- ---------------------------------------------------------------------------------------------
+CREATE TABLE reclaim.reconciliation_runs (
+    id             bigint      GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    bundle_id      text        NOT NULL,
+    environment    text        NOT NULL,
+    started_by     text        NOT NULL CHECK (started_by IN ('command', 'worker')),
+    window_start   timestamptz NOT NULL,
+    window_end     timestamptz NOT NULL,
+    only_failures  boolean     NOT NULL,
+    started_at     timestamptz NOT NULL DEFAULT now(),
+    finished_at    timestamptz,
+    pages          integer     NOT NULL DEFAULT 0,
+    found          integer     NOT NULL DEFAULT 0,
+    new            integer     NOT NULL DEFAULT 0,
+    refused        integer     NOT NULL DEFAULT 0,
+    error          text
+);
+CREATE INDEX reconciliation_runs_started_idx ON reclaim.reconciliation_runs (started_at);
+COMMENT ON TABLE reclaim.reconciliation_runs IS 'Every reconciliation against Apple''s notification history (reclaim reconcile, or the worker''s periodic run): the window asked for and what came of it. A run with new > 0 found notifications that never reached Reclaim.';
+COMMENT ON COLUMN reclaim.reconciliation_runs.id IS 'Run id.';
+COMMENT ON COLUMN reclaim.reconciliation_runs.bundle_id IS 'The app.';
+COMMENT ON COLUMN reclaim.reconciliation_runs.environment IS 'Production or Sandbox.';
+COMMENT ON COLUMN reclaim.reconciliation_runs.started_by IS 'command (reclaim reconcile) or worker (periodic).';
+COMMENT ON COLUMN reclaim.reconciliation_runs.window_start IS 'Start of the history window asked for (clamped to what Apple keeps: 180 days in Production, 30 in Sandbox).';
+COMMENT ON COLUMN reclaim.reconciliation_runs.window_end IS 'End of the window.';
+COMMENT ON COLUMN reclaim.reconciliation_runs.only_failures IS 'Whether only notifications Apple failed to deliver were asked for.';
+COMMENT ON COLUMN reclaim.reconciliation_runs.started_at IS 'When the run started.';
+COMMENT ON COLUMN reclaim.reconciliation_runs.finished_at IS 'When it ended; NULL while running, or when its process died.';
+COMMENT ON COLUMN reclaim.reconciliation_runs.pages IS 'History pages read (20 notifications a page).';
+COMMENT ON COLUMN reclaim.reconciliation_runs.found IS 'Notifications in the history.';
+COMMENT ON COLUMN reclaim.reconciliation_runs.new IS 'Of those, how many Reclaim had not stored: now stored and queued like any other.';
+COMMENT ON COLUMN reclaim.reconciliation_runs.refused IS 'Of those, how many ingest refused (e.g. an environment the app does not accept); see reclaim.rejected_inputs.';
+COMMENT ON COLUMN reclaim.reconciliation_runs.error IS 'Why the run stopped early, if it did.';
+
+CREATE TABLE reclaim.backfill_transactions (
+    bundle_id       text        NOT NULL,
+    transaction_id  text        NOT NULL,
+    environment     text,
+    subscriptions   integer     NOT NULL,
+    result          text        NOT NULL,
+    done_at         timestamptz NOT NULL DEFAULT now(),
+    PRIMARY KEY (bundle_id, transaction_id)
+);
+COMMENT ON TABLE reclaim.backfill_transactions IS 'Transaction ids reclaim backfill has handled, so an interrupted backfill resumes where it stopped.';
+COMMENT ON COLUMN reclaim.backfill_transactions.bundle_id IS 'The app.';
+COMMENT ON COLUMN reclaim.backfill_transactions.transaction_id IS 'A transaction id from the backfill file.';
+COMMENT ON COLUMN reclaim.backfill_transactions.environment IS 'Where Apple knew it (Production or Sandbox); NULL when in neither.';
+COMMENT ON COLUMN reclaim.backfill_transactions.subscriptions IS 'Subscriptions whose state it seeded.';
+COMMENT ON COLUMN reclaim.backfill_transactions.result IS 'seeded, or why not (e.g. not found).';
+COMMENT ON COLUMN reclaim.backfill_transactions.done_at IS 'When it was handled.';
+
+-- ---------------------------------------------------------------------------------------------
+-- Views for dashboards.
+-- ---------------------------------------------------------------------------------------------
+CREATE VIEW reclaim.queue_health AS
+SELECT state,
+       count(*)                                   AS jobs,
+       min(run_at) FILTER (WHERE state IN ('available', 'retryable')) AS oldest_run_at,
+       max(attempts)                              AS max_attempts_seen
+FROM reclaim.jobs
+GROUP BY state;
+COMMENT ON VIEW reclaim.queue_health IS 'Jobs per state, the oldest waiting job and the most attempts seen: the queue at a glance.';
+COMMENT ON COLUMN reclaim.queue_health.state IS 'Job state.';
+COMMENT ON COLUMN reclaim.queue_health.jobs IS 'Number of jobs in that state.';
+COMMENT ON COLUMN reclaim.queue_health.oldest_run_at IS 'For waiting states: run_at of the oldest job (now() minus this is the backlog age).';
+COMMENT ON COLUMN reclaim.queue_health.max_attempts_seen IS 'Highest attempts among the jobs in that state.';
+
+CREATE VIEW reclaim.campaign_funnel AS
+SELECT d.bundle_id,
+       d.environment,
+       d.campaign_id,
+       count(*)                                                   AS decided,
+       count(*) FILTER (WHERE d.outcome = 'held_out')             AS held_out,
+       count(*) FILTER (WHERE d.outcome = 'skipped')              AS skipped,
+       count(o.id)                                                AS offered,
+       count(o.id) FILTER (WHERE o.delivered_at IS NOT NULL)      AS delivered,
+       count(o.id) FILTER (WHERE EXISTS (SELECT 1 FROM reclaim.offer_events e WHERE e.offer_id = o.id AND e.event = 'shown')) AS shown,
+       count(o.id) FILTER (WHERE o.state = 'redeemed')            AS redeemed,
+       count(o.id) FILTER (WHERE o.state = 'withdrawn')           AS withdrawn,
+       count(o.id) FILTER (WHERE o.state = 'expired')             AS expired
+FROM reclaim.campaign_decisions d
+LEFT JOIN reclaim.offers o ON o.decision_id = d.id
+GROUP BY d.bundle_id, d.environment, d.campaign_id;
+COMMENT ON VIEW reclaim.campaign_funnel IS 'Per campaign and environment, all time: decisions and what became of their offers. Grants are not decisions and do not appear here. Filter on environment = ''Production'' for business numbers: Sandbox is TestFlight and testers.';
+COMMENT ON COLUMN reclaim.campaign_funnel.bundle_id IS 'The app.';
+COMMENT ON COLUMN reclaim.campaign_funnel.environment IS 'Production or Sandbox (TestFlight and sandbox testers; not revenue).';
+COMMENT ON COLUMN reclaim.campaign_funnel.campaign_id IS 'The campaign.';
+COMMENT ON COLUMN reclaim.campaign_funnel.decided IS 'Times a notification triggered the campaign (offered + held out + skipped).';
+COMMENT ON COLUMN reclaim.campaign_funnel.held_out IS 'Eligible subscribers kept as the control group.';
+COMMENT ON COLUMN reclaim.campaign_funnel.skipped IS 'Triggers a rule turned down (see campaign_decisions.reason).';
+COMMENT ON COLUMN reclaim.campaign_funnel.offered IS 'Offers issued.';
+COMMENT ON COLUMN reclaim.campaign_funnel.delivered IS 'Offers fetched by the app at least once.';
+COMMENT ON COLUMN reclaim.campaign_funnel.shown IS 'Offers the app reported as shown.';
+COMMENT ON COLUMN reclaim.campaign_funnel.redeemed IS 'Offers Apple reported as redeemed.';
+COMMENT ON COLUMN reclaim.campaign_funnel.withdrawn IS 'Offers withdrawn (superseded, or the subscriber came back without them).';
+COMMENT ON COLUMN reclaim.campaign_funnel.expired IS 'Offers that reached deliverable_until unredeemed.';
+
+CREATE VIEW reclaim.offer_funnel_daily AS
+SELECT d.bundle_id,
+       d.environment,
+       d.campaign_id,
+       (d.triggered_at AT TIME ZONE 'UTC')::date                  AS day,
+       count(*)                                                   AS decided,
+       count(*) FILTER (WHERE d.outcome = 'held_out')             AS held_out,
+       count(*) FILTER (WHERE d.outcome = 'skipped')              AS skipped,
+       count(o.id)                                                AS offered,
+       count(o.id) FILTER (WHERE o.delivered_at IS NOT NULL)      AS delivered,
+       count(o.id) FILTER (WHERE EXISTS (SELECT 1 FROM reclaim.offer_events e WHERE e.offer_id = o.id AND e.event = 'shown')) AS shown,
+       count(o.id) FILTER (WHERE o.state = 'redeemed')            AS redeemed,
+       count(o.id) FILTER (WHERE o.state = 'withdrawn')           AS withdrawn,
+       count(o.id) FILTER (WHERE o.state = 'expired')             AS expired
+FROM reclaim.campaign_decisions d
+LEFT JOIN reclaim.offers o ON o.decision_id = d.id
+GROUP BY d.bundle_id, d.environment, d.campaign_id, (d.triggered_at AT TIME ZONE 'UTC')::date;
+COMMENT ON VIEW reclaim.offer_funnel_daily IS 'Per campaign, environment and UTC day of the triggering notification: decisions and what became of their offers. Sum over days for a period; filter on environment = ''Production'' for business numbers.';
+COMMENT ON COLUMN reclaim.offer_funnel_daily.bundle_id IS 'The app.';
+COMMENT ON COLUMN reclaim.offer_funnel_daily.environment IS 'Production or Sandbox (TestFlight and sandbox testers; not revenue).';
+COMMENT ON COLUMN reclaim.offer_funnel_daily.campaign_id IS 'The campaign.';
+COMMENT ON COLUMN reclaim.offer_funnel_daily.day IS 'UTC date of the triggering notification''s signedDate.';
+COMMENT ON COLUMN reclaim.offer_funnel_daily.decided IS 'Triggers (offered + held out + skipped).';
+COMMENT ON COLUMN reclaim.offer_funnel_daily.held_out IS 'Eligible subscribers kept as the control group.';
+COMMENT ON COLUMN reclaim.offer_funnel_daily.skipped IS 'Triggers a rule turned down.';
+COMMENT ON COLUMN reclaim.offer_funnel_daily.offered IS 'Offers issued.';
+COMMENT ON COLUMN reclaim.offer_funnel_daily.delivered IS 'Offers fetched by the app at least once.';
+COMMENT ON COLUMN reclaim.offer_funnel_daily.shown IS 'Offers the app reported as shown.';
+COMMENT ON COLUMN reclaim.offer_funnel_daily.redeemed IS 'Offers Apple reported as redeemed.';
+COMMENT ON COLUMN reclaim.offer_funnel_daily.withdrawn IS 'Offers withdrawn.';
+COMMENT ON COLUMN reclaim.offer_funnel_daily.expired IS 'Offers that expired unredeemed.';
+
+CREATE VIEW reclaim.offer_revenue_daily AS
+SELECT r.bundle_id,
+       r.environment,
+       coalesce(o.campaign_id, '(not issued by Reclaim)')         AS campaign_id,
+       (r.redeemed_at AT TIME ZONE 'UTC')::date                   AS day,
+       coalesce(r.currency, '')                                   AS currency,
+       count(*)                                                   AS redemptions,
+       coalesce(sum(r.price), 0)                                  AS revenue_milli
+FROM reclaim.offer_redemptions r
+LEFT JOIN reclaim.offers o ON o.id = r.offer_id
+GROUP BY 1, 2, 3, 4, 5;
+COMMENT ON VIEW reclaim.offer_revenue_daily IS 'Promotional-offer purchases per campaign, environment, UTC day and currency, with what they paid. Only environment = ''Production'' is revenue: Sandbox purchases (TestFlight, testers) are not charged. Purchases of offers Reclaim did not issue appear under ''(not issued by Reclaim)''.';
+COMMENT ON COLUMN reclaim.offer_revenue_daily.bundle_id IS 'The app.';
+COMMENT ON COLUMN reclaim.offer_revenue_daily.environment IS 'Production (revenue) or Sandbox (not charged).';
+COMMENT ON COLUMN reclaim.offer_revenue_daily.campaign_id IS 'The campaign or grant label of the redeemed offer.';
+COMMENT ON COLUMN reclaim.offer_revenue_daily.day IS 'UTC date of the purchase.';
+COMMENT ON COLUMN reclaim.offer_revenue_daily.currency IS 'ISO 4217 currency ('''' when Apple sent none).';
+COMMENT ON COLUMN reclaim.offer_revenue_daily.redemptions IS 'Purchases.';
+COMMENT ON COLUMN reclaim.offer_revenue_daily.revenue_milli IS 'Sum of the prices paid, in milli-units of currency (divide by 1000).';
+
+CREATE VIEW reclaim.campaign_lift AS
+WITH subjects AS (
+    SELECT DISTINCT ON (d.bundle_id, d.campaign_id, d.environment, d.original_transaction_id)
+           d.bundle_id, d.campaign_id, d.environment, d.original_transaction_id, d.outcome, d.triggered_at
+    FROM reclaim.campaign_decisions d
+    WHERE d.outcome IN ('offered', 'held_out')
+    ORDER BY d.bundle_id, d.campaign_id, d.environment, d.original_transaction_id, d.triggered_at)
+SELECT s.bundle_id,
+       s.environment,
+       s.campaign_id,
+       count(*) FILTER (WHERE s.outcome = 'offered')              AS treated,
+       count(*) FILTER (WHERE s.outcome = 'held_out')             AS held_out,
+       count(*) FILTER (WHERE s.outcome = 'offered' AND EXISTS (
+           SELECT 1 FROM reclaim.offers o JOIN reclaim.campaign_decisions d2 ON d2.id = o.decision_id
+           WHERE d2.campaign_id = s.campaign_id AND o.bundle_id = s.bundle_id AND o.environment = s.environment
+             AND o.original_transaction_id = s.original_transaction_id AND o.state = 'redeemed')) AS treated_redeemed,
+       count(*) FILTER (WHERE s.outcome = 'offered' AND sub.expires_at > s.triggered_at + interval '30 days') AS treated_retained_30d,
+       count(*) FILTER (WHERE s.outcome = 'held_out' AND sub.expires_at > s.triggered_at + interval '30 days') AS held_out_retained_30d
+FROM subjects s
+LEFT JOIN reclaim.subscriptions sub
+  ON sub.bundle_id = s.bundle_id AND sub.environment = s.environment AND sub.original_transaction_id = s.original_transaction_id
+GROUP BY s.bundle_id, s.environment, s.campaign_id;
+COMMENT ON VIEW reclaim.campaign_lift IS 'Per campaign and environment: subscribers treated (first decision offered) against held out (first decision held out), with redemptions and 30-day retention of each group. Retained: the subscription now runs until more than 30 days after the first trigger. Compare the rates, and mind the group sizes.';
+COMMENT ON COLUMN reclaim.campaign_lift.bundle_id IS 'The app.';
+COMMENT ON COLUMN reclaim.campaign_lift.environment IS 'Production or Sandbox; compare groups within one environment.';
+COMMENT ON COLUMN reclaim.campaign_lift.campaign_id IS 'The campaign.';
+COMMENT ON COLUMN reclaim.campaign_lift.treated IS 'Subscribers whose first decision of this campaign offered.';
+COMMENT ON COLUMN reclaim.campaign_lift.held_out IS 'Subscribers whose first decision of this campaign held them out.';
+COMMENT ON COLUMN reclaim.campaign_lift.treated_redeemed IS 'Treated subscribers who redeemed an offer of this campaign.';
+COMMENT ON COLUMN reclaim.campaign_lift.treated_retained_30d IS 'Treated subscribers whose subscription runs more than 30 days past their first trigger.';
+COMMENT ON COLUMN reclaim.campaign_lift.held_out_retained_30d IS 'Held-out subscribers whose subscription runs more than 30 days past their first trigger.';
+
+-- 95% confidence intervals, in SQL the operator owns (checked against statsmodels in the tests).
+CREATE FUNCTION reclaim.wilson_interval(successes bigint, trials bigint, OUT lower double precision, OUT upper double precision)
+LANGUAGE sql IMMUTABLE AS $$
+    SELECT (p + z * z / (2 * n) - z * sqrt(p * (1 - p) / n + z * z / (4 * n * n))) / (1 + z * z / n),
+           (p + z * z / (2 * n) + z * sqrt(p * (1 - p) / n + z * z / (4 * n * n))) / (1 + z * z / n)
+    FROM (SELECT successes::float8 / nullif(trials, 0) AS p, nullif(trials, 0)::float8 AS n, 1.959963984540054::float8 AS z) AS v
+$$;
+COMMENT ON FUNCTION reclaim.wilson_interval(bigint, bigint) IS 'Wilson score 95% interval of successes/trials (NULLs for no trials): an interval that stays inside 0..1 and behaves for small groups and for 0 or all successes.';
+
+CREATE FUNCTION reclaim.newcombe_interval(x1 bigint, n1 bigint, x2 bigint, n2 bigint, OUT lower double precision, OUT upper double precision)
+LANGUAGE sql IMMUTABLE AS $$
+    SELECT (p1 - p2) - sqrt((p1 - w1.lower) ^ 2 + (w2.upper - p2) ^ 2),
+           (p1 - p2) + sqrt((w1.upper - p1) ^ 2 + (p2 - w2.lower) ^ 2)
+    FROM (SELECT x1::float8 / nullif(n1, 0) AS p1, x2::float8 / nullif(n2, 0) AS p2) AS v,
+         reclaim.wilson_interval(x1, n1) AS w1, reclaim.wilson_interval(x2, n2) AS w2
+$$;
+COMMENT ON FUNCTION reclaim.newcombe_interval(bigint, bigint, bigint, bigint) IS 'Newcombe''s hybrid score 95% interval of x1/n1 - x2/n2, from the two Wilson intervals (NULLs when a group is empty).';
+
+CREATE FUNCTION reclaim.campaign_variant_counts_since(since timestamptz)
+RETURNS TABLE (bundle_id text, environment text, campaign_id text, variant_id text, treated bigint, held_out bigint,
+               treated_redeemed bigint, treated_retained_30d bigint, held_out_retained_30d bigint)
+LANGUAGE sql STABLE AS $$
+WITH subjects AS (
+    -- Each subscriber once per campaign: their first decision that offered or held out, with its arm.
+    SELECT DISTINCT ON (d.bundle_id, d.campaign_id, d.environment, d.original_transaction_id)
+           d.bundle_id, d.campaign_id, d.environment, d.original_transaction_id, d.outcome, d.triggered_at,
+           coalesce(d.variant_id, '') AS variant_id
+    FROM reclaim.campaign_decisions d
+    WHERE d.outcome IN ('offered', 'held_out')
+      -- Subscribers whose first trigger in the period is on or after `since`.
+      AND d.triggered_at >= since
+    ORDER BY d.bundle_id, d.campaign_id, d.environment, d.original_transaction_id, d.triggered_at),
+measured AS (
+    SELECT s.bundle_id, s.environment, s.campaign_id, s.variant_id, s.outcome,
+           EXISTS (SELECT 1 FROM reclaim.offers o JOIN reclaim.campaign_decisions d2 ON d2.id = o.decision_id
+                   WHERE d2.campaign_id = s.campaign_id AND o.bundle_id = s.bundle_id AND o.environment = s.environment
+                     AND o.original_transaction_id = s.original_transaction_id AND o.state = 'redeemed') AS redeemed,
+           coalesce(sub.expires_at > s.triggered_at + interval '30 days', false) AS retained
+    FROM subjects s
+    LEFT JOIN reclaim.subscriptions sub
+      ON sub.bundle_id = s.bundle_id AND sub.environment = s.environment AND sub.original_transaction_id = s.original_transaction_id),
+treated AS (
+    SELECT bundle_id, environment, campaign_id, variant_id, count(*) AS n, count(*) FILTER (WHERE redeemed) AS redeemed,
+           count(*) FILTER (WHERE retained) AS retained
+    FROM measured WHERE outcome = 'offered' GROUP BY 1, 2, 3, 4),
+held AS (
+    SELECT bundle_id, environment, campaign_id, count(*) AS n, count(*) FILTER (WHERE retained) AS retained
+    FROM measured WHERE outcome = 'held_out' GROUP BY 1, 2, 3)
+SELECT coalesce(t.bundle_id, h.bundle_id) AS bundle_id, coalesce(t.environment, h.environment) AS environment,
+       coalesce(t.campaign_id, h.campaign_id) AS campaign_id, coalesce(t.variant_id, '') AS variant_id,
+       coalesce(t.n, 0) AS treated, coalesce(h.n, 0) AS held_out, coalesce(t.redeemed, 0) AS treated_redeemed,
+       coalesce(t.retained, 0) AS treated_retained_30d, coalesce(h.retained, 0) AS held_out_retained_30d
+FROM treated t
+FULL JOIN held h ON h.bundle_id = t.bundle_id AND h.environment = t.environment AND h.campaign_id = t.campaign_id;
+$$;
+COMMENT ON FUNCTION reclaim.campaign_variant_counts_since(timestamptz) IS 'campaign_variant_counts of the subscribers first triggered on or after since (reclaim campaigns report --since).';
+
+CREATE VIEW reclaim.campaign_variant_counts AS SELECT * FROM reclaim.campaign_variant_counts_since('-infinity');
+COMMENT ON VIEW reclaim.campaign_variant_counts IS 'Per campaign, environment and variant: subscribers treated with that variant (their first decision offered it) against the campaign''s held-out group, with redemptions and 30-day retention: the counts campaign_variant_lift works on.';
+COMMENT ON COLUMN reclaim.campaign_variant_counts.bundle_id IS 'The app.';
+COMMENT ON COLUMN reclaim.campaign_variant_counts.environment IS 'Production or Sandbox; compare within one.';
+COMMENT ON COLUMN reclaim.campaign_variant_counts.campaign_id IS 'The campaign.';
+COMMENT ON COLUMN reclaim.campaign_variant_counts.variant_id IS 'The variant (empty for a campaign without variants).';
+COMMENT ON COLUMN reclaim.campaign_variant_counts.treated IS 'Subscribers whose first decision of the campaign offered this variant.';
+COMMENT ON COLUMN reclaim.campaign_variant_counts.held_out IS 'The campaign''s held-out subscribers (the same on every variant''s row).';
+COMMENT ON COLUMN reclaim.campaign_variant_counts.treated_redeemed IS 'Treated subscribers who redeemed an offer of the campaign.';
+COMMENT ON COLUMN reclaim.campaign_variant_counts.treated_retained_30d IS 'Treated subscribers whose subscription runs more than 30 days past their first trigger.';
+COMMENT ON COLUMN reclaim.campaign_variant_counts.held_out_retained_30d IS 'Held-out subscribers whose subscription runs more than 30 days past their first trigger.';
+
+CREATE FUNCTION reclaim.campaign_variant_lift_since(since timestamptz)
+RETURNS TABLE (bundle_id text, environment text, campaign_id text, variant_id text, treated bigint, held_out bigint,
+               redemption_rate float8, redemption_rate_lower float8, redemption_rate_upper float8,
+               treated_retention float8, treated_retention_lower float8, treated_retention_upper float8,
+               held_out_retention float8, held_out_retention_lower float8, held_out_retention_upper float8,
+               retention_lift float8, retention_lift_lower float8, retention_lift_upper float8, verdict text, needed_per_group bigint)
+LANGUAGE sql STABLE AS $$
+SELECT c.bundle_id, c.environment, c.campaign_id, c.variant_id, c.treated, c.held_out,
+       rates.redemption AS redemption_rate, r.lower AS redemption_rate_lower, r.upper AS redemption_rate_upper,
+       rates.pt AS treated_retention, t.lower AS treated_retention_lower, t.upper AS treated_retention_upper,
+       rates.ph AS held_out_retention, h.lower AS held_out_retention_lower, h.upper AS held_out_retention_upper,
+       rates.pt - rates.ph AS retention_lift, d.lower AS retention_lift_lower, d.upper AS retention_lift_upper,
+       CASE WHEN c.treated = 0 OR c.held_out = 0 THEN 'no holdout to compare'
+            WHEN d.lower > 0 THEN 'better'
+            WHEN d.upper < 0 THEN 'worse'
+            ELSE 'not yet distinguishable' END AS verdict,
+       -- The group size (each group) at which a difference this large would be distinguishable, by the normal
+       -- approximation n = z^2 (p1 q1 + p2 q2) / d^2; NULL when it already is, or there is no difference to see.
+       CASE WHEN d.lower <= 0 AND d.upper >= 0 AND rates.pt <> rates.ph
+            -- Capped below bigint's limit: two huge groups differing by a hair would otherwise fail the whole query.
+            THEN least(ceil(1.959963984540054 ^ 2 * (rates.pt * (1 - rates.pt) + rates.ph * (1 - rates.ph)) / (rates.pt - rates.ph) ^ 2), 9e18)::bigint
+       END AS needed_per_group
+FROM reclaim.campaign_variant_counts_since(since) c
+CROSS JOIN LATERAL (SELECT c.treated_redeemed::float8 / nullif(c.treated, 0) AS redemption,
+                           c.treated_retained_30d::float8 / nullif(c.treated, 0) AS pt,
+                           c.held_out_retained_30d::float8 / nullif(c.held_out, 0) AS ph) AS rates
+CROSS JOIN LATERAL reclaim.wilson_interval(c.treated_redeemed, c.treated) AS r
+CROSS JOIN LATERAL reclaim.wilson_interval(c.treated_retained_30d, c.treated) AS t
+CROSS JOIN LATERAL reclaim.wilson_interval(c.held_out_retained_30d, c.held_out) AS h
+CROSS JOIN LATERAL reclaim.newcombe_interval(c.treated_retained_30d, c.treated, c.held_out_retained_30d, c.held_out) AS d;
+$$;
+COMMENT ON FUNCTION reclaim.campaign_variant_lift_since(timestamptz) IS 'campaign_variant_lift of the subscribers first triggered on or after since (reclaim campaigns report --since).';
+
+CREATE VIEW reclaim.campaign_variant_lift AS SELECT * FROM reclaim.campaign_variant_lift_since('-infinity');
+COMMENT ON VIEW reclaim.campaign_variant_lift IS 'Each campaign variant against the campaign''s holdout, with 95% confidence intervals: Wilson for each proportion, Newcombe for the retention lift (treated minus held out), and a verdict: better or worse when the lift''s interval excludes 0, else not yet distinguishable, with the group size at which the observed lift would be.';
+COMMENT ON COLUMN reclaim.campaign_variant_lift.bundle_id IS 'The app.';
+COMMENT ON COLUMN reclaim.campaign_variant_lift.environment IS 'Production or Sandbox; compare within one.';
+COMMENT ON COLUMN reclaim.campaign_variant_lift.campaign_id IS 'The campaign.';
+COMMENT ON COLUMN reclaim.campaign_variant_lift.variant_id IS 'The variant (empty for a campaign without variants).';
+COMMENT ON COLUMN reclaim.campaign_variant_lift.treated IS 'Subscribers whose first decision of the campaign offered this variant.';
+COMMENT ON COLUMN reclaim.campaign_variant_lift.held_out IS 'The campaign''s held-out subscribers.';
+COMMENT ON COLUMN reclaim.campaign_variant_lift.redemption_rate IS 'Share of the treated who redeemed an offer of the campaign.';
+COMMENT ON COLUMN reclaim.campaign_variant_lift.redemption_rate_lower IS 'Its 95% Wilson interval, lower bound.';
+COMMENT ON COLUMN reclaim.campaign_variant_lift.redemption_rate_upper IS 'Its 95% Wilson interval, upper bound.';
+COMMENT ON COLUMN reclaim.campaign_variant_lift.treated_retention IS 'Share of the treated retained 30 days past their first trigger.';
+COMMENT ON COLUMN reclaim.campaign_variant_lift.treated_retention_lower IS 'Its 95% Wilson interval, lower bound.';
+COMMENT ON COLUMN reclaim.campaign_variant_lift.treated_retention_upper IS 'Its 95% Wilson interval, upper bound.';
+COMMENT ON COLUMN reclaim.campaign_variant_lift.held_out_retention IS 'Share of the held out retained 30 days past their first trigger.';
+COMMENT ON COLUMN reclaim.campaign_variant_lift.held_out_retention_lower IS 'Its 95% Wilson interval, lower bound.';
+COMMENT ON COLUMN reclaim.campaign_variant_lift.held_out_retention_upper IS 'Its 95% Wilson interval, upper bound.';
+COMMENT ON COLUMN reclaim.campaign_variant_lift.retention_lift IS 'treated_retention minus held_out_retention.';
+COMMENT ON COLUMN reclaim.campaign_variant_lift.retention_lift_lower IS 'Its 95% Newcombe interval, lower bound.';
+COMMENT ON COLUMN reclaim.campaign_variant_lift.retention_lift_upper IS 'Its 95% Newcombe interval, upper bound.';
+COMMENT ON COLUMN reclaim.campaign_variant_lift.verdict IS 'better, worse, not yet distinguishable, or no holdout to compare.';
+COMMENT ON COLUMN reclaim.campaign_variant_lift.needed_per_group IS 'For not yet distinguishable: about how many subscribers each group needs before a lift this large would be distinguishable.';
+
+CREATE VIEW reclaim.subscriber_status AS
+SELECT bundle_id, environment, coalesce(product_id, '') AS product_id, status, count(*) AS subscribers
+FROM reclaim.subscriptions
+GROUP BY 1, 2, 3, 4;
+COMMENT ON VIEW reclaim.subscriber_status IS 'Subscriptions per app, environment, current product and status.';
+COMMENT ON COLUMN reclaim.subscriber_status.bundle_id IS 'The app.';
+COMMENT ON COLUMN reclaim.subscriber_status.environment IS 'Sandbox or Production.';
+COMMENT ON COLUMN reclaim.subscriber_status.product_id IS 'The current product ('''' when unknown).';
+COMMENT ON COLUMN reclaim.subscriber_status.status IS 'active, expired, billing_retry, grace_period, revoked, refunded or unknown.';
+COMMENT ON COLUMN reclaim.subscriber_status.subscribers IS 'Subscriptions in that state.';
+
+CREATE VIEW reclaim.churn_reasons_daily AS
+SELECT bundle_id, environment, (signed_date AT TIME ZONE 'UTC')::date AS day, coalesce(subtype, '') AS reason, count(*) AS expirations
+FROM reclaim.notifications
+WHERE notification_type = 'EXPIRED' AND source = 'apple'
+GROUP BY 1, 2, 3, 4;
+COMMENT ON VIEW reclaim.churn_reasons_daily IS 'Subscriptions that expired per UTC day and reason (the EXPIRED notification''s subtype, Apple''s expirationIntent in words).';
+COMMENT ON COLUMN reclaim.churn_reasons_daily.bundle_id IS 'The app.';
+COMMENT ON COLUMN reclaim.churn_reasons_daily.environment IS 'Sandbox or Production.';
+COMMENT ON COLUMN reclaim.churn_reasons_daily.day IS 'UTC date of the EXPIRED notification''s signedDate.';
+COMMENT ON COLUMN reclaim.churn_reasons_daily.reason IS 'VOLUNTARY (cancelled), BILLING_RETRY (billing failed), PRICE_INCREASE (declined it), PRODUCT_NOT_FOR_SALE, or '''' (other).';
+COMMENT ON COLUMN reclaim.churn_reasons_daily.expirations IS 'Expirations.';
+
+CREATE VIEW reclaim.dead_jobs AS
+SELECT id, kind, notification_uuid, attempts, last_error, updated_at AS died_at, target
+FROM reclaim.jobs
+WHERE state = 'dead';
+COMMENT ON VIEW reclaim.dead_jobs IS 'Jobs that failed their maximum attempts, with their last error (requeue with `reclaim jobs dead --retry`).';
+COMMENT ON COLUMN reclaim.dead_jobs.id IS 'Job id.';
+COMMENT ON COLUMN reclaim.dead_jobs.kind IS 'What the job does.';
+COMMENT ON COLUMN reclaim.dead_jobs.notification_uuid IS 'The notification it processes, if any.';
+COMMENT ON COLUMN reclaim.dead_jobs.attempts IS 'Attempts made.';
+COMMENT ON COLUMN reclaim.dead_jobs.last_error IS 'The error of the last attempt.';
+COMMENT ON COLUMN reclaim.dead_jobs.died_at IS 'When it was declared dead.';
+COMMENT ON COLUMN reclaim.dead_jobs.target IS 'For forward and webhook jobs: the target it could not reach.';
+
+CREATE VIEW reclaim.notifications_daily AS
+SELECT bundle_id, environment, (signed_date AT TIME ZONE 'UTC')::date AS day, notification_type, coalesce(subtype, '') AS subtype,
+       count(*) AS notifications
+FROM reclaim.notifications
+WHERE source = 'apple'
+GROUP BY 1, 2, 3, 4, 5;
+COMMENT ON VIEW reclaim.notifications_daily IS 'Notifications accepted per app, environment, UTC day, type and subtype.';
+COMMENT ON COLUMN reclaim.notifications_daily.bundle_id IS 'The app.';
+COMMENT ON COLUMN reclaim.notifications_daily.environment IS 'Sandbox or Production.';
+COMMENT ON COLUMN reclaim.notifications_daily.day IS 'UTC date of the notification''s signedDate.';
+COMMENT ON COLUMN reclaim.notifications_daily.notification_type IS 'Apple''s notificationType.';
+COMMENT ON COLUMN reclaim.notifications_daily.subtype IS 'Apple''s subtype ('''' when none).';
+COMMENT ON COLUMN reclaim.notifications_daily.notifications IS 'Notifications.';
+
+CREATE VIEW reclaim.rejected_inputs_daily AS
+SELECT (received_at AT TIME ZONE 'UTC')::date AS day, endpoint, problem, count(*) AS rejections
+FROM reclaim.rejected_inputs
+GROUP BY 1, 2, 3;
+COMMENT ON VIEW reclaim.rejected_inputs_daily IS 'Refused inputs per UTC day, endpoint and reason (of those kept: server.rejectedInputsKept).';
+COMMENT ON COLUMN reclaim.rejected_inputs_daily.day IS 'UTC date of the refusal.';
+COMMENT ON COLUMN reclaim.rejected_inputs_daily.endpoint IS 'The HTTP route.';
+COMMENT ON COLUMN reclaim.rejected_inputs_daily.problem IS 'The problem type slug, e.g. invalid-signature.';
+COMMENT ON COLUMN reclaim.rejected_inputs_daily.rejections IS 'Refusals.';
