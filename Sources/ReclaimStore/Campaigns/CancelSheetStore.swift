@@ -151,9 +151,9 @@ struct ContextStatement: PostgresPreparedStatement {
             s.bundle_id IS NOT NULL, \(SubscriptionStore.columns.split(separator: ",").map { "s." + $0.trimmingCharacters(in: .whitespacesAndNewlines) }.joined(separator: ", "))
         FROM (SELECT $1::text AS bundle_id, $2::text AS environment, $3::text AS original_transaction_id) k
         CROSS JOIN LATERAL (
-            SELECT coalesce(array_agg(id ORDER BY decided_at), '{}'), coalesce(array_agg(campaign_id ORDER BY decided_at), '{}'),
-                   coalesce(array_agg(outcome ORDER BY decided_at), '{}'), coalesce(array_agg(coalesce(variant_id, '') ORDER BY decided_at), '{}'),
-                   coalesce(array_agg(decided_at ORDER BY decided_at), '{}')
+            SELECT coalesce(array_agg(id ORDER BY decided_at, id), '{}'), coalesce(array_agg(campaign_id ORDER BY decided_at, id), '{}'),
+                   coalesce(array_agg(outcome ORDER BY decided_at, id), '{}'), coalesce(array_agg(coalesce(variant_id, '') ORDER BY decided_at, id), '{}'),
+                   coalesce(array_agg(decided_at ORDER BY decided_at, id), '{}')
             FROM reclaim.cancel_sheet_decisions x
             WHERE x.bundle_id = k.bundle_id AND x.environment = k.environment AND x.original_transaction_id = k.original_transaction_id
               AND x.repeat_of IS NULL

@@ -39,15 +39,15 @@ final class PoolWatchdog: Sendable {
 
     private let state = Mutex(State())
 
-    /// Starts the ticking task once.
-    func start() {
+    /// Starts the ticking task once, at `priority`: the tests' own. Each priority has a pool of threads of its own
+    /// (libdispatch's root queue per quality of service), and a watchdog at another would tick on while theirs stalls.
+    func start(priority: TaskPriority = Task.currentPriority) {
         let first = state.withLock { state -> Bool in
             defer { state.started = true }
             return !state.started
         }
         guard first else { return }
-        // At the tests' own priority: each priority has a pool of its own, and a higher one would not see theirs stall.
-        Task.detached { [self] in
+        Task.detached(priority: priority) { [self] in
             var last = ContinuousClock.now
             while true {
                 try? await Task.sleep(for: Self.tick)
