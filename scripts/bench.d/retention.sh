@@ -90,7 +90,7 @@ echo "$cpu_start $cpu_end" >"$root/cpu-window"
 if [ "${PERF:-0}" = 1 ]; then
   sleep 1
   perf report -i "$root/perf.data" --no-children --sort symbol --stdio 2>/dev/null | grep -v '^#' | grep '%' | head -40 >&2 || true
-  perf report -i "$root/perf.data" --children --sort symbol --stdio -g none 2>/dev/null | grep -v '^#' | grep '%' | head -60 >"/tmp/reclaim-retention-perf-children.txt" || true
+  perf report -i "$root/perf.data" --children --sort symbol --stdio -g none 2>/dev/null | grep -v "^#" | grep "%" | head -400 >"/tmp/reclaim-retention-perf-children.txt" || true
 fi
 # Paced: wrk waits PAUSE after each answer on each connection, so RATE/10 connections pausing 100 ms offer RATE/s
 # when answers are fast (an answer's own time slows its connection: the achieved rate is printed beside it).

@@ -1,3 +1,4 @@
+import ReclaimStore
 import Synchronization
 
 /// One answer against its deadline: the body's value, or ``Outcome/expired`` at the deadline, whichever comes first,
@@ -25,7 +26,7 @@ final class DeadlineRace<Value: Sendable>: Sendable {
     private struct State {
         var phase = Phase.open
         var continuation: CheckedContinuation<Outcome, Never>?
-        var timer: Task<Void, Never>?
+        var timer: DeadlineTimers.Timer?
         var work: Task<Void, Never>?
     }
 
@@ -37,10 +38,7 @@ final class DeadlineRace<Value: Sendable>: Sendable {
         return await withCheckedContinuation { continuation in
             race.state.withLock { $0.continuation = continuation }
             let work = Task { race.answer(.finished(await body(race))) }
-            let timer = Task {
-                try? await Task.sleep(until: deadline, clock: .continuous)
-                if !Task.isCancelled { race.expire() }
-            }
+            let timer = DeadlineTimers.shared.at(deadline) { race.expire() }
             let finished = race.state.withLock { state -> Bool in
                 state.work = work
                 state.timer = timer
@@ -76,7 +74,7 @@ final class DeadlineRace<Value: Sendable>: Sendable {
     }
 
     private func answer(_ outcome: Outcome) {
-        let (continuation, timer) = state.withLock { state -> (CheckedContinuation<Outcome, Never>?, Task<Void, Never>?) in
+        let (continuation, timer) = state.withLock { state -> (CheckedContinuation<Outcome, Never>?, DeadlineTimers.Timer?) in
             guard state.phase != .answered else { return (nil, nil) }
             state.phase = .answered
             defer { state.continuation = nil }
