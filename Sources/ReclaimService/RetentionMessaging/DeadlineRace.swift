@@ -1,4 +1,3 @@
-import ReclaimStore
 import Synchronization
 
 /// One answer against its deadline: the body's value, or ``Outcome/expired`` at the deadline, whichever comes first,
@@ -26,7 +25,7 @@ final class DeadlineRace<Value: Sendable>: Sendable {
     private struct State {
         var phase = Phase.open
         var continuation: CheckedContinuation<Outcome, Never>?
-        var timer: DeadlineTimers.Timer?
+        var timer: Task<Void, Never>?
         var work: Task<Void, Never>?
     }
 
@@ -38,7 +37,10 @@ final class DeadlineRace<Value: Sendable>: Sendable {
         return await withCheckedContinuation { continuation in
             race.state.withLock { $0.continuation = continuation }
             let work = Task { race.answer(.finished(await body(race))) }
-            let timer = DeadlineTimers.shared.at(deadline) { race.expire() }
+            let timer = Task {
+                try? await Task.sleep(until: deadline, clock: .continuous)
+                if !Task.isCancelled { race.expire() }
+            }
             let finished = race.state.withLock { state -> Bool in
                 state.work = work
                 state.timer = timer
@@ -74,7 +76,7 @@ final class DeadlineRace<Value: Sendable>: Sendable {
     }
 
     private func answer(_ outcome: Outcome) {
-        let (continuation, timer) = state.withLock { state -> (CheckedContinuation<Outcome, Never>?, DeadlineTimers.Timer?) in
+        let (continuation, timer) = state.withLock { state -> (CheckedContinuation<Outcome, Never>?, Task<Void, Never>?) in
             guard state.phase != .answered else { return (nil, nil) }
             state.phase = .answered
             defer { state.continuation = nil }

@@ -1,13 +1,12 @@
 import Logging
 import Metrics
 import PostgresNIO
-import Synchronization
 
 /// Reclaim's PostgreSQL: a `PostgresClient` whose every operation has a deadline.
 ///
 /// PostgresNIO's queries ignore task cancellation, and a connection whose server vanished without closing it (a
 /// failover behind a proxy, a network partition) never answers: a query on it, and everyone queued behind it,
-/// would wait forever. So every operation here runs against a deadline (``DeadlineTimers``). When it passes, the
+/// would wait forever. So every operation here runs against a deadline (``Deadlines``). When it passes, the
 /// operation's connection is closed, which fails the waiting query at once, the pool replaces the connection, and
 /// the caller gets ``DatabaseTimeout``; a transaction cut that way was never committed, or its outcome is unknown,
 /// exactly as when the server dies: callers already treat both as "retry".
@@ -182,29 +181,25 @@ public struct Database: Sendable {
                         answer.give(.failure(watch.timeout ?? (watch.isAbandoned ? CancellationError() : error)))
                     }
                 }
-                // Two deadlines, one after the other on the shared timer thread (``DeadlineTimers``): the lease's, then
-                // the operation's from when it got its connection.
-                let timers = Mutex<DeadlineTimers.Timer?>(nil)
-                let expire = { @Sendable (timeout: DatabaseTimeout) in
-                    watch.expire(timeout)
-                    work.cancel()  // a lease request ends when cancelled
-                    answer.give(.failure(timeout))
-                }
-                let acquireTimer = DeadlineTimers.shared.at(.now + acquireDeadline) {
+                let timer = Task {
+                    let started = ContinuousClock.now
+                    try await Task.sleep(until: started + acquireDeadline, clock: .continuous)
                     guard let attachedAt = watch.attachedAt else {
-                        return expire(DatabaseTimeout(operation: .acquire, after: acquireDeadline))
+                        let timeout = DatabaseTimeout(operation: .acquire, after: acquireDeadline)
+                        watch.expire(timeout)
+                        work.cancel()  // a lease request ends when cancelled
+                        answer.give(.failure(timeout))
+                        return
                     }
                     guard let deadline else { return }
-                    let operationTimer = DeadlineTimers.shared.at(attachedAt + deadline) {
-                        expire(DatabaseTimeout(operation: operation, after: deadline))
-                    }
-                    timers.withLock { $0 = operationTimer }
-                    if answer.isAnswered { operationTimer.cancel() }
+                    try await Task.sleep(until: attachedAt + deadline, clock: .continuous)
+                    let timeout = DatabaseTimeout(operation: operation, after: deadline)
+                    watch.expire(timeout)
+                    work.cancel()
+                    answer.give(.failure(timeout))
                 }
-                timers.withLock { $0 = acquireTimer }
                 answer.onAnswer {
-                    acquireTimer.cancel()
-                    timers.withLock { $0?.cancel() }
+                    timer.cancel()
                     if watch.isAbandoned { work.cancel() }
                 }
             }
