@@ -36,7 +36,7 @@ struct DevOrphanTests {
     static func ready(port: Int) async -> Bool {
         var request = URLRequest(url: URL(string: "http://127.0.0.1:\(port)/readyz")!)
         request.timeoutInterval = 2
-        return (try? await URLSession.shared.data(for: request).1 as? HTTPURLResponse)?.statusCode == 200
+        return (try? await URLSession.shared.boundedData(for: request).1 as? HTTPURLResponse)?.statusCode == 200
     }
 
     @Test("kill -9 of reclaim dev stops its PostgreSQL; the next reclaim dev serves the same database")

@@ -41,7 +41,7 @@ struct ForwardingTests {
         request.setValue("application/json", forHTTPHeaderField: "Content-Type")
         request.httpBody = body
         let started = ContinuousClock.now
-        let (_, response) = try await URLSession.shared.data(for: request)
+        let (_, response) = try await URLSession.shared.boundedData(for: request)
         let status = (response as? HTTPURLResponse)?.statusCode
         guard status == 200 else { throw DeadlineExceeded(description: "ingest answered \(status ?? 0)") }
         return ContinuousClock.now - started
@@ -174,7 +174,7 @@ struct ForwardingTests {
                     for try await count in rows.decode(Int64.self) { #expect(count == Int64(corpus.count * 2)) }
                     // The token in the target's query string stays out of the log and the metrics, which count per target.
                     #expect(!server.logTail(1_000_000).contains("secret-token"))
-                    let (metrics, _) = try await URLSession.shared.data(from: URL(string: "http://127.0.0.1:\(server.port)/metrics")!)
+                    let (metrics, _) = try await URLSession.shared.boundedData(from: URL(string: "http://127.0.0.1:\(server.port)/metrics")!)
                     let exposition = String(decoding: metrics, as: UTF8.self)
                     #expect(!exposition.contains("secret-token"))
                     let flakyLabels = #"kind="forward",app="GeniusParentingAI",target="http://127.0.0.1:\#(flakyPort)/apple""#

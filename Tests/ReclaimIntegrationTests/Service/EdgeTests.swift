@@ -57,7 +57,7 @@ struct EdgeTests {
             func get(_ key: String) async throws -> (Int, String?) {
                 var request = URLRequest(url: URL(string: "http://127.0.0.1:\(port)/v1/offers?appAccountToken=\(UUID())")!)
                 request.setValue("Bearer \(key)", forHTTPHeaderField: "Authorization")
-                let (_, response) = try await URLSession.shared.data(for: request)
+                let (_, response) = try await URLSession.shared.boundedData(for: request)
                 let http = response as? HTTPURLResponse
                 return (http?.statusCode ?? 0, http?.value(forHTTPHeaderField: "Retry-After"))
             }
@@ -90,7 +90,7 @@ struct EdgeTests {
                     request.setValue("Bearer rk_app_wrong", forHTTPHeaderField: "Authorization")
                     // What a proxy appends: the client it received from, after anything the client claimed itself.
                     request.setValue("198.51.100.9, \(client)", forHTTPHeaderField: "X-Forwarded-For")
-                    let (_, response) = try await URLSession.shared.data(for: request)
+                    let (_, response) = try await URLSession.shared.boundedData(for: request)
                     statuses[client, default: []].append((response as? HTTPURLResponse)?.statusCode ?? 0)
                 }
             }
@@ -133,7 +133,7 @@ struct EdgeTests {
                 var request = URLRequest(url: URL(string: "http://127.0.0.1:\(port)/v1/offers?appAccountToken=\(UUID())")!)
                 request.setValue("Bearer rk_app_wrong", forHTTPHeaderField: "Authorization")
                 if let forwardedFor { request.setValue(forwardedFor, forHTTPHeaderField: "X-Forwarded-For") }
-                let (data, response) = try await URLSession.shared.data(for: request)
+                let (data, response) = try await URLSession.shared.boundedData(for: request)
                 return ((response as? HTTPURLResponse)?.statusCode ?? 0, String(decoding: data, as: UTF8.self))
             }
             let long = (0..<400).map { "198.51.100.\($0 % 250)" }.joined(separator: ", ")

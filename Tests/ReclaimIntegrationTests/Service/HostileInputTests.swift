@@ -37,7 +37,7 @@ struct HostileInputTests {
             request.timeoutInterval = 30
             for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
             request.httpBody = body
-            guard let (data, response) = try? await URLSession.shared.data(for: request) else { return Answer(status: nil, body: Data()) }
+            guard let (data, response) = try? await URLSession.shared.boundedData(for: request) else { return Answer(status: nil, body: Data()) }
             return Answer(status: (response as? HTTPURLResponse)?.statusCode, body: data)
         }
 

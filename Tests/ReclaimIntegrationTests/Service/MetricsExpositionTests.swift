@@ -116,7 +116,7 @@ struct MetricsExpositionTests {
             defer { server.stopInBackground() }
             try await server.waitUntilUp()
             // Nothing has happened yet: no notification, decision, offer or timeout.
-            let (data, _) = try await URLSession.shared.data(from: URL(string: "http://127.0.0.1:\(server.port)/metrics")!)
+            let (data, _) = try await URLSession.shared.boundedData(from: URL(string: "http://127.0.0.1:\(server.port)/metrics")!)
             let text = String(decoding: data, as: UTF8.self)
             for series in [
                 #"reclaim_offers_delivered_total{campaign="winback-expired"} 0"#,

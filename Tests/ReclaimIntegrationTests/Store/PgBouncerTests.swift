@@ -127,7 +127,7 @@ struct PgBouncerTests {
                                 )
                                 request.setValue("Bearer \(key)", forHTTPHeaderField: "Authorization")
                                 request.timeoutInterval = 30
-                                let (data, response) = try await URLSession.shared.data(for: request)
+                                let (data, response) = try await URLSession.shared.boundedData(for: request)
                                 let status = (response as? HTTPURLResponse)?.statusCode ?? 0
                                 let offers = (try? JSONSerialization.jsonObject(with: data) as? [String: Any])?["offers"] as? [Any]
                                 if status != 200 || offers?.count != 1 {

@@ -17,6 +17,10 @@ final class PoolWatchdog: Sendable {
     /// milliseconds.
     static let threshold = Duration.seconds(1)
     static let tick = Duration.milliseconds(50)
+    /// No integration test takes this long (the longest, about 90 s); one that has is waiting for what never comes,
+    /// and the watchdog says which on standard error, unbuffered, every minute: the test runner's own output is
+    /// buffered in a pipe and would stop mid-line far before the hung test (as two CI runs showed).
+    static let longRun = Duration.seconds(240)
 
     struct Stall: Sendable, CustomStringConvertible {
         let from: ContinuousClock.Instant
@@ -32,6 +36,8 @@ final class PoolWatchdog: Sendable {
     private struct State {
         var started = false
         var running: [String: Int] = [:]
+        /// When each running test began, and when it was last reported as running long.
+        var since: [String: (began: ContinuousClock.Instant, reported: ContinuousClock.Instant?)] = [:]
         var stalls: [Stall] = []
         /// Windows in which a stall is deliberate (``excusing(_:)``): reported to no test.
         var excused: [(from: ContinuousClock.Instant, to: ContinuousClock.Instant?)] = []
@@ -58,18 +64,41 @@ final class PoolWatchdog: Sendable {
                     }
                 }
                 last = now
+                reportLongRuns(now: now)
             }
         }
     }
 
     func began(_ test: String) {
-        state.withLock { $0.running[test, default: 0] += 1 }
+        state.withLock { state in
+            state.running[test, default: 0] += 1
+            if state.since[test] == nil { state.since[test] = (.now, nil) }
+        }
     }
 
     func ended(_ test: String) {
         state.withLock { state in
             state.running[test, default: 1] -= 1
-            if state.running[test] == 0 { state.running[test] = nil }
+            if state.running[test] == 0 {
+                state.running[test] = nil
+                state.since[test] = nil
+            }
+        }
+    }
+
+    /// Writes a line to standard error for each test running longer than ``longRun``, once a minute.
+    private func reportLongRuns(now: ContinuousClock.Instant) {
+        let long = state.withLock { state -> [(String, Duration)] in
+            var long: [(String, Duration)] = []
+            for (test, times) in state.since where now - times.began > Self.longRun {
+                if let reported = times.reported, now - reported < .seconds(60) { continue }
+                state.since[test]?.reported = now
+                long.append((test, now - times.began))
+            }
+            return long
+        }
+        for (test, duration) in long {
+            FileHandle.standardError.write(Data("pool watchdog: test \(test) has run for \(duration.components.seconds) s: hung?\n".utf8))
         }
     }
 

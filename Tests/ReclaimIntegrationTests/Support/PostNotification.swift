@@ -31,10 +31,10 @@ func postNotificationOutcome(_ body: Data, port: Int, timeout: TimeInterval = 10
     request.httpBody = body
     request.timeoutInterval = timeout
     do {
-        let (_, response) = try await URLSession.shared.data(for: request)
+        let (_, response) = try await URLSession.shared.boundedData(for: request)
         return .status((response as? HTTPURLResponse)?.statusCode ?? 0)
     } catch {
         let code = (error as? URLError)?.code.rawValue ?? 0
-        return .transportError("URLError \(code)")
+        return .transportError(error is URLSessionHang ? "\(error)" : "URLError \(code)")
     }
 }

@@ -71,7 +71,7 @@ final class ServerProcess: @unchecked Sendable {
         try await eventually("reclaim serve on port \(port) is up", timeout: .seconds(60), every: .milliseconds(50)) {
             var request = URLRequest(url: URL(string: "http://127.0.0.1:\(port)/healthz")!)
             request.timeoutInterval = 1
-            let status = try? await URLSession.shared.data(for: request).1 as? HTTPURLResponse
+            let status = try? await URLSession.shared.boundedData(for: request).1 as? HTTPURLResponse
             return status?.statusCode == 200
         }
     }
