@@ -5,7 +5,7 @@
 -- at once, leaves one consistent schema. The binary compiles this file in (Package.swift embeds
 -- it; ReclaimStore's SchemaSQL): there is no other copy.
 --
--- reclaim-schema-version: 18
+-- reclaim-schema-version: 19
 --
 -- A database at an older version is upgraded by the scripts in migrations/ (NNN-name.sql takes
 -- version NNN-1 to NNN); applying this file to an empty database gives the same result.
@@ -689,6 +689,7 @@ CREATE TABLE reclaim.backfill_transactions (
     subscriptions   integer     NOT NULL,
     result          text        NOT NULL,
     done_at         timestamptz NOT NULL DEFAULT now(),
+    reason          text,
     PRIMARY KEY (bundle_id, transaction_id)
 );
 COMMENT ON TABLE reclaim.backfill_transactions IS 'Transaction ids reclaim backfill has handled, so an interrupted backfill resumes where it stopped.';
@@ -696,8 +697,26 @@ COMMENT ON COLUMN reclaim.backfill_transactions.bundle_id IS 'The app.';
 COMMENT ON COLUMN reclaim.backfill_transactions.transaction_id IS 'A transaction id from the backfill file.';
 COMMENT ON COLUMN reclaim.backfill_transactions.environment IS 'Where Apple knew it (Production or Sandbox); NULL when in neither.';
 COMMENT ON COLUMN reclaim.backfill_transactions.subscriptions IS 'Subscriptions whose state it seeded.';
-COMMENT ON COLUMN reclaim.backfill_transactions.result IS 'seeded, or why not (e.g. not found).';
+COMMENT ON COLUMN reclaim.backfill_transactions.result IS 'seeded; not found (in no environment asked); invalid (not a transaction id: never sent to Apple); failed (reason says why; a later run tries it again).';
 COMMENT ON COLUMN reclaim.backfill_transactions.done_at IS 'When it was handled.';
+COMMENT ON COLUMN reclaim.backfill_transactions.reason IS 'Why an id was invalid or failed (verification, Apple''s error); NULL otherwise.';
+
+-- The App Store Server API's rate budget, shared by every process (Sources/ReclaimService/AppStore/AppleAPIPacer.swift).
+CREATE TABLE reclaim.apple_api_pace (
+    bundle_id     text        NOT NULL,
+    environment   text        NOT NULL,
+    endpoint      text        NOT NULL,
+    next_slot     timestamptz NOT NULL,
+    paused_until  timestamptz,
+    PRIMARY KEY (bundle_id, environment, endpoint)
+);
+COMMENT ON TABLE reclaim.apple_api_pace IS 'The App Store Server API rate budget every Reclaim process shares: per app, environment and endpoint, the next free request slot (slots are 1/rate apart, so all processes together send at most the rate in any second) and a pause that a 429 sets until its Retry-After. Rows are small and updated in place; reclaim reads nothing else from them.';
+COMMENT ON COLUMN reclaim.apple_api_pace.bundle_id IS 'The app.';
+COMMENT ON COLUMN reclaim.apple_api_pace.environment IS 'Production or Sandbox.';
+COMMENT ON COLUMN reclaim.apple_api_pace.endpoint IS 'The endpoint''s identifier, e.g. getAllSubscriptionStatuses (docs/configuration.md lists them).';
+COMMENT ON COLUMN reclaim.apple_api_pace.next_slot IS 'When the next request may start: a process reserves a run of slots by moving it on.';
+COMMENT ON COLUMN reclaim.apple_api_pace.paused_until IS 'Set from a 429''s Retry-After: no slot before it.';
+
 
 -- ---------------------------------------------------------------------------------------------
 -- Views for dashboards.

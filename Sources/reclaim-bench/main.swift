@@ -8,7 +8,7 @@ let arguments = Array(CommandLine.arguments.dropFirst())
 guard let mode = arguments.first else {
     FileHandle.standardError.write(
         Data(
-            "usage: reclaim-bench sign|verify DIR|queue|queue-worker|ingest-bodies|offer-key FILE|pg-start DIR [--track-commit-timestamp on]|pg-stop DIR|sink PORTFILE …\n"
+            "usage: reclaim-bench sign|verify DIR|queue|queue-worker|ingest-bodies|offer-key FILE|pg-start DIR [--track-commit-timestamp on]|pg-stop DIR|sink PORTFILE|apple-stand-in DIR [--rate N --latency-ms N] …\n"
                 .utf8
         )
     )
@@ -35,6 +35,7 @@ do {
         try Data(SigningKey.generate(keyId: "BENCHKEY01").pkcs8PEM.utf8).write(to: URL(fileURLWithPath: try options.positional(0)), options: .atomic)
     case "queue-worker": try await QueueBenchmark.worker(options)
     case "sink": try await Sink.run(options)
+    case "apple-stand-in": try await AppleStandIn.run(options)
     default:
         FileHandle.standardError.write(Data("unknown mode \(mode)\n".utf8))
         exit(2)

@@ -66,14 +66,21 @@ struct ReconcileCommand: AsyncParsableCommand {
 struct BackfillCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "backfill",
-        abstract: "Seed subscription state from Get All Subscription Statuses for a file of transaction ids (one a line).",
+        abstract: "Seed subscription state from Get All Subscription Statuses for transaction ids (one a line), at Apple's rate limit.",
         discussion: """
-            Verified like notifications; no campaign fires on backfilled state unless --evaluate. Resumable: ids already handled \
-            (reclaim.backfill_transactions) are skipped.
+            Ids come from --transactions FILE, or standard input. Verified like notifications; no campaign fires on backfilled \
+            state unless --evaluate. Concurrent up to the endpoint's rate budget (Apple's 50 requests a second in Production, 5 \
+            in Sandbox, shared with every Reclaim process on the database). Resumable: ids already handled \
+            (reclaim.backfill_transactions) are skipped, so a run stopped by Ctrl-C, a crash or kill -9 goes on where it \
+            stopped when run again. An id that is not a transaction id, or whose answer fails, is recorded with its reason and \
+            the run goes on; the next run tries the failed ones again. Apple refusing the key (401, 403) stops the run.
             """
     )
-    @Option(help: "A file with one transaction id a line (blank lines and lines starting with # are ignored).") var transactions: String
+    @Option(help: "A file with one transaction id a line (blank lines and lines starting with # are ignored); - or none: standard input.")
+    var transactions: String?
     @Option(help: "The app (bundle id); may be omitted when one app has serverAPI.") var app: String?
+    @Option(help: "Production or Sandbox, when you know where the ids are: one call per id (default: Production, then Sandbox).")
+    var environment: String?
     @Flag(
         help:
             "Let the campaigns evaluate each subscription as the notification its status implies (e.g. expired by choice: EXPIRED/VOLUNTARY); by default backfill seeds state only and offers nothing."
@@ -85,28 +92,36 @@ struct BackfillCommand: AsyncParsableCommand {
     func run() async throws {
         let logger = Bootstrap.logging()
         let config = try configOptions.load()
-        guard let text = try? String(contentsOfFile: transactions, encoding: .utf8) else { throw ValidationError("cannot read \(transactions)") }
-        let ids = text.split(whereSeparator: \.isNewline).map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty && !$0.hasPrefix("#") }
-        if let bad = ids.first(where: { $0.count > 64 || !$0.allSatisfy(\.isNumber) }) {
-            throw ValidationError("\(transactions): \(bad.prefix(70)) is not a transaction id (digits)")
+        let data: Data
+        if let transactions, transactions != "-" {
+            guard let contents = FileManager.default.contents(atPath: transactions) else { throw ValidationError("cannot read \(transactions)") }
+            data = contents
+        } else {
+            guard isatty(STDIN_FILENO) == 0 else {
+                throw ValidationError("give the ids with --transactions FILE, or on standard input (reclaim backfill < ids.txt)")
+            }
+            data = FileHandle.standardInput.readDataToEndOfFile()
         }
+        let ids = String(decoding: data, as: UTF8.self).split(whereSeparator: \.isNewline)
+            .map { $0.trimmingCharacters(in: .whitespaces) }
+            .filter { !$0.isEmpty && !$0.hasPrefix("#") }
         let candidates = config.apps.filter { $0.serverAPI != nil }.map(\.bundleId)
         guard let bundleId = app ?? (candidates.count == 1 ? candidates[0] : nil) else {
             throw ValidationError("name the app with --app (apps with serverAPI: \(candidates.joined(separator: ", ")))")
         }
+        let meter = BackfillProgress(terminal: isatty(STDOUT_FILENO) == 1)
         let counts = try await Backfill.run(
             config: config,
             url: try database.resolved(),
             app: bundleId,
+            environment: environment,
             transactionIds: ids,
             evaluate: evaluate,
-            logger: logger
-        ) {
-            print($0)
-        }
-        print(
-            "backfill: \(counts.seeded) seeded (\(counts.subscriptions) subscriptions), \(counts.skipped) done before, \(counts.notFound) not found"
+            logger: logger,
+            progress: { meter.update($0) },
+            report: { meter.print($0) }
         )
+        meter.finish(counts)
     }
 }
 

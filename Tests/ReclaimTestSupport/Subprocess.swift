@@ -116,6 +116,7 @@ public final class Subprocess: @unchecked Sendable {
         _ executable: String,
         _ arguments: [String],
         input: Data? = nil,
+        environment: [String: String]? = nil,
         directory: String? = nil
     ) async throws -> (status: Int32, output: String, errors: String) {
         let base = FileManager.default.temporaryDirectory.appendingPathComponent("reclaim-subprocess-\(UUID().uuidString)").path
@@ -124,6 +125,7 @@ public final class Subprocess: @unchecked Sendable {
         let process = try Subprocess(
             executable,
             arguments,
+            environment: environment,
             directory: directory,
             input: input == nil ? nil : base + ".in",
             output: base + ".out",

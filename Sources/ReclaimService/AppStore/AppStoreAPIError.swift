@@ -19,24 +19,40 @@ public struct AppStoreAPIError: Error, CustomStringConvertible, Sendable {
         return status == 429 || (500...599).contains(status)
     }
 
-    static func http(status: Int, errorCode: Int64?, message: String?, request: String, app: String) -> AppStoreAPIError {
-        let apple = [errorCode.map { "errorCode \($0)" }, message].compactMap { $0 }.joined(separator: ": ")
+    static func http(status: Int, errorCode: Int64?, message: String?, request: String, app: String, keyId: String) -> AppStoreAPIError {
+        let apple = [errorCode.map(AppleErrorCode.describe), message].compactMap { $0 }.joined(separator: ": ")
         let said = apple.isEmpty ? "" : " (Apple: \(apple))"
         let detail: String
         switch status {
         case 401:
+            // Apple: "The JSON Web Token (JWT) in the authorization header is invalid."
             detail =
-                "Apple refused the credentials of app \(app) (401)\(said): check serverAPI.keyId, serverAPI.issuerId and the .p8 file, and that the key is an In-App Purchase key that has not been revoked"
+                "\(request): Apple refused the credentials of app \(app) (401)\(said): check serverAPI.keyId (\(keyId)), serverAPI.issuerId and the .p8 file, and that the key is an In-App Purchase key that has not been revoked"
+        case 403 where errorCode == nil:
+            detail =
+                "\(request): Apple forbade it for app \(app) (403): the key \(keyId) is not allowed this request; check that it is an In-App Purchase key of the team that owns the app"
         case 404 where errorCode == 4_040_010:
             detail = "\(request): Apple knows no such transaction in this environment (404)\(said)"
-        case 404:
-            detail = "\(request): not found (404)\(said); check serverAPI.baseURL and the app's bundle id"
+        case 404 where errorCode == nil:
+            detail = "\(request): not found (404); check serverAPI.baseURL and the app's bundle id"
         case 429:
             detail = "\(request): Apple's rate limit (429)\(said)"
         default:
             detail = "\(request): Apple answered \(status)\(said)"
         }
         return AppStoreAPIError(status: status, errorCode: errorCode, description: detail)
+    }
+
+    /// Whether Apple refused the key itself: nothing else sent with it can succeed.
+    public var isCredentialFailure: Bool { status == 401 || (status == 403 && errorCode == nil) }
+
+    /// This error, saying that waiting `wait` more would pass the call's deadline.
+    func waited(_ wait: Duration, beyond deadline: Duration) -> AppStoreAPIError {
+        AppStoreAPIError(
+            status: status,
+            errorCode: errorCode,
+            description: "\(description); Apple asks to wait \(wait) more, past this call's deadline of \(deadline)"
+        )
     }
 
     static func transport(_ error: any Error, request: String) -> AppStoreAPIError {

@@ -84,6 +84,11 @@ public enum AppStoreAPI {
         public var messageIdentifiers: [Item]?
     }
 
+    /// The answer of an endpoint that answers with a status alone (Apple: "200 OK", "202 Accepted", no body).
+    public struct NoContent: Decodable, Sendable {
+        public init() {}
+    }
+
     struct ErrorBody: Decodable {
         var errorCode: Int64?
         var errorMessage: String?

@@ -1,14 +1,15 @@
 import Foundation
 
-/// When to send an App Store Server API request again: after 429, 5xx, Apple's retryable error codes and lost
-/// connections, with exponential backoff and full jitter, honouring `Retry-After`.
+/// When to send an App Store Server API request again: after 5xx, Apple's retryable error codes and lost connections,
+/// with exponential backoff and full jitter, honouring `Retry-After`; after a 429 once its `Retry-After` has passed.
 struct AppStoreRetryPolicy: Sendable {
     /// Attempts in all, the first included.
     var maxAttempts = 5
     var baseDelay: Duration = .milliseconds(500)
     var maxDelay: Duration = .seconds(30)
-    /// A `Retry-After` further away than this fails the request instead of holding a command or a worker.
-    var maxRetryAfter: Duration = .seconds(120)
+    /// How long one call may take in all, retries and Apple's `Retry-After` pauses included: a wait that would end
+    /// later fails the call instead of holding a command or a worker.
+    var deadline: Duration = .seconds(120)
 
     /// The wait before attempt `attempt + 1` (attempt counts from 1).
     func backoff(after attempt: Int) -> Duration {

@@ -94,6 +94,10 @@ extension ReclaimConfig {
         public var baseURL: String?
         /// The keyId of one of the app's `signingKeys` to use here too; nil when `keyId` and `file` are given.
         public var signingKey: String?
+        /// Lower rates than Apple's for some endpoints, in Production requests per second, by endpoint identifier
+        /// (``AppleEndpoint``): a share of the budget kept for another system that calls Apple with the same app.
+        /// Sandbox gets the lower of this and Apple's sandbox limit.
+        public var requestsPerSecond: [String: Double] = [:]
 
         public init(keyId: String, issuerId: String, file: String, baseURL: String? = nil) {
             self.keyId = keyId
@@ -102,11 +106,29 @@ extension ReclaimConfig {
             self.baseURL = baseURL
         }
 
-        enum CodingKeys: String, ConfigKeys { case keyId, issuerId, file, baseURL, signingKey }
+        enum CodingKeys: String, ConfigKeys { case keyId, issuerId, file, baseURL, signingKey, requestsPerSecond }
 
         public init(from decoder: any Decoder) throws {
             let container = try decoder.configContainer(keyedBy: CodingKeys.self)
             signingKey = try container.decodeIfPresent(String.self, forKey: .signingKey)
+            requestsPerSecond = try container.decodeIfPresent([String: Double].self, forKey: .requestsPerSecond) ?? [:]
+            for (id, rate) in requestsPerSecond.sorted(by: { $0.key < $1.key }) {
+                guard let endpoint = AppleEndpoint(rawValue: id) else {
+                    throw DecodingError.dataCorruptedError(
+                        forKey: .requestsPerSecond,
+                        in: container,
+                        debugDescription: "\(id) is not an endpoint Reclaim calls (\(AppleEndpoint.allCases.map(\.rawValue).joined(separator: ", ")))"
+                    )
+                }
+                guard rate > 0, rate <= endpoint.productionRate else {
+                    throw DecodingError.dataCorruptedError(
+                        forKey: .requestsPerSecond,
+                        in: container,
+                        debugDescription:
+                            "\(id): \(rate) requests a second; give more than 0 and at most Apple's limit, \(Int(endpoint.productionRate)) (a higher rate only meets 429s)"
+                    )
+                }
+            }
             baseURL = try container.decodeIfPresent(String.self, forKey: .baseURL)
             issuerId = try container.decodeIfPresent(String.self, forKey: .issuerId) ?? ""
             if signingKey == nil {
@@ -123,6 +145,11 @@ extension ReclaimConfig {
                 keyId = ""
                 file = ""
             }
+        }
+
+        /// The rate Reclaim keeps to for `endpoint` in `environment`: Apple's limit, or the lower one configured.
+        public func rate(_ endpoint: AppleEndpoint, in environment: String) -> Double {
+            min(endpoint.appleRate(in: environment), requestsPerSecond[endpoint.rawValue] ?? .infinity)
         }
 
         /// Fills in what `signingKey` names and the app's issuer id; errors name the app's `serverAPI`.

@@ -36,6 +36,8 @@ enum MessageApprovalCheck {
         var lines: [String] = []
         var problems: [String] = []
         let http = HTTPClient(eventLoopGroupProvider: .singleton)
+        // No database here: this process's own pace (one call per app).
+        let pacer = AppleAPIPacer(database: nil, logger: logger)
         for app in config.apps where named[app.bundleId] != nil {
             let uses = named[app.bundleId] ?? []
             guard app.serverAPI != nil else {
@@ -49,7 +51,7 @@ enum MessageApprovalCheck {
             let environment = app.environments.contains("Production") ? "Production" : app.environments.first ?? "Production"
             let list: AppStoreAPI.MessageList
             do {
-                list = try await AppStoreServerAPIClient(app: app, environment: environment, http: http, logger: logger).messageList()
+                list = try await AppStoreServerAPIClient(app: app, environment: environment, http: http, pacer: pacer, logger: logger).messageList()
             } catch {
                 try? await http.shutdown()
                 throw error

@@ -48,7 +48,13 @@ public enum RecoveryTasks {
             let now = Date()
             var outcomes: [Reconciler.Outcome] = []
             for (app, environment) in targets {
-                let client = try AppStoreServerAPIClient(app: app, environment: environment, http: http, logger: logger)
+                let client = try AppStoreServerAPIClient(
+                    app: app,
+                    environment: environment,
+                    http: http,
+                    pacer: dependencies.applePacer,
+                    logger: logger
+                )
                 outcomes.append(
                     try await reconciler.reconcile(
                         client,
@@ -80,7 +86,7 @@ public enum RecoveryTasks {
         guard let app = config.apps.first(where: { $0.bundleId == bundleId }) else { throw ConfigError("app \(bundleId) is not configured") }
         let env = environment ?? (app.environments.contains("Sandbox") ? "Sandbox" : "Production")
         return try await withDependencies(config: config, url: url, logger: logger) { dependencies, http in
-            let client = try AppStoreServerAPIClient(app: app, environment: env, http: http, logger: logger)
+            let client = try AppStoreServerAPIClient(app: app, environment: env, http: http, pacer: dependencies.applePacer, logger: logger)
             let token = try await client.requestTestNotification()
             report("requested a test notification from Apple (\(env)); token \(token)")
             let deadline = ContinuousClock.now + timeout

@@ -4,6 +4,7 @@ import Logging
 import PostgresNIO
 import ReclaimDomain
 import ReclaimStore
+import Synchronization
 
 /// `reclaim backfill`: seeds subscription state for subscribers Reclaim has never heard of (a new installation,
 /// or notifications older than Apple's history), from Get All Subscription Statuses.
@@ -17,102 +18,254 @@ import ReclaimStore
 /// A newer notification always wins (state moves only forward by signedDate). Each id is recorded in
 /// `reclaim.backfill_transactions` in the same transaction as its state and decisions, so a second run after an
 /// interruption skips what was done and redoes nothing.
+///
+/// Ids are fetched concurrently at the endpoint's rate budget (``AppleAPIPacer``: Apple's 50 a second in
+/// Production, shared with every other Reclaim process). An id that is not a transaction id, or whose answer fails
+/// (verification, an error Apple's retries did not cure), is recorded with its reason and the run goes on; a later
+/// run tries the failed ones again. Only what no later id can escape stops the run: Apple refusing the key (401,
+/// 403), or the database.
 public enum Backfill {
     public struct Counts: Sendable, Equatable {
+        /// Ids given (duplicates included).
+        public var total = 0
         public var seeded = 0
+        /// Handled by an earlier run (or given twice).
         public var skipped = 0
         public var notFound = 0
+        /// Not transaction ids: recorded, never sent to Apple.
+        public var invalid = 0
+        public var failed = 0
         public var subscriptions = 0
+        /// 429s Apple answered during the run (each paused the endpoint until its Retry-After).
+        public var rateLimited = 0
+        /// Why ids failed, with how many failed so.
+        public var failures: [String: Int] = [:]
+
+        public init() {}
+
+        /// Ids done, this run or before.
+        public var done: Int { seeded + skipped + notFound + invalid + failed }
     }
+
+    /// What `reclaim backfill` may be given; anything else is recorded as invalid.
+    static func isTransactionId(_ id: String) -> Bool { !id.isEmpty && id.count <= 64 && id.allSatisfy(\.isASCII) && id.allSatisfy(\.isNumber) }
 
     public static func run(
         config: ReclaimConfig,
         url: DatabaseURL,
         app bundleId: String,
+        environment: String? = nil,
         transactionIds: [String],
         evaluate: Bool = false,
+        concurrency: Int? = nil,
         logger: Logger,
+        progress: @escaping @Sendable (Counts) -> Void = { _ in },
         report: @escaping @Sendable (String) -> Void
     ) async throws -> Counts {
         guard let app = config.apps.first(where: { $0.bundleId == bundleId }) else { throw ConfigError("app \(bundleId) is not configured") }
-        let environments = ["Production", "Sandbox"].filter(app.environments.contains)
+        guard let api = app.serverAPI else {
+            throw ConfigError("app \(bundleId) has no serverAPI (keyId, issuerId, file): backfill needs an In-App Purchase key")
+        }
+        if let environment, !["Production", "Sandbox"].contains(environment) {
+            throw ConfigError("--environment \(environment): Production or Sandbox")
+        }
+        if let environment, !app.environments.contains(environment) {
+            throw ConfigError("app \(bundleId) does not accept \(environment) (its environments: \(app.environments.joined(separator: ", ")))")
+        }
+        let environments = environment.map { [$0] } ?? ["Production", "Sandbox"].filter(app.environments.contains)
         guard !environments.isEmpty else { throw ConfigError("app \(bundleId) accepts neither Production nor Sandbox") }
         return try await RecoveryTasks.withDependencies(config: config, url: url, logger: logger) { dependencies, http in
-            let clients = try environments.map { try AppStoreServerAPIClient(app: app, environment: $0, http: http, logger: logger) }
+            let clients = try environments.map {
+                try AppStoreServerAPIClient(app: app, environment: $0, http: http, pacer: dependencies.applePacer, logger: logger)
+            }
             let engine = evaluate ? dependencies.campaignEngine : CampaignEngine(campaigns: [], issuer: dependencies.issuer)
             let done = try await dependencies.postgres.withConnection(logger: logger) {
                 try await BackfillStore.done(bundleId: bundleId, connection: $0, logger: logger)
             }
             var counts = Counts()
-            for (index, id) in transactionIds.enumerated() {
-                guard !done.contains(id) else {
+            counts.total = transactionIds.count
+            var pending: [String] = []
+            var invalid: [String] = []
+            var seen = Set<String>()
+            for id in transactionIds {
+                guard seen.insert(id).inserted, !done.contains(String(id.prefix(BackfillStore.maxIdLength))) else {
                     counts.skipped += 1
                     continue
                 }
-                var found: (environment: String, snapshots: [(SubscriptionSnapshot, String)])?
+                if isTransactionId(id) { pending.append(id) } else { invalid.append(id) }
+            }
+            if !invalid.isEmpty {
+                try await dependencies.postgres.withConnection(logger: logger) { [invalid] connection in
+                    for id in invalid {
+                        try await BackfillStore.record(
+                            bundleId: bundleId,
+                            transactionId: id,
+                            environment: nil,
+                            subscriptions: 0,
+                            result: "invalid",
+                            reason: "not a transaction id (digits, at most 64)",
+                            connection: connection,
+                            logger: logger
+                        )
+                    }
+                }
+                counts.invalid = invalid.count
+                for id in invalid.prefix(10) { report("\(id.prefix(70)): not a transaction id (digits, at most 64); recorded as invalid") }
+            }
+            let shared = Shared(counts)
+            progress(counts)
+            // Enough requests in flight to keep the budget busy while each waits ~100 ms for Apple and a few
+            // milliseconds for verification and its transaction: two seconds' worth of the rate, 2 to 100.
+            let rate = api.rate(.getAllSubscriptionStatuses, in: environments[0])
+            let workers = concurrency ?? min(100, max(2, Int((rate * 2).rounded(.up))))
+            let todo = pending
+            let item = Item(bundleId: bundleId, evaluate: evaluate, clients: clients, engine: engine, dependencies: dependencies, logger: logger)
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for _ in 0..<min(workers, max(1, todo.count)) {
+                    group.addTask {
+                        while true {
+                            let index = shared.next.withLock { index -> Int in
+                                defer { index += 1 }
+                                return index
+                            }
+                            guard index < todo.count else { return }
+                            let id = todo[index]
+                            let outcome = try await item.handle(id)
+                            let now = shared.counts.withLock { counts -> Counts in
+                                switch outcome {
+                                case .seeded(let subscriptions):
+                                    counts.seeded += 1
+                                    counts.subscriptions += subscriptions
+                                case .notFound: counts.notFound += 1
+                                case .failed(let reason):
+                                    counts.failed += 1
+                                    counts.failures[reason, default: 0] += 1
+                                }
+                                return counts
+                            }
+                            progress(now)
+                        }
+                    }
+                }
+                try await group.waitForAll()
+            }
+            counts = shared.counts.withLock { $0 }
+            counts.rateLimited = dependencies.applePacer.rateLimited[AppleEndpoint.getAllSubscriptionStatuses.rawValue] ?? 0
+            return counts
+        }
+    }
+
+    /// What the run's workers share: the next id to take and the counts so far.
+    final class Shared: Sendable {
+        let next = Mutex(0)
+        let counts: Mutex<Counts>
+        init(_ counts: Counts) { self.counts = Mutex(counts) }
+    }
+
+    enum Outcome: Sendable {
+        case seeded(subscriptions: Int)
+        case notFound
+        case failed(reason: String)
+    }
+
+    /// One id: asked of Apple in each environment until one knows it, verified, applied and recorded in one
+    /// transaction.
+    struct Item: Sendable {
+        let bundleId: String
+        let evaluate: Bool
+        let clients: [AppStoreServerAPIClient]
+        let engine: CampaignEngine
+        let dependencies: Dependencies
+        let logger: Logger
+
+        func handle(_ id: String) async throws -> Outcome {
+            var found: (environment: String, snapshots: [(SubscriptionSnapshot, String)])?
+            do {
                 for client in clients {
                     do {
                         let statuses = try await client.subscriptionStatuses(transactionId: id)
                         found = (
-                            client.environment, try await snapshots(statuses, bundleId: bundleId, evaluate: evaluate, verifier: dependencies.verifier)
+                            client.environment,
+                            try await snapshots(statuses, bundleId: bundleId, evaluate: evaluate, verifier: dependencies.verifier)
                         )
                         break
-                    } catch let error as AppStoreAPIError where error.status == 404 {
-                        continue  // Not in this environment (4040010): try the next one.
+                    } catch let error as AppStoreAPIError where error.status == 404 && error.errorCode == 4_040_010 {
+                        continue  // TransactionIdNotFoundError: not in this environment; try the next one.
                     }
                 }
-                let answer = found
-                try await dependencies.postgres.transaction(logger: logger) { connection in
-                    for (snapshot, signedTransaction) in answer?.snapshots ?? [] {
-                        if snapshot.notificationType != Self.stateOnly {
-                            let implied = NotificationRecord(
-                                notificationUUID: snapshot.notificationUUID,
-                                notificationType: snapshot.notificationType,
-                                subtype: snapshot.subtype,
-                                bundleId: snapshot.bundleId,
-                                environment: snapshot.environment,
-                                signedDateMillis: Int64((snapshot.signedDate.timeIntervalSince1970 * 1000).rounded()),
-                                originalTransactionId: snapshot.originalTransactionId,
-                                transactionId: snapshot.transaction?.transactionId,
-                                appAccountToken: snapshot.appAccountToken,
-                                productId: snapshot.transaction?.productId,
-                                signedPayload: signedTransaction
-                            )
-                            let stored = try await NotificationStore.insertProcessedHere(
-                                implied,
-                                source: "backfill",
-                                connection: connection,
-                                logger: logger
-                            )
-                            guard stored else { continue }  // Evaluated by an earlier backfill of the same answer.
-                        }
-                        try await engine.process(snapshot, connection: connection, logger: logger)
-                    }
+            } catch let error as AppStoreAPIError where error.isCredentialFailure {
+                throw error  // No later id would get through either.
+            } catch is CancellationError {
+                throw CancellationError()
+            } catch {
+                let reason = Backfill.reason(error)
+                try await dependencies.postgres.withConnection(logger: logger) { [bundleId, logger] connection in
                     try await BackfillStore.record(
                         bundleId: bundleId,
                         transactionId: id,
-                        environment: answer?.environment,
-                        subscriptions: answer?.snapshots.count ?? 0,
-                        result: answer == nil ? "not found" : "seeded",
+                        environment: nil,
+                        subscriptions: 0,
+                        result: "failed",
+                        reason: "\(error)",
                         connection: connection,
                         logger: logger
                     )
                 }
-                if let found {
-                    counts.seeded += 1
-                    counts.subscriptions += found.snapshots.count
-                } else {
-                    counts.notFound += 1
-                    report("\(id): Apple knows no such transaction in \(environments.joined(separator: " or "))")
-                }
-                if (index + 1) % 100 == 0 || index + 1 == transactionIds.count {
-                    report(
-                        "\(index + 1)/\(transactionIds.count) transaction ids: \(counts.seeded) seeded, \(counts.skipped) done before, \(counts.notFound) not found"
-                    )
-                }
+                return .failed(reason: reason)
             }
-            return counts
+            let answer = found
+            try await dependencies.postgres.transaction(logger: logger) { [bundleId, engine, logger] connection in
+                for (snapshot, signedTransaction) in answer?.snapshots ?? [] {
+                    if snapshot.notificationType != Backfill.stateOnly {
+                        let implied = NotificationRecord(
+                            notificationUUID: snapshot.notificationUUID,
+                            notificationType: snapshot.notificationType,
+                            subtype: snapshot.subtype,
+                            bundleId: snapshot.bundleId,
+                            environment: snapshot.environment,
+                            signedDateMillis: Int64((snapshot.signedDate.timeIntervalSince1970 * 1000).rounded()),
+                            originalTransactionId: snapshot.originalTransactionId,
+                            transactionId: snapshot.transaction?.transactionId,
+                            appAccountToken: snapshot.appAccountToken,
+                            productId: snapshot.transaction?.productId,
+                            signedPayload: signedTransaction
+                        )
+                        let stored = try await NotificationStore.insertProcessedHere(
+                            implied,
+                            source: "backfill",
+                            connection: connection,
+                            logger: logger
+                        )
+                        guard stored else { continue }  // Evaluated by an earlier backfill of the same answer.
+                    }
+                    try await engine.process(snapshot, connection: connection, logger: logger)
+                }
+                try await BackfillStore.record(
+                    bundleId: bundleId,
+                    transactionId: id,
+                    environment: answer?.environment,
+                    subscriptions: answer?.snapshots.count ?? 0,
+                    result: answer == nil ? "not found" : "seeded",
+                    reason: nil,
+                    connection: connection,
+                    logger: logger
+                )
+            }
+            return found.map { .seeded(subscriptions: $0.snapshots.count) } ?? .notFound
         }
+    }
+
+    /// A failure's reason as the summary groups it: Apple's answer without the id, or the kind of verification
+    /// failure.
+    static func reason(_ error: any Error) -> String {
+        if let error = error as? AppStoreAPIError {
+            switch (error.status, error.errorCode) {
+            case (nil, _): return "no answer from Apple"
+            case (let status?, let code?): return "Apple answered \(status) (\(AppleErrorCode.describe(code)))"
+            case (let status?, nil): return status == 200 ? "Apple's answer could not be read" : "Apple answered \(status)"
+            }
+        }
+        return "verification: \(String("\(error)".prefix(120)))"
     }
 
     /// The notification type of a snapshot that only seeds state.

@@ -64,7 +64,13 @@ struct PeriodicReconciliation: Service {
         let now = Date()
         for (app, environment) in targets {
             do {
-                let client = try AppStoreServerAPIClient(app: app, environment: environment, http: http, logger: dependencies.logger)
+                let client = try AppStoreServerAPIClient(
+                    app: app,
+                    environment: environment,
+                    http: http,
+                    pacer: dependencies.applePacer,
+                    logger: dependencies.logger
+                )
                 _ = try await reconciler.reconcile(client, since: now.addingTimeInterval(-lookBack), until: now, startedBy: "worker")
             } catch {
                 // One app's failure (a revoked key, Apple down) must not keep the others from reconciling.

@@ -30,6 +30,9 @@ public struct Dependencies: Sendable {
     let liveOffers = LiveOfferIndex()
     /// Opens when the config is mirrored into the database; `ReclaimServer` closes it until ``ConfigSync`` has run.
     public var startupGate = StartupGate(open: true)
+    /// The App Store Server API's rate budget, shared by every call this process makes and, through the database, with
+    /// every other Reclaim process.
+    public var applePacer: AppleAPIPacer
 
     /// - Parameter verifier: defaults to one trusting Apple's root and the config's extra roots.
     public init(
@@ -54,6 +57,7 @@ public struct Dependencies: Sendable {
             now: now
         )
         self.campaignEngine = CampaignEngine(campaigns: try config.domainCampaigns(), issuer: issuer, now: now)
+        self.applePacer = AppleAPIPacer(database: postgres, logger: logger)
         // Longer than any one database operation may take (waiting for the connection, then the longer of the
         // two deadlines), with a margin: a loop past it is wedged, not slow.
         let deadlines = config.database.deadlines

@@ -301,8 +301,8 @@ public struct JobQueue: Sendable {
 }
 
 extension Duration {
-    /// Whole and fractional seconds, for SQL intervals.
-    var seconds: Double {
+    /// Whole and fractional seconds, for SQL intervals and rates.
+    public var seconds: Double {
         let (whole, attoseconds) = components
         return Double(whole) + Double(attoseconds) / 1e18
     }

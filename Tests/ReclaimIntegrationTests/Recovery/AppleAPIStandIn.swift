@@ -3,13 +3,16 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import NIOCore
+import ReclaimDev
 import ReclaimDomain
 import Synchronization
 
 /// A stand-in for Apple's App Store Server API on loopback: it checks the bearer token as Apple does (ES256
 /// over the configured key, header kid/typ, claims iss/aud/bid/iat/exp with exp at most 60 minutes after iat)
 /// and serves notification history in pages of 20, subscription statuses and test notifications. Tests script
-/// failures by request number: a cut connection, 429 with Retry-After in UNIX milliseconds, 401.
+/// failures by request number: a cut connection, 429 with Retry-After in UNIX milliseconds, 401. With `limits`, it
+/// enforces Apple's rate limit per endpoint as Apple answers it (``AppleRateWindow``: 429, `RateLimitExceededError`,
+/// `Retry-After`), and with `latency` it answers that much later.
 final class AppleAPIStandIn: Sendable {
     enum Failure: Sendable {
         /// Sends the answer's first bytes, then closes the connection.
@@ -24,6 +27,8 @@ final class AppleAPIStandIn: Sendable {
         let method: String
         let path: String
         let at: ContinuousClock.Instant
+        /// Whether the rate limit refused it (429).
+        let limited: Bool
     }
 
     let keyId: String
@@ -39,16 +44,41 @@ final class AppleAPIStandIn: Sendable {
     let testPollsBeforeAttempt = 1
     /// Retention Messaging's messages by identifier, with their state (Get Message List).
     let messages: Mutex<[String: String]> = Mutex([:])
+    /// Apple's limit per endpoint identifier (getAllSubscriptionStatuses, getNotificationHistory, …).
+    let limits: [String: AppleRateWindow]
+    let latency: Duration
     private let failures: Mutex<[Int: Failure]>
     private let requests = Mutex<[Received]>([])
     private let tokenProblems = Mutex<[String]>([])
 
-    init(keyId: String, issuerId: String, bundleId: String, publicKey: P256.Signing.PublicKey, failures: [Int: Failure] = [:]) {
+    init(
+        keyId: String,
+        issuerId: String,
+        bundleId: String,
+        publicKey: P256.Signing.PublicKey,
+        failures: [Int: Failure] = [:],
+        limits: [String: Int] = [:],
+        latency: Duration = .zero
+    ) {
         self.keyId = keyId
         self.issuerId = issuerId
         self.bundleId = bundleId
         self.publicKey = publicKey
         self.failures = Mutex(failures)
+        self.limits = limits.mapValues { AppleRateWindow(perSecond: $0) }
+        self.latency = latency
+    }
+
+    /// The most requests the limit admitted to `path`'s prefix in any one second (a window starting at each).
+    func busiestSecond(_ prefix: String) -> Int {
+        let times = received.filter { $0.path.hasPrefix(prefix) && !$0.limited }.map(\.at).sorted()
+        var busiest = 0
+        var first = 0
+        for (index, time) in times.enumerated() {
+            while time - times[first] >= .seconds(1) { first += 1 }
+            busiest = max(busiest, index - first + 1)
+        }
+        return busiest
     }
 
     var received: [Received] { requests.withLock { $0 } }
@@ -57,10 +87,10 @@ final class AppleAPIStandIn: Sendable {
     func router() -> Router<BasicRequestContext> {
         let router = Router()
         router.post("/inApps/v1/notifications/history") { request, context in
-            try await self.answer(request, context) { body in try self.historyPage(request: request, body: body) }
+            try await self.answer(request, context, endpoint: "getNotificationHistory") { body in try self.historyPage(request: request, body: body) }
         }
         router.get("/inApps/v1/subscriptions/:id") { request, context in
-            try await self.answer(request, context) { _ in
+            try await self.answer(request, context, endpoint: "getAllSubscriptionStatuses") { _ in
                 let id = context.parameters.get("id") ?? ""
                 guard let fixture = self.statuses.withLock({ $0[id] }) else {
                     return (.notFound, #"{"errorCode":4040010,"errorMessage":"Transaction id not found."}"#)
@@ -97,11 +127,19 @@ final class AppleAPIStandIn: Sendable {
     private func answer(
         _ request: Request,
         _ context: BasicRequestContext,
+        endpoint: String = "",
         _ handler: (Data) throws -> (HTTPResponse.Status, String)
     ) async throws -> Response {
+        let retryAt = limits[endpoint]?.admit()
         let number = requests.withLock {
-            $0.append(Received(method: request.method.rawValue, path: request.uri.description, at: .now))
+            $0.append(Received(method: request.method.rawValue, path: request.uri.description, at: .now, limited: retryAt != nil))
             return $0.count
+        }
+        if latency > .zero { try await Task.sleep(for: latency) }
+        if let retryAt {
+            var response = Self.json(.tooManyRequests, #"{"errorCode":4290000,"errorMessage":"Rate limit exceeded."}"#)
+            response.headers[.retryAfter] = "\(Int64((retryAt.timeIntervalSince1970 * 1000).rounded(.up)))"
+            return response
         }
         let body = Data(try await request.body.collect(upTo: 1 << 20).readableBytesView)
         if let problem = tokenProblem(request.headers[.authorization]) {

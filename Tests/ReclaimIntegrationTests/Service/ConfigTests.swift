@@ -1,8 +1,9 @@
 import Foundation
 import ReclaimDomain
-import ReclaimService
 import ReclaimStore
 import Testing
+
+@testable import ReclaimService
 
 @Suite("Configuration file", .poolWatchdog)
 struct ConfigTests {
@@ -203,6 +204,60 @@ struct ConfigProblemReportTests {
             #expect(text.contains("server.retentionBudgetMilliseconds must be from 10 to 700"), "\(refused): \(text)")
             #expect(text.contains("Apple waits about 700 ms"), "\(text)")
         }
+    }
+
+    @Test("serverAPI.requestsPerSecond: Apple's limits by default, lower ones taken, Sandbox at a tenth, unknown endpoints and higher rates refused")
+    func requestsPerSecond() throws {
+        func app(_ rates: String) -> String {
+            "apps: [{bundleId: a, appAppleId: 1234567890, environments: [Sandbox, Production], serverAPI: {keyId: K, issuerId: I, file: /k.p8\(rates)}}]"
+        }
+        let defaults = try #require(try ReclaimConfig.parse(yaml: app("")).apps.first?.serverAPI)
+        #expect(defaults.rate(.getAllSubscriptionStatuses, in: "Production") == 50)
+        #expect(defaults.rate(.getAllSubscriptionStatuses, in: "Sandbox") == 5)
+        #expect(defaults.rate(.requestTestNotification, in: "Production") == 1)
+        #expect(defaults.rate(.getMessageList, in: "Production") == 1)
+        let lowered = try #require(
+            try ReclaimConfig.parse(yaml: app(", requestsPerSecond: {getAllSubscriptionStatuses: 20, getNotificationHistory: 2}")).apps.first?
+                .serverAPI
+        )
+        #expect(lowered.rate(.getAllSubscriptionStatuses, in: "Production") == 20)
+        #expect(lowered.rate(.getAllSubscriptionStatuses, in: "Sandbox") == 5)
+        #expect(lowered.rate(.getNotificationHistory, in: "Sandbox") == 2)
+        #expect(lowered.rate(.getTransactionInfo, in: "Production") == 50)
+        let unknown = problems(app(", requestsPerSecond: {getEverything: 5}"))
+        #expect(unknown.contains("getEverything is not an endpoint Reclaim calls") && unknown.contains("getAllSubscriptionStatuses"), "\(unknown)")
+        let higher = problems(app(", requestsPerSecond: {getAllSubscriptionStatuses: 80}"))
+        #expect(higher.contains("at most Apple's limit, 50"), "\(higher)")
+        let zero = problems(app(", requestsPerSecond: {getNotificationHistory: 0}"))
+        #expect(zero.contains("more than 0"), "\(zero)")
+    }
+
+    @Test("Apple's error codes are named as Apple's documentation names them")
+    func appleErrorCodes() {
+        #expect(AppleErrorCode.describe(4_040_010) == "4040010 TransactionIdNotFoundError")
+        #expect(AppleErrorCode.describe(4_290_000) == "4290000 RateLimitExceededError")
+        #expect(AppleErrorCode.describe(4_000_035) == "4000035 InvalidCustomerConsentedError")
+        #expect(AppleErrorCode.describe(4_030_017) == "4030017 MessageNotApprovedError")
+        #expect(AppleErrorCode.describe(4_090_001) == "4090001 MessageAlreadyExistsError")
+        #expect(AppleErrorCode.describe(1_234_567) == "1234567")
+        let error = AppStoreAPIError.http(
+            status: 404,
+            errorCode: 4_040_010,
+            message: "Transaction id not found.",
+            request: "Get All Subscription Statuses",
+            app: "a",
+            keyId: "K"
+        )
+        #expect("\(error)".contains("TransactionIdNotFoundError"))
+        let forbidden = AppStoreAPIError.http(
+            status: 403,
+            errorCode: nil,
+            message: nil,
+            request: "Get All Subscription Statuses",
+            app: "a",
+            keyId: "KEY123"
+        )
+        #expect(forbidden.isCredentialFailure && "\(forbidden)".contains("KEY123"))
     }
 
     @Test("database deadlines: defaults, values given, and values that cannot work refused with their bounds")

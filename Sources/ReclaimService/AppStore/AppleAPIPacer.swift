@@ -1,0 +1,174 @@
+import Logging
+import NIOCore
+import ReclaimStore
+import Synchronization
+
+/// Paces App Store Server API requests per app, environment and endpoint, for every caller of this process and,
+/// through ``ApplePaceStore``, for every Reclaim process on the same database (docs/decisions/0006).
+///
+/// Requests start at slots `1/(share × rate)` apart: no burst above the rate in any second, as Apple's limits are
+/// given ("expressed in requests per second"; "The system enforces rate limits on an hourly basis"). The share kept
+/// back (5%, and at least one request a second below 20 a second) absorbs jitter: at exactly the rate, a request
+/// delayed a millisecond less than the one a rate's worth of slots before it puts one too many in a second, and a
+/// slot's time carries the error of the database round trip that reserved it. A lane reserves a quarter second of
+/// slots at a time in one statement and hands them to its waiters; a slot more than one interval in the past is
+/// dropped rather than sent late beside the next. A 429 pauses the lane until its `Retry-After`, here at once and in
+/// the database for the other processes, whose slots already reserved (a quarter second at most) may still go.
+/// Without a database (`reclaim campaigns check`) the lanes pace this process alone.
+public final class AppleAPIPacer: Sendable {
+    let database: Database?
+    let logger: Logger
+    private let lanes = Mutex<[Lane.Key: Lane]>([:])
+
+    public init(database: Database?, logger: Logger) {
+        self.database = database
+        self.logger = logger
+    }
+
+    /// The lane of one app, environment and endpoint at `rate` requests a second.
+    func lane(bundleId: String, environment: String, endpoint: AppleEndpoint, rate: Double) -> Lane {
+        let key = Lane.Key(bundleId: bundleId, environment: environment, endpoint: endpoint.rawValue)
+        return lanes.withLock { lanes in
+            if let lane = lanes[key], lane.rate == rate { return lane }
+            let lane = Lane(key: key, rate: rate, database: database, logger: logger)
+            lanes[key] = lane
+            return lane
+        }
+    }
+
+    /// 429s met by this process, per endpoint identifier.
+    public var rateLimited: [String: Int] {
+        lanes.withLock { lanes in
+            var counts: [String: Int] = [:]
+            for (key, lane) in lanes { counts[key.endpoint, default: 0] += lane.rateLimitedCount }
+            return counts
+        }
+    }
+
+    final class Lane: Sendable {
+        struct Key: Hashable, Sendable {
+            let bundleId: String
+            let environment: String
+            let endpoint: String
+        }
+
+        /// The share of Apple's rate a lane paces at: 95%, and one request a second less than the rate when that is
+        /// lower (4 of Sandbox's 5 a second), so that a second holds a whole slot's margin.
+        static func share(of rate: Double) -> Double {
+            rate >= 2 ? min(0.95, (rate - 1) / rate) : 0.95
+        }
+
+        let key: Key
+        let rate: Double
+        let interval: Duration
+        /// Slots reserved at once: a quarter second's worth, so a lane asks the database about four times a second.
+        let batch: Int
+        let database: Database?
+        let logger: Logger
+        private let state = Mutex(State())
+
+        struct State {
+            var slots = CircularBuffer<ContinuousClock.Instant>()
+            var pausedUntil = ContinuousClock.now
+            var localNext = ContinuousClock.now
+            var reserving: Task<Void, any Error>?
+            var rateLimited = 0
+        }
+
+        init(key: Key, rate: Double, database: Database?, logger: Logger) {
+            precondition(rate > 0, "a lane needs a positive rate")
+            self.key = key
+            self.rate = rate
+            self.interval = .nanoseconds(Int64((1e9 / (rate * Self.share(of: rate))).rounded(.up)))
+            self.batch = max(1, Int((rate / 4).rounded(.up)))
+            self.database = database
+            self.logger = logger
+        }
+
+        var rateLimitedCount: Int { state.withLock { $0.rateLimited } }
+
+        /// Waits for this caller's slot.
+        func acquire() async throws {
+            while true {
+                try Task.checkCancellation()
+                enum Next {
+                    case slot(ContinuousClock.Instant)
+                    case wait(Task<Void, any Error>)
+                }
+                let next: Next = state.withLock { state in
+                    let now = ContinuousClock.now
+                    while let first = state.slots.first {
+                        state.slots.removeFirst()
+                        if first >= state.pausedUntil && first + interval >= now { return .slot(first) }
+                    }
+                    if let reserving = state.reserving { return .wait(reserving) }
+                    let task = Task { try await self.reserve() }
+                    state.reserving = task
+                    return .wait(task)
+                }
+                switch next {
+                case .wait(let task):
+                    try await task.value
+                case .slot(let slot):
+                    try await Task.sleep(until: slot, tolerance: .milliseconds(1), clock: .continuous)
+                    // A 429 met while this caller slept pauses it too: back for a slot after the pause.
+                    if state.withLock({ $0.pausedUntil <= ContinuousClock.now }) { return }
+                }
+            }
+        }
+
+        /// Reserves the next batch of slots, in the database when there is one.
+        private func reserve() async throws {
+            defer { state.withLock { $0.reserving = nil } }
+            let first: ContinuousClock.Instant
+            if let database {
+                // The database's "now" fell somewhere within the round trip: its middle is the best local guess.
+                let sent = ContinuousClock.now
+                let delay = try await ApplePaceStore.reserve(
+                    bundleId: key.bundleId,
+                    environment: key.environment,
+                    endpoint: key.endpoint,
+                    count: batch,
+                    interval: interval,
+                    database: database,
+                    logger: logger
+                )
+                let answered = ContinuousClock.now
+                first = sent + (answered - sent) / 2 + delay
+            } else {
+                first = state.withLock { state in
+                    let start = max(state.localNext, ContinuousClock.now, state.pausedUntil)
+                    state.localNext = start + interval * batch
+                    return start
+                }
+            }
+            state.withLock { state in
+                for index in 0..<batch { state.slots.append(first + interval * index) }
+            }
+        }
+
+        /// A 429: no request of this lane before `delay` from now, in this process and (through the database) in
+        /// every other.
+        func pause(for delay: Duration) async {
+            state.withLock { state in
+                state.rateLimited += 1
+                state.pausedUntil = max(state.pausedUntil, ContinuousClock.now + delay)
+                state.slots.removeAll()
+            }
+            guard let database else { return }
+            do {
+                try await ApplePaceStore.pause(
+                    bundleId: key.bundleId,
+                    environment: key.environment,
+                    endpoint: key.endpoint,
+                    for: delay,
+                    database: database,
+                    logger: logger
+                )
+            } catch {
+                // This process pauses regardless; the others meet their own 429 and pause then.
+                logger.warning("could not share a 429's pause with other processes", metadata: ["endpoint": "\(key.endpoint)", "error": "\(error)"])
+            }
+        }
+    }
+}
