@@ -147,7 +147,9 @@ public enum Backfill {
                         }
                     }
                 }
-                try await group.waitForAll()
+                // The first error ends the run at once: leaving the group with it cancels the other workers
+                // (`waitForAll` would let them go on through every id before rethrowing).
+                while try await group.next() != nil {}
             }
             counts = shared.counts.withLock { $0 }
             counts.rateLimited = dependencies.applePacer.rateLimited[AppleEndpoint.getAllSubscriptionStatuses.rawValue] ?? 0

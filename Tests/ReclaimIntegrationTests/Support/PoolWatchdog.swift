@@ -38,6 +38,9 @@ final class PoolWatchdog: Sendable {
         var running: [String: Int] = [:]
         /// When each running test began, and when it was last reported as running long.
         var since: [String: (began: ContinuousClock.Instant, reported: ContinuousClock.Instant?)] = [:]
+        /// The last tests to begin or end, and when: with none running and none for long, the hang is outside any test.
+        var events: [(what: String, at: ContinuousClock.Instant)] = []
+        var quietReported: ContinuousClock.Instant?
         var stalls: [Stall] = []
         /// Windows in which a stall is deliberate (``excusing(_:)``): reported to no test.
         var excused: [(from: ContinuousClock.Instant, to: ContinuousClock.Instant?)] = []
@@ -73,6 +76,7 @@ final class PoolWatchdog: Sendable {
         state.withLock { state in
             state.running[test, default: 0] += 1
             if state.since[test] == nil { state.since[test] = (.now, nil) }
+            state.events = Array((state.events + [("began \(test)", .now)]).suffix(5))
         }
     }
 
@@ -83,6 +87,7 @@ final class PoolWatchdog: Sendable {
                 state.running[test] = nil
                 state.since[test] = nil
             }
+            state.events = Array((state.events + [("ended \(test)", .now)]).suffix(5))
         }
     }
 
@@ -99,6 +104,20 @@ final class PoolWatchdog: Sendable {
         }
         for (test, duration) in long {
             FileHandle.standardError.write(Data("pool watchdog: test \(test) has run for \(duration.components.seconds) s: hung?\n".utf8))
+        }
+        // No test running, and none began or ended for as long: the process waits outside every test (a suite's set-up
+        // or tear-down, a test without the trait, the runner). Say what happened last.
+        let quiet = state.withLock { state -> [String]? in
+            guard state.running.isEmpty, let last = state.events.last, now - last.at > Self.longRun,
+                state.quietReported.map({ now - $0 >= .seconds(60) }) ?? true
+            else { return nil }
+            state.quietReported = now
+            return state.events.map { "\($0.what) \((now - $0.at).components.seconds) s ago" }
+        }
+        if let quiet {
+            FileHandle.standardError.write(
+                Data("pool watchdog: no test has begun or ended for \(Self.longRun); the last: \(quiet.joined(separator: "; "))\n".utf8)
+            )
         }
     }
 
