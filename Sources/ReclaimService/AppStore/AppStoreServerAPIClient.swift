@@ -76,6 +76,19 @@ public struct AppStoreServerAPIClient: Sendable {
         return try await send(.GET, "/inApps/v1/subscriptions/\(id)", body: nil, endpoint: .getAllSubscriptionStatuses)
     }
 
+    /// Send Consumption Information (App Store Server API 1.19+): `PUT /inApps/v2/transactions/consumption/{transactionId}`
+    /// with a `ConsumptionRequest`; Apple answers "202 Accepted: The App Store server received the consumption
+    /// information." Sent again after a lost answer: a second PUT of the same body replaces the first.
+    public func sendConsumptionInformation(transactionId: String, body: Data) async throws {
+        let id = transactionId.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? transactionId
+        let _: AppStoreAPI.NoContent = try await send(
+            .PUT,
+            "/inApps/v2/transactions/consumption/\(id)",
+            body: body,
+            endpoint: .sendConsumptionInformation
+        )
+    }
+
     /// Request a Test Notification: Apple sends a TEST notification to the app's notification URL.
     public func requestTestNotification() async throws -> String {
         let answer: AppStoreAPI.TestNotificationToken = try await send(

@@ -73,6 +73,8 @@ public final class AppleAPIPacer: Sendable {
             var localNext = ContinuousClock.now
             var reserving: Task<Void, any Error>?
             var rateLimited = 0
+            /// When this process last started a request of the lane.
+            var lastStart: ContinuousClock.Instant?
         }
 
         init(key: Key, rate: Double, database: Database?, logger: Logger) {
@@ -111,8 +113,16 @@ public final class AppleAPIPacer: Sendable {
                     try await task.value
                 case .slot(let slot):
                     try await Task.sleep(until: slot, tolerance: .milliseconds(1), clock: .continuous)
-                    // A 429 met while this caller slept pauses it too: back for a slot after the pause.
-                    if state.withLock({ $0.pausedUntil <= ContinuousClock.now }) { return }
+                    // A 429 met while this caller slept pauses it too: back for a slot after the pause. And callers
+                    // that woke together after the process stalled (their slots passed while no thread ran them)
+                    // still start an interval apart: a stall must not turn into a burst.
+                    let go = state.withLock { state -> Bool in
+                        let now = ContinuousClock.now
+                        guard state.pausedUntil <= now, state.lastStart.map({ now - $0 >= interval }) ?? true else { return false }
+                        state.lastStart = now
+                        return true
+                    }
+                    if go { return }
                 }
             }
         }

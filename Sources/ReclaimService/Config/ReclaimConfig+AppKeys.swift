@@ -31,10 +31,12 @@ extension ReclaimConfig {
         public var webhooks: [Webhook] = []
         /// At most `redemptions` discounted offers per subscriber in a rolling `window`, across every door; nil for none.
         public var discountBudget: DiscountBudgetKeys?
+        /// Answers to Apple's refund requests (CONSUMPTION_REQUEST); nil answers none.
+        public var refunds: Refunds?
 
         enum CodingKeys: String, ConfigKeys {
             case bundleId, appAppleId, environments, issuerId, signingKeys, rootCertificates, defaultMessageIdentifier, userTokenSecretFile
-            case previousUserTokenSecretFile, serverAPI, forwarding, webhooks, discountBudget
+            case previousUserTokenSecretFile, serverAPI, forwarding, webhooks, discountBudget, refunds
         }
 
         public init(from decoder: any Decoder) throws {
@@ -52,6 +54,7 @@ extension ReclaimConfig {
             forwarding = try container.decodeIfPresent([ForwardingTarget].self, forKey: .forwarding) ?? []
             webhooks = try container.decodeIfPresent([Webhook].self, forKey: .webhooks) ?? []
             discountBudget = try container.decodeIfPresent(DiscountBudgetKeys.self, forKey: .discountBudget)
+            refunds = try container.decodeIfPresent(Refunds.self, forKey: .refunds)
             if var api = serverAPI {
                 try api.resolve(signingKeys: signingKeys, appIssuerId: issuerId, container: container)
                 serverAPI = api

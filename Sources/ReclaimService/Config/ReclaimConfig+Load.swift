@@ -133,6 +133,11 @@ extension ReclaimConfig {
                     problems.append("app \(app.bundleId): serverAPI.baseURL \(base) is not an http(s) URL")
                 }
             }
+            if app.refunds != nil, app.serverAPI == nil {
+                problems.append(
+                    "app \(app.bundleId): refunds needs serverAPI (an In-App Purchase key): answers go through Send Consumption Information"
+                )
+            }
             if let budget = app.discountBudget {
                 if !(1...1000).contains(budget.redemptions) {
                     problems.append("app \(app.bundleId): discountBudget.redemptions must be from 1 to 1000, got \(budget.redemptions)")

@@ -11,6 +11,8 @@ import ReclaimStore
 struct NotificationJobHandler: JobHandler {
     let verifier: AppleJWSVerifier
     let engine: CampaignEngine
+    /// Refund requests and their outcomes, recorded in the same transaction.
+    var refunds: RefundRequests?
 
     struct MissingNotification: Error, CustomStringConvertible {
         let description: String
@@ -28,6 +30,7 @@ struct NotificationJobHandler: JobHandler {
                 throw MissingNotification(description: "job \(job.id) names no stored notification")
             }
             let notification = try await verifier.verifyStoredNotification(signedPayload)
+            try await refunds?.observe(notification, uuid: uuid, connection: connection, logger: logger)
             if let snapshot = SubscriptionSnapshot(notification, notificationUUID: uuid) { snapshots.append(snapshot) }
         }
         // The whole batch at once (set-based: two statements for all its subscribers, see CampaignEngine).

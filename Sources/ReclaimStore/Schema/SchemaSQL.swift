@@ -29,5 +29,6 @@ public enum SchemaSQL {
         17: PackageResources._17_cancel_sheet_and_discounts_sql,
         18: PackageResources._18_cancel_sheet_first_decisions_sql,
         19: PackageResources._19_apple_api_pace_sql,
+        20: PackageResources._20_refund_requests_sql,
     ].mapValues { String(decoding: $0, as: UTF8.self) }
 }

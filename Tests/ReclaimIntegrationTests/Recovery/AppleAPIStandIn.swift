@@ -44,6 +44,10 @@ final class AppleAPIStandIn: Sendable {
     let testPollsBeforeAttempt = 1
     /// Retention Messaging's messages by identifier, with their state (Get Message List).
     let messages: Mutex<[String: String]> = Mutex([:])
+    /// Send Consumption Information bodies accepted (202), by transaction id, in order; and the product type of each
+    /// transaction Apple knows (auto-renewable unless given), for the consumption-percentage rules.
+    let consumptionAnswers: Mutex<[(transactionId: String, body: String)]> = Mutex([])
+    let productTypes: Mutex<[String: String]> = Mutex([:])
     /// Apple's limit per endpoint identifier (getAllSubscriptionStatuses, getNotificationHistory, …).
     let limits: [String: AppleRateWindow]
     let latency: Duration
@@ -96,6 +100,15 @@ final class AppleAPIStandIn: Sendable {
                     return (.notFound, #"{"errorCode":4040010,"errorMessage":"Transaction id not found."}"#)
                 }
                 return (.ok, try fixture.json())
+            }
+        }
+        router.put("/inApps/v2/transactions/consumption/:id") { request, context in
+            try await self.answer(request, context, endpoint: "sendConsumptionInformation") { body in
+                let id = context.parameters.get("id") ?? ""
+                if let refusal = self.consumptionRefusal(body, transactionId: id) { return (.badRequest, refusal) }
+                let text = String(decoding: body, as: UTF8.self)
+                self.consumptionAnswers.withLock { $0.append((id, text)) }
+                return (.accepted, "")
             }
         }
         router.get("/inApps/v1/messaging/message/list") { request, context in
@@ -193,6 +206,46 @@ final class AppleAPIStandIn: Sendable {
         ]
         if hasMore { answer["paginationToken"] = "page-\(page + 1)" }
         return (.ok, String(decoding: try JSONSerialization.data(withJSONObject: answer), as: UTF8.self))
+    }
+
+    /// Apple's error body for a `ConsumptionRequest` Apple refuses, or nil: its documented model (five fields, their
+    /// types and values) and rules (customerConsented true; no consumptionPercentage for an auto-renewable subscription;
+    /// 0 unless DELIVERED; GRANT_PRORATED with 1…99999 for other products).
+    func consumptionRefusal(_ body: Data, transactionId: String) -> String? {
+        func error(_ code: Int, _ message: String) -> String { #"{"errorCode":\#(code),"errorMessage":"\#(message)"}"# }
+        guard let fields = try? JSONSerialization.jsonObject(with: body) as? [String: Any] else { return #"{"errorMessage":"malformed"}"# }
+        let known: Set = ["customerConsented", "consumptionPercentage", "deliveryStatus", "refundPreference", "sampleContentProvided"]
+        guard Set(fields.keys).isSubset(of: known) else { return #"{"errorMessage":"unknown fields"}"# }
+        guard fields["customerConsented"] as? Bool == true else {
+            return error(4_000_035, "Invalid request. The customer consented field is invalid.")
+        }
+        guard let delivery = fields["deliveryStatus"] as? String, ConsumptionRequestBody.deliveryStatuses.contains(delivery) else {
+            return error(4_000_036, "Invalid request. The delivery status field is invalid.")
+        }
+        guard fields["sampleContentProvided"] is Bool else {
+            return error(4_000_041, "Invalid request. The sample content provided field is invalid.")
+        }
+        let preference = fields["refundPreference"] as? String
+        if fields["refundPreference"] != nil, !ConsumptionRequestBody.refundPreferences.contains(preference ?? "") {
+            return error(4_000_044, "Invalid request. The refund preference field is invalid.")
+        }
+        let autoRenewable = productTypes.withLock { $0[transactionId] ?? "Auto-Renewable Subscription" } == "Auto-Renewable Subscription"
+        if let percentage = fields["consumptionPercentage"] {
+            guard let value = percentage as? Int, (0...100_000).contains(value) else {
+                return #"{"errorMessage":"consumption percentage out of range"}"#
+            }
+            if autoRenewable {
+                return error(
+                    4_000_209,
+                    "Invalid request. The consumption percentage field is not supported for auto-renewable subscription transactions."
+                )
+            }
+            if delivery != "DELIVERED" && value != 0 { return #"{"errorMessage":"undelivered consumption percentage non zero"}"# }
+        }
+        if preference == "GRANT_PRORATED", !autoRenewable, !(1...99_999).contains(fields["consumptionPercentage"] as? Int ?? 0) {
+            return #"{"errorMessage":"consumption percentage out of range"}"#
+        }
+        return nil
     }
 
     /// What Apple would refuse in this Authorization header, or nil.

@@ -19,6 +19,7 @@ struct TestNotifications {
         appAccountToken: UUID? = UUID(uuidString: "00000000-0000-0000-0000-000000000051"),
         signedDate: Date = Date(),
         transactionFields: [String: Any] = [:],
+        dataFields: [String: Any] = [:],
         status: Int = 1
     ) throws -> Data {
         let millis = Int64(signedDate.timeIntervalSince1970 * 1000)
@@ -33,6 +34,7 @@ struct TestNotifications {
             "bundleId": bundleId, "environment": environment, "signedTransactionInfo": try ca.sign(json: transaction), "status": status,
         ]
         if let appAppleId { data["appAppleId"] = appAppleId }
+        data.merge(dataFields) { $1 }
         var payload: [String: Any] = [
             "notificationType": type, "notificationUUID": uuid.uuidString.lowercased(), "version": "2.0", "signedDate": millis, "data": data,
         ]

@@ -1,0 +1,218 @@
+import Foundation
+
+/// What Reclaim answers Apple's `CONSUMPTION_REQUEST`: Send Consumption Information's body, `ConsumptionRequest`
+/// (App Store Server API 1.19+), field for field. Apple: "customerConsented", "deliveryStatus" and
+/// "sampleContentProvided" are required; "consumptionPercentage" and "refundPreference" optional, and left out of the
+/// JSON when nil (as Apple's app-store-server-library does).
+public struct ConsumptionRequestBody: Codable, Sendable, Equatable {
+    /// Always `true`: "If not, don't respond to the CONSUMPTION_REQUEST notification" (customerConsented), and
+    /// "The App Store server rejects requests that have a customerConsented value other than true".
+    public var customerConsented: Bool
+    /// Milliunits, 0…100,000. Never for an auto-renewable subscription: "Don't provide a consumption percentage for
+    /// auto-renewable subscriptions, otherwise the request fails with an HTTP 400 error
+    /// ConsumptionPercentageAutoRenewableSubscriptionError."
+    public var consumptionPercentage: Int?
+    /// DELIVERED, UNDELIVERED_QUALITY_ISSUE, UNDELIVERED_WRONG_ITEM, UNDELIVERED_SERVER_OUTAGE, UNDELIVERED_OTHER.
+    public var deliveryStatus: String
+    /// DECLINE, GRANT_FULL, GRANT_PRORATED; nil states no preference.
+    public var refundPreference: String?
+    /// "whether you provided, prior to its purchase, a free sample or trial of the content, or information about its
+    /// functionality".
+    public var sampleContentProvided: Bool
+
+    public init(consumptionPercentage: Int? = nil, deliveryStatus: String, refundPreference: String?, sampleContentProvided: Bool) {
+        self.customerConsented = true
+        self.consumptionPercentage = consumptionPercentage
+        self.deliveryStatus = deliveryStatus
+        self.refundPreference = refundPreference
+        self.sampleContentProvided = sampleContentProvided
+    }
+
+    public static let deliveryStatuses = [
+        "DELIVERED", "UNDELIVERED_QUALITY_ISSUE", "UNDELIVERED_WRONG_ITEM", "UNDELIVERED_SERVER_OUTAGE", "UNDELIVERED_OTHER",
+    ]
+    public static let refundPreferences = ["DECLINE", "GRANT_FULL", "GRANT_PRORATED"]
+
+    /// The JSON sent, keys sorted (what `reclaim.refund_requests.body` keeps).
+    public func json() throws -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        return String(decoding: try encoder.encode(self), as: UTF8.self)
+    }
+}
+
+/// What Reclaim knows of a refund request when it decides the answer.
+public struct RefundFacts: Sendable, Equatable {
+    public var productId: String?
+    /// Apple's transaction `type`: "Auto-Renewable Subscription", "Non-Consumable", "Consumable", "Non-Renewing Subscription".
+    public var productType: String?
+    public var storefront: String?
+    /// Apple's `consumptionRequestReason`: UNINTENDED_PURCHASE, FULFILLMENT_ISSUE, UNSATISFIED_WITH_PURCHASE, LEGAL, OTHER.
+    public var reason: String?
+    /// The refunded transaction's purchaseDate, and the subscription's first (originalPurchaseDate).
+    public var purchaseDate: Date?
+    public var originalPurchaseDate: Date?
+    /// Refunds of this subscriber Reclaim has seen before (REFUND notifications).
+    public var earlierRefunds: Int
+    /// Whether an offer (introductory, promotional, offer code, win-back: Apple's `offerType`) priced the refunded period.
+    public var discountRedeemed: Bool
+    /// Whether a free trial appears on the transaction or in the subscriber's stored history.
+    public var freeTrialSeen: Bool
+    public var now: Date
+
+    public init(
+        productId: String?,
+        productType: String?,
+        storefront: String?,
+        reason: String?,
+        purchaseDate: Date?,
+        originalPurchaseDate: Date?,
+        earlierRefunds: Int,
+        discountRedeemed: Bool,
+        freeTrialSeen: Bool,
+        now: Date
+    ) {
+        self.productId = productId
+        self.productType = productType
+        self.storefront = storefront
+        self.reason = reason
+        self.purchaseDate = purchaseDate
+        self.originalPurchaseDate = originalPurchaseDate
+        self.earlierRefunds = earlierRefunds
+        self.discountRedeemed = discountRedeemed
+        self.freeTrialSeen = freeTrialSeen
+        self.now = now
+    }
+
+    public var isAutoRenewable: Bool { productType == "Auto-Renewable Subscription" }
+}
+
+/// Conditions of a refund policy; every one given must hold, a missing one holds.
+public struct RefundConditions: Sendable, Equatable {
+    public var products: [String]?
+    public var productTypes: [String]?
+    public var storefronts: [String]?
+    public var reasons: [String]?
+    public var minDaysSincePurchase: Int?
+    public var maxDaysSincePurchase: Int?
+    public var minTenureDays: Int?
+    public var maxTenureDays: Int?
+    public var maxEarlierRefunds: Int?
+    public var discountRedeemed: Bool?
+
+    public init() {}
+
+    public func hold(for facts: RefundFacts) -> Bool {
+        func within(_ days: Double?, _ low: Int?, _ high: Int?) -> Bool {
+            guard low != nil || high != nil else { return true }
+            guard let days else { return false }  // Unknown dates meet no bound.
+            return days >= Double(low ?? 0) && (high.map { days <= Double($0) } ?? true)
+        }
+        if let products, !products.contains(facts.productId ?? "") { return false }
+        if let productTypes, !productTypes.contains(facts.productType ?? "") { return false }
+        if let storefronts, !storefronts.contains(facts.storefront ?? "") { return false }
+        if let reasons, !reasons.contains(facts.reason ?? "") { return false }
+        let sincePurchase = facts.purchaseDate.map { facts.now.timeIntervalSince($0) / 86_400 }
+        let tenure = facts.originalPurchaseDate.map { facts.now.timeIntervalSince($0) / 86_400 }
+        guard within(sincePurchase, minDaysSincePurchase, maxDaysSincePurchase), within(tenure, minTenureDays, maxTenureDays) else { return false }
+        if let maxEarlierRefunds, facts.earlierRefunds > maxEarlierRefunds { return false }
+        if let discountRedeemed, facts.discountRedeemed != discountRedeemed { return false }
+        return true
+    }
+}
+
+/// One policy: when its conditions hold, the answer it gives.
+public struct RefundPolicy: Sendable, Equatable {
+    public var id: String
+    public var conditions: RefundConditions
+    public var refundPreference: String?
+    public var deliveryStatus: String
+    /// nil: derived (a free trial seen).
+    public var sampleContentProvided: Bool?
+    public var consumptionPercentage: Int?
+
+    public init(
+        id: String,
+        conditions: RefundConditions = RefundConditions(),
+        refundPreference: String? = nil,
+        deliveryStatus: String = "DELIVERED",
+        sampleContentProvided: Bool? = nil,
+        consumptionPercentage: Int? = nil
+    ) {
+        self.id = id
+        self.conditions = conditions
+        self.refundPreference = refundPreference
+        self.deliveryStatus = deliveryStatus
+        self.sampleContentProvided = sampleContentProvided
+        self.consumptionPercentage = consumptionPercentage
+    }
+}
+
+/// The answer decided for one request: which arm, which policy, and the body.
+public struct RefundDecision: Sendable, Equatable {
+    /// `policy` (a policy matched), `holdout` (the control group: the facts, no preference) or `unmatched` (no
+    /// policy matched: the facts, no preference).
+    public var arm: String
+    public var policyId: String?
+    public var body: ConsumptionRequestBody
+}
+
+/// An app's refund policies, tried in order, and its holdout.
+public struct RefundPolicies: Sendable, Equatable {
+    public var holdoutPercent: Int
+    public var policies: [RefundPolicy]
+
+    public init(holdoutPercent: Int, policies: [RefundPolicy]) {
+        self.holdoutPercent = holdoutPercent
+        self.policies = policies
+    }
+
+    /// The holdout is per subscriber (the same subscriber's requests stay in one arm), drawn apart from every
+    /// campaign's.
+    public static let holdoutKey = "refunds"
+
+    public func decide(originalTransactionId: String, facts: RefundFacts) -> RefundDecision {
+        let sample = facts.freeTrialSeen
+        let heldOut = Holdout.isHeldOut(originalTransactionId: originalTransactionId, campaignId: Self.holdoutKey, percent: holdoutPercent)
+        // The control group gets the same facts without a preference: the experiment measures the preference, so the
+        // two arms differ in that alone (answering nothing would also withhold the delivery facts Apple asked for).
+        guard !heldOut else {
+            return RefundDecision(
+                arm: "holdout",
+                policyId: nil,
+                body: .init(deliveryStatus: "DELIVERED", refundPreference: nil, sampleContentProvided: sample)
+            )
+        }
+        guard let policy = policies.first(where: { $0.conditions.hold(for: facts) }) else {
+            return RefundDecision(
+                arm: "unmatched",
+                policyId: nil,
+                body: .init(deliveryStatus: "DELIVERED", refundPreference: nil, sampleContentProvided: sample)
+            )
+        }
+        var percentage = policy.consumptionPercentage
+        var preference = policy.refundPreference
+        if facts.isAutoRenewable {
+            // "The system calculates the consumption automatically for auto-renewable subscriptions."
+            percentage = nil
+        } else if preference == "GRANT_PRORATED", !(1...99_999).contains(percentage ?? 0) {
+            // "If you select GRANT_PRORATED for the refundPreference field, you need to provide a
+            // consumptionPercentage greater than 0 and less than 100000": without one, no preference is stated.
+            preference = nil
+        }
+        if policy.deliveryStatus != "DELIVERED", percentage != nil {
+            // "If the deliveryStatus value isn't DELIVERED, set the consumptionPercentage to 0".
+            percentage = 0
+        }
+        return RefundDecision(
+            arm: "policy",
+            policyId: policy.id,
+            body: .init(
+                consumptionPercentage: percentage,
+                deliveryStatus: policy.deliveryStatus,
+                refundPreference: preference,
+                sampleContentProvided: policy.sampleContentProvided ?? sample
+            )
+        )
+    }
+}

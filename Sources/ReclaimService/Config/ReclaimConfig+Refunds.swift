@@ -1,0 +1,152 @@
+// `apps[].refunds`: how Reclaim answers Apple's refund requests (CONSUMPTION_REQUEST). docs/refunds.md.
+import Foundation
+import ReclaimDomain
+
+extension ReclaimConfig {
+    /// An app's answers to Apple's refund requests; an app without it answers none.
+    public struct Refunds: Decodable, Sendable {
+        /// Only `terms`: the operator states that its terms obtain the customer's consent to share consumption data with
+        /// Apple (a legal judgement that is the operator's). Apple: "If the customer provided consent, respond by calling
+        /// this API … If not, don't respond to the CONSUMPTION_REQUEST notification."
+        public var consent: String
+        public var holdoutPercent: Int
+        public var policies: [Policy]
+
+        enum CodingKeys: String, ConfigKeys { case consent, holdoutPercent, policies }
+
+        public init(from decoder: any Decoder) throws {
+            let container = try decoder.configContainer(keyedBy: CodingKeys.self)
+            consent = try container.decode(String.self, forKey: .consent)
+            guard consent == "terms" else {
+                throw DecodingError.dataCorruptedError(
+                    forKey: .consent,
+                    in: container,
+                    debugDescription:
+                        "\(consent): the only value is terms (your terms obtain the customer's consent to share consumption data with Apple); consent reported by the app itself is not supported yet"
+                )
+            }
+            holdoutPercent = try container.decodeIfPresent(Int.self, forKey: .holdoutPercent) ?? 0
+            guard (0...100).contains(holdoutPercent) else {
+                throw DecodingError.dataCorruptedError(forKey: .holdoutPercent, in: container, debugDescription: "from 0 to 100")
+            }
+            policies = try container.decodeIfPresent([Policy].self, forKey: .policies) ?? []
+            var ids = Set<String>()
+            for policy in policies where !ids.insert(policy.id).inserted {
+                throw DecodingError.dataCorruptedError(forKey: .policies, in: container, debugDescription: "policy \(policy.id) is listed twice")
+            }
+        }
+
+        var domain: RefundPolicies { RefundPolicies(holdoutPercent: holdoutPercent, policies: policies.map(\.domain)) }
+    }
+
+    /// One refund policy: conditions, then the answer.
+    public struct Policy: Decodable, Sendable {
+        public var id: String
+        public var conditions: RefundConditions
+        public var refundPreference: String?
+        public var deliveryStatus: String
+        public var sampleContentProvided: Bool?
+        public var consumptionPercentage: Int?
+
+        enum CodingKeys: String, ConfigKeys {
+            case id, conditions, refundPreference, deliveryStatus, sampleContentProvided, consumptionPercentage
+        }
+
+        public init(from decoder: any Decoder) throws {
+            let container = try decoder.configContainer(keyedBy: CodingKeys.self)
+            id = try container.decode(String.self, forKey: .id)
+            conditions = try container.decodeIfPresent(Conditions.self, forKey: .conditions)?.domain ?? RefundConditions()
+            refundPreference = try container.decodeIfPresent(String.self, forKey: .refundPreference)
+            deliveryStatus = try container.decodeIfPresent(String.self, forKey: .deliveryStatus) ?? "DELIVERED"
+            sampleContentProvided = try container.decodeIfPresent(Bool.self, forKey: .sampleContentProvided)
+            consumptionPercentage = try container.decodeIfPresent(Int.self, forKey: .consumptionPercentage)
+            func refuse(_ key: CodingKeys, _ why: String) -> DecodingError {
+                DecodingError.dataCorruptedError(forKey: key, in: container, debugDescription: "policy \(id): \(why)")
+            }
+            if let refundPreference, !ConsumptionRequestBody.refundPreferences.contains(refundPreference) {
+                throw refuse(
+                    .refundPreference,
+                    "\(refundPreference) is not one of \(ConsumptionRequestBody.refundPreferences.joined(separator: ", "))"
+                )
+            }
+            guard ConsumptionRequestBody.deliveryStatuses.contains(deliveryStatus) else {
+                throw refuse(.deliveryStatus, "\(deliveryStatus) is not one of \(ConsumptionRequestBody.deliveryStatuses.joined(separator: ", "))")
+            }
+            if let consumptionPercentage {
+                // Apple: "Minimum: 0 Maximum: 100000", in milliunits.
+                guard (0...100_000).contains(consumptionPercentage) else {
+                    throw refuse(.consumptionPercentage, "\(consumptionPercentage) milliunits: from 0 to 100000 (100%)")
+                }
+                // "If the deliveryStatus value isn't DELIVERED, set the consumptionPercentage to 0".
+                if deliveryStatus != "DELIVERED" && consumptionPercentage != 0 {
+                    throw refuse(.consumptionPercentage, "must be 0 when deliveryStatus is \(deliveryStatus) (Apple refuses it otherwise)")
+                }
+            }
+            // "If you select GRANT_PRORATED … you need to provide a consumptionPercentage greater than 0 and less than
+            // 100000"; for an auto-renewable subscription none may be given ("The system calculates the consumption
+            // automatically").
+            if refundPreference == "GRANT_PRORATED", conditions.productTypes != ["Auto-Renewable Subscription"],
+                !(1...99_999).contains(consumptionPercentage ?? 0)
+            {
+                throw refuse(
+                    .consumptionPercentage,
+                    "GRANT_PRORATED needs a consumptionPercentage from 1 to 99999 for products other than auto-renewable subscriptions (or conditions.productTypes: [Auto-Renewable Subscription])"
+                )
+            }
+        }
+
+        var domain: RefundPolicy {
+            RefundPolicy(
+                id: id,
+                conditions: conditions,
+                refundPreference: refundPreference,
+                deliveryStatus: deliveryStatus,
+                sampleContentProvided: sampleContentProvided,
+                consumptionPercentage: consumptionPercentage
+            )
+        }
+    }
+
+    /// `policies[].conditions`.
+    struct Conditions: Decodable {
+        var domain: RefundConditions
+
+        enum CodingKeys: String, ConfigKeys {
+            case products, productTypes, storefronts, reasons, minDaysSincePurchase, maxDaysSincePurchase, minTenureDays, maxTenureDays
+            case maxEarlierRefunds, discountRedeemed
+        }
+
+        static let productTypes = ["Auto-Renewable Subscription", "Non-Renewing Subscription", "Consumable", "Non-Consumable"]
+        static let reasons = ["UNINTENDED_PURCHASE", "FULFILLMENT_ISSUE", "UNSATISFIED_WITH_PURCHASE", "LEGAL", "OTHER"]
+
+        init(from decoder: any Decoder) throws {
+            let container = try decoder.configContainer(keyedBy: CodingKeys.self)
+            var conditions = RefundConditions()
+            conditions.products = try container.decodeIfPresent([String].self, forKey: .products)
+            conditions.productTypes = try container.decodeIfPresent([String].self, forKey: .productTypes)
+            conditions.storefronts = try container.decodeIfPresent([String].self, forKey: .storefronts)
+            conditions.reasons = try container.decodeIfPresent([String].self, forKey: .reasons)
+            conditions.minDaysSincePurchase = try container.decodeIfPresent(Int.self, forKey: .minDaysSincePurchase)
+            conditions.maxDaysSincePurchase = try container.decodeIfPresent(Int.self, forKey: .maxDaysSincePurchase)
+            conditions.minTenureDays = try container.decodeIfPresent(Int.self, forKey: .minTenureDays)
+            conditions.maxTenureDays = try container.decodeIfPresent(Int.self, forKey: .maxTenureDays)
+            conditions.maxEarlierRefunds = try container.decodeIfPresent(Int.self, forKey: .maxEarlierRefunds)
+            conditions.discountRedeemed = try container.decodeIfPresent(Bool.self, forKey: .discountRedeemed)
+            for type in conditions.productTypes ?? [] where !Self.productTypes.contains(type) {
+                throw DecodingError.dataCorruptedError(
+                    forKey: .productTypes,
+                    in: container,
+                    debugDescription: "\(type) is not one of Apple's types (\(Self.productTypes.joined(separator: ", ")))"
+                )
+            }
+            for reason in conditions.reasons ?? [] where !Self.reasons.contains(reason) {
+                throw DecodingError.dataCorruptedError(
+                    forKey: .reasons,
+                    in: container,
+                    debugDescription: "\(reason) is not one of Apple's consumptionRequestReason values (\(Self.reasons.joined(separator: ", ")))"
+                )
+            }
+            domain = conditions
+        }
+    }
+}

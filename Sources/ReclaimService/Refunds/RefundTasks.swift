@@ -1,0 +1,44 @@
+import Foundation
+import Logging
+import ReclaimStore
+
+/// `reclaim refunds report`: each refund policy (and the holdout, and requests no policy matched) with Apple's
+/// decisions, from `reclaim.refund_policy_rates`.
+public enum RefundTasks {
+    /// One row of `--json`: the view's columns, camel-cased; `policy` is the policy id, `(holdout)` or `(no policy)`.
+    public typealias Row = RefundRequestStore.Rate
+
+    public static func rates(environment: String?, url: DatabaseURL, logger: Logger) async throws -> [Row] {
+        try await Database.withDatabase(url, maxConnections: 1, logger: logger) { client in
+            try await client.withConnection(logger: logger) {
+                try await RefundRequestStore.rates(environment: environment, connection: $0, logger: logger)
+            }
+        }
+    }
+
+    public static func report(environment: String?, json: Bool, url: DatabaseURL, logger: Logger) async throws -> String {
+        let rows = try await rates(environment: environment, url: url, logger: logger)
+        if json {
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+            return String(decoding: try encoder.encode(rows), as: UTF8.self)
+        }
+        guard !rows.isEmpty else { return "no refund request recorded" + (environment.map { " in \($0)" } ?? "") }
+        func percent(_ value: Double?, _ lower: Double?, _ upper: Double?, signed: Bool = false) -> String {
+            guard let value else { return "–" }
+            func format(_ x: Double) -> String { (signed && x > 0 ? "+" : "") + String(format: "%.1f%%", x * 100) }
+            guard let lower, let upper else { return format(value) }
+            return "\(format(value)) [\(format(lower)), \(format(upper))]"
+        }
+        var lines = ["Refund requests; the refund rate is refunded / (refunded + declined), 95% intervals (Wilson; Newcombe for the difference):"]
+        for row in rows {
+            lines.append("\(row.policy) [\(row.bundleId), \(row.environment)]")
+            lines.append("  requests \(row.requests), answered \(row.answered), refunded \(row.refunded), declined \(row.declined)")
+            lines.append("  refund rate        \(percent(row.refundRate, row.refundRateLower, row.refundRateUpper))")
+            if row.policy != "(holdout)" {
+                lines.append("  against holdout    \(percent(row.difference, row.differenceLower, row.differenceUpper, signed: true))")
+            }
+        }
+        return lines.joined(separator: "\n")
+    }
+}
