@@ -113,7 +113,13 @@ public struct AppStoreServerAPIClient: Sendable {
         try await send(.GET, "/inApps/v1/messaging/message/list", body: nil, endpoint: .getMessageList)
     }
 
-    private func send<Answer: Decodable>(_ method: HTTPMethod, _ path: String, body: Data?, endpoint: AppleEndpoint) async throws -> Answer {
+    func send<Answer: Decodable>(
+        _ method: HTTPMethod,
+        _ path: String,
+        body: Data?,
+        contentType: String = "application/json",
+        endpoint: AppleEndpoint
+    ) async throws -> Answer {
         let lane = pacer.lane(bundleId: bundleId, environment: environment, endpoint: endpoint, rate: api.rate(endpoint, in: environment))
         let deadline = ContinuousClock.now + retry.deadline
         var failures = 0
@@ -122,7 +128,7 @@ public struct AppStoreServerAPIClient: Sendable {
             let wait: Duration
             let failure: AppStoreAPIError
             do {
-                return try await once(method, path, body: body, endpoint: endpoint)
+                return try await once(method, path, body: body, contentType: contentType, endpoint: endpoint)
             } catch let error as RetryableAnswer where error.error.status == 429 {
                 // Apple's rate limit: the whole endpoint waits (every caller, every process), then this request
                 // takes a new slot. Without a Retry-After, a second.
@@ -163,14 +169,20 @@ public struct AppStoreServerAPIClient: Sendable {
         let retryAfter: Duration?
     }
 
-    private func once<Answer: Decodable>(_ method: HTTPMethod, _ path: String, body: Data?, endpoint: AppleEndpoint) async throws -> Answer {
+    private func once<Answer: Decodable>(
+        _ method: HTTPMethod,
+        _ path: String,
+        body: Data?,
+        contentType: String,
+        endpoint: AppleEndpoint
+    ) async throws -> Answer {
         var request = HTTPClientRequest(url: baseURL + path)
         request.method = method
         request.headers.add(name: "Authorization", value: "Bearer \(try token.token())")
         request.headers.add(name: "User-Agent", value: "Reclaim")
         request.headers.add(name: "Accept", value: "application/json")
         if let body {
-            request.headers.add(name: "Content-Type", value: "application/json")
+            request.headers.add(name: "Content-Type", value: contentType)
             request.body = .bytes(ByteBuffer(bytes: body))
         }
         let started = ContinuousClock.now

@@ -33,10 +33,12 @@ extension ReclaimConfig {
         public var discountBudget: DiscountBudgetKeys?
         /// Answers to Apple's refund requests (CONSUMPTION_REQUEST); nil answers none.
         public var refunds: Refunds?
+        /// The Retention Messaging set-up Apple should hold (`reclaim messaging apply`); nil: set up by hand.
+        public var retentionMessaging: RetentionMessaging?
 
         enum CodingKeys: String, ConfigKeys {
             case bundleId, appAppleId, environments, issuerId, signingKeys, rootCertificates, defaultMessageIdentifier, userTokenSecretFile
-            case previousUserTokenSecretFile, serverAPI, forwarding, webhooks, discountBudget, refunds
+            case previousUserTokenSecretFile, serverAPI, forwarding, webhooks, discountBudget, refunds, retentionMessaging
         }
 
         public init(from decoder: any Decoder) throws {
@@ -55,6 +57,7 @@ extension ReclaimConfig {
             webhooks = try container.decodeIfPresent([Webhook].self, forKey: .webhooks) ?? []
             discountBudget = try container.decodeIfPresent(DiscountBudgetKeys.self, forKey: .discountBudget)
             refunds = try container.decodeIfPresent(Refunds.self, forKey: .refunds)
+            retentionMessaging = try container.decodeIfPresent(RetentionMessaging.self, forKey: .retentionMessaging)
             if var api = serverAPI {
                 try api.resolve(signingKeys: signingKeys, appIssuerId: issuerId, container: container)
                 serverAPI = api

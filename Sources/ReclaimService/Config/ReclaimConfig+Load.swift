@@ -133,6 +133,18 @@ extension ReclaimConfig {
                     problems.append("app \(app.bundleId): serverAPI.baseURL \(base) is not an http(s) URL")
                 }
             }
+            if app.retentionMessaging != nil, app.serverAPI == nil {
+                problems.append(
+                    "app \(app.bundleId): retentionMessaging needs serverAPI (an In-App Purchase key): reclaim messaging apply calls Apple with it"
+                )
+            }
+            if let declared = app.retentionMessaging.map({ Set($0.messages.map(\.id)) }), !declared.isEmpty {
+                // An app that declares its messages declares all it uses: a typo would otherwise reach Apple as an unknown
+                // message, which Apple answers with its own default.
+                for (id, by) in MessageApprovalCheck.named(in: self)[app.bundleId] ?? [] where !declared.contains(id.lowercased()) {
+                    problems.append("\(by): message \(id) is not one of app \(app.bundleId)'s retentionMessaging.messages")
+                }
+            }
             if app.refunds != nil, app.serverAPI == nil {
                 problems.append(
                     "app \(app.bundleId): refunds needs serverAPI (an In-App Purchase key): answers go through Send Consumption Information"

@@ -29,9 +29,34 @@ enum MessageApprovalCheck {
         return named
     }
 
+    /// For apps that declare `retentionMessaging`: each product a cancel-sheet campaign names (`conditions.products`)
+    /// needs a default message in every locale the app's `defaults` list (Apple: "the system requires a default
+    /// message for every product in each locale where you provide real-time retention messages").
+    static func missingDefaults(in config: ReclaimConfig) -> [String] {
+        var problems: [String] = []
+        for app in config.apps {
+            guard let messaging = app.retentionMessaging else { continue }
+            problems += messaging.imageProblems().map { "app \(app.bundleId) retentionMessaging: \($0)" }
+            let configured = Set(messaging.defaults.map { "\($0.productId) \($0.locale)" })
+            for campaign in config.campaigns where campaign.isCancelSheet && campaign.app == app.bundleId {
+                for product in campaign.conditions.products ?? [] {
+                    for locale in messaging.locales.sorted() where !configured.contains("\(product) \(locale)") {
+                        problems.append(
+                            "campaign \(campaign.id): product \(product) has no default message in \(locale) (app \(app.bundleId)'s retentionMessaging.defaults)"
+                        )
+                    }
+                }
+            }
+        }
+        return problems
+    }
+
     /// Lines to print; throws a ``ConfigError`` listing every identifier Apple does not hold as APPROVED.
     static func run(_ config: ReclaimConfig, logger: Logger) async throws -> [String] {
         let named = named(in: config)
+        // What the config alone shows is reported before Apple is asked anything.
+        let missing = missingDefaults(in: config)
+        if !missing.isEmpty { throw ConfigError(missing.joined(separator: "\n")) }
         guard !named.isEmpty else { return [] }
         var lines: [String] = []
         var problems: [String] = []

@@ -47,6 +47,15 @@ final class AppleAPIStandIn: Sendable {
     /// Send Consumption Information bodies accepted (202), by transaction id, in order; and the product type of each
     /// transaction Apple knows (auto-renewable unless given), for the consumption-percentage rules.
     let consumptionAnswers: Mutex<[(transactionId: String, body: String)]> = Mutex([])
+    /// Retention Messaging set-up: uploaded message bodies, images' states, default messages ("product locale" to a
+    /// message id), the realtime URL, and performance tests by request id (polls left before the result).
+    let messageBodies: Mutex<[String: String]> = Mutex([:])
+    let images: Mutex<[String: String]> = Mutex([:])
+    let defaults: Mutex<[String: String]> = Mutex([:])
+    let realtimeURL: Mutex<String?> = Mutex(nil)
+    let performanceTests: Mutex<[String: Int]> = Mutex([:])
+    /// The state an uploaded message or image starts in: PENDING as in Production, APPROVED as in Sandbox.
+    let reviewState: Mutex<String> = Mutex("PENDING")
     let productTypes: Mutex<[String: String]> = Mutex([:])
     /// Apple's limit per endpoint identifier (getAllSubscriptionStatuses, getNotificationHistory, …).
     let limits: [String: AppleRateWindow]
@@ -109,6 +118,119 @@ final class AppleAPIStandIn: Sendable {
                 let text = String(decoding: body, as: UTF8.self)
                 self.consumptionAnswers.withLock { $0.append((id, text)) }
                 return (.accepted, "")
+            }
+        }
+        router.put("/inApps/v1/messaging/message/:id") { request, context in
+            try await self.answer(request, context, endpoint: "uploadMessage") { body in
+                let id = (context.parameters.get("id") ?? "").lowercased()
+                guard UUID(uuidString: id) != nil else { return (.badRequest, #"{"errorMessage":"message identifier not a UUID"}"#) }
+                guard let fields = try? JSONSerialization.jsonObject(with: body) as? [String: Any],
+                    Set(fields.keys).isSubset(of: ["header", "body", "image", "bulletPoints", "headerPosition"])
+                else { return (.badRequest, #"{"errorMessage":"malformed"}"#) }
+                guard let header = fields["header"] as? String, header.count <= 66 else {
+                    return (.badRequest, #"{"errorCode":4000162,"errorMessage":"header too long"}"#)
+                }
+                guard let text = fields["body"] as? String, text.count <= 144 else {
+                    return (.badRequest, #"{"errorCode":4000163,"errorMessage":"body too long"}"#)
+                }
+                let exists = self.messages.withLock { messages -> Bool in
+                    if messages[id] != nil { return true }
+                    messages[id] = self.reviewState.withLock { $0 }
+                    return false
+                }
+                if exists { return (.conflict, #"{"errorCode":4090001,"errorMessage":"Message already exists."}"#) }
+                self.messageBodies.withLock { $0[id] = String(decoding: body, as: UTF8.self) }
+                return (.ok, "")
+            }
+        }
+        router.put("/inApps/v1/messaging/image/:id") { request, context in
+            try await self.answer(request, context, endpoint: "uploadImage") { body in
+                let id = (context.parameters.get("id") ?? "").lowercased()
+                guard request.headers[.contentType] == "image/png", body.starts(with: [0x89, 0x50, 0x4E, 0x47]) else {
+                    return (.badRequest, #"{"errorCode":4000161,"errorMessage":"Invalid image."}"#)
+                }
+                let state = self.reviewState.withLock { $0 }
+                let exists = self.images.withLock { images -> Bool in
+                    if images[id] != nil { return true }
+                    images[id] = state
+                    return false
+                }
+                return exists ? (.conflict, #"{"errorCode":4090000,"errorMessage":"Image already exists."}"#) : (.ok, "")
+            }
+        }
+        router.get("/inApps/v1/messaging/image/list") { request, context in
+            try await self.answer(request, context) { _ in
+                let items = self.images.withLock { $0 }.map { ["imageIdentifier": $0.key, "imageState": $0.value] }
+                return (.ok, String(decoding: try JSONSerialization.data(withJSONObject: ["imageIdentifiers": items]), as: UTF8.self))
+            }
+        }
+        router.put("/inApps/v1/messaging/default/:product/:locale") { request, context in
+            try await self.answer(request, context, endpoint: "configureDefaultMessage") { body in
+                let key = "\(context.parameters.get("product") ?? "") \(context.parameters.get("locale") ?? "")"
+                guard let fields = try? JSONSerialization.jsonObject(with: body) as? [String: Any], Set(fields.keys) == ["messageIdentifier"],
+                    let id = (fields["messageIdentifier"] as? String)?.lowercased()
+                else { return (.badRequest, #"{"errorMessage":"malformed"}"#) }
+                switch self.messages.withLock({ $0[id] }) {
+                case nil: return (.notFound, #"{"errorCode":4040015,"errorMessage":"Message not found."}"#)
+                case "APPROVED"?:
+                    self.defaults.withLock { $0[key] = id }
+                    return (.ok, "")
+                default: return (.forbidden, #"{"errorCode":4030017,"errorMessage":"Message not approved."}"#)
+                }
+            }
+        }
+        router.get("/inApps/v1/messaging/default/:product/:locale") { request, context in
+            try await self.answer(request, context) { _ in
+                let key = "\(context.parameters.get("product") ?? "") \(context.parameters.get("locale") ?? "")"
+                guard let id = self.defaults.withLock({ $0[key] }) else {
+                    return (.notFound, #"{"errorCode":4040020,"errorMessage":"Default message not found."}"#)
+                }
+                return (.ok, #"{"messageIdentifier":"\#(id)"}"#)
+            }
+        }
+        router.get("/inApps/v1/messaging/realtime/url") { request, context in
+            try await self.answer(request, context) { _ in
+                guard let url = self.realtimeURL.withLock({ $0 }) else {
+                    return (.notFound, #"{"errorCode":4040021,"errorMessage":"Realtime URL not found."}"#)
+                }
+                return (.ok, String(decoding: try JSONSerialization.data(withJSONObject: ["realtimeURL": url]), as: UTF8.self))
+            }
+        }
+        router.put("/inApps/v1/messaging/realtime/url") { request, context in
+            try await self.answer(request, context, endpoint: "configureRealtimeURL") { body in
+                guard let fields = try? JSONSerialization.jsonObject(with: body) as? [String: Any], Set(fields.keys) == ["realtimeURL"],
+                    let url = fields["realtimeURL"] as? String, url.hasPrefix("https://"), url.count <= 256
+                else { return (.badRequest, #"{"errorCode":4000215,"errorMessage":"Invalid request. The url is invalid."}"#) }
+                self.realtimeURL.withLock { $0 = url }
+                return (.ok, "")
+            }
+        }
+        router.post("/inApps/v1/messaging/performanceTest") { request, context in
+            try await self.answer(request, context) { body in
+                guard let fields = try? JSONSerialization.jsonObject(with: body) as? [String: Any], Set(fields.keys) == ["originalTransactionId"]
+                else {
+                    return (.badRequest, #"{"errorCode":4000211,"errorMessage":"Invalid performance test request."}"#)
+                }
+                let id = UUID().uuidString.lowercased()
+                self.performanceTests.withLock { $0[id] = 1 }
+                return (
+                    .ok,
+                    #"{"requestId":"\#(id)","config":{"maxConcurrentRequests":10,"responseTimeThreshold":700,"successRateThreshold":95,"totalDuration":1000,"totalRequests":20}}"#
+                )
+            }
+        }
+        router.get("/inApps/v1/messaging/performanceTest/result/:id") { request, context in
+            try await self.answer(request, context) { _ in
+                let id = context.parameters.get("id") ?? ""
+                guard let left = self.performanceTests.withLock({ $0[id] }) else {
+                    return (.notFound, #"{"errorCode":4040018,"errorMessage":"Performance test run not found."}"#)
+                }
+                self.performanceTests.withLock { $0[id] = left - 1 }
+                let result = left > 0 ? "PENDING" : "PASS"
+                return (
+                    .ok,
+                    #"{"result":"\#(result)","successRate":100,"numPending":\#(left > 0 ? 5 : 0),"responseTimes":{"average":40,"p50":35,"p90":60,"p95":70,"p99":90},"failures":{},"target":"https://reclaim.example.com/v1/apple/retention-messaging","config":{"maxConcurrentRequests":10,"responseTimeThreshold":700,"successRateThreshold":95,"totalDuration":1000,"totalRequests":20}}"#
+                )
             }
         }
         router.get("/inApps/v1/messaging/message/list") { request, context in
