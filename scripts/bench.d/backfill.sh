@@ -47,10 +47,11 @@ apps:
 YAML
 "$reclaim" migrate >&2
 python3 -c "print('\n'.join(str(7_000_000_000_000_000 + i) for i in range($ids)))" >"$root/ids.txt"
-pg_ticks() { # CPU ticks of every PostgreSQL process of this cluster alive now
-  local total=0 pid
-  for pid in $(pgrep -f "postgres.*$root/pg" || true); do
-    total=$((total + $(awk '{print $14 + $15}' "/proc/$pid/stat" 2>/dev/null || echo 0)))
+pg_ticks() { # CPU ticks of the cluster's postmaster and every backend alive now, their finished children's included
+  local total=0 pid postmaster
+  postmaster="$(head -n 1 "$root/pg/data/postmaster.pid" 2>/dev/null || true)"
+  for pid in $postmaster $(pgrep -P "$postmaster" 2>/dev/null || true); do
+    total=$((total + $(awk '{print $14 + $15 + $16 + $17}' "/proc/$pid/stat" 2>/dev/null || echo 0)))
   done
   echo "$total"
 }
@@ -67,7 +68,8 @@ import json, re, sys
 ids, wall, user, sys_, limit = int(sys.argv[1]), float(sys.argv[2]), float(sys.argv[3]), float(sys.argv[4]), float(sys.argv[5])
 stand_in = json.loads(open(sys.argv[6]).read().strip().splitlines()[-1])
 out = open(sys.argv[7]).read()
-seeded = int(re.search(r"(\d+) seeded", out.strip().splitlines()[-1] if "failed" not in out.splitlines()[-1] else out).group(1))
+summary = [line for line in out.splitlines() if re.match(r"backfill: \d+ ids: ", line)][-1]
+seeded = int(re.search(r"ids: (\d+) seeded", summary).group(1))
 pg_cpu = (int(sys.argv[9]) - int(sys.argv[8])) / int(sys.argv[10])
 rate = ids / wall
 figures = {

@@ -61,14 +61,7 @@ struct BackfillRateTests {
     func sharedBudget() async throws {
         let setup = try Setup()
         defer { setup.remove() }
-        let standIn = AppleAPIStandIn(
-            keyId: "APIKEY0001",
-            issuerId: "99999999-2222-3333-4444-555555555555",
-            bundleId: "com.example.app",
-            publicKey: setup.apiKey.publicKey,
-            limits: ["getAllSubscriptionStatuses": 5, "getNotificationHistory": 5],
-            latency: .milliseconds(50)
-        )
+        let standIn = setup.standIn(limits: ["getAllSubscriptionStatuses": 5, "getNotificationHistory": 5], latency: .milliseconds(50))
         let ids = try await Self.subscribers(40, from: 6_000_000_000_000_000, ca: setup.ca, into: standIn)
         // 100 notifications in Apple's history: five pages for the reconciliation to read at the same time.
         let base = Date().addingTimeInterval(-3600)
@@ -143,13 +136,7 @@ struct BackfillRateTests {
     func pauseOn429() async throws {
         let setup = try Setup()
         defer { setup.remove() }
-        let standIn = AppleAPIStandIn(
-            keyId: "APIKEY0001",
-            issuerId: "99999999-2222-3333-4444-555555555555",
-            bundleId: "com.example.app",
-            publicKey: setup.apiKey.publicKey,
-            failures: [3: .rateLimited(retryAfter: .milliseconds(1500))]
-        )
+        let standIn = setup.standIn(failures: [3: .rateLimited(retryAfter: .milliseconds(1500))])
         let ids = try await Self.subscribers(12, from: 6_100_000_000_000_000, ca: setup.ca, into: standIn)
         try await withStandIn(standIn) { port in
             try await withTestDatabase { _, url in
@@ -236,19 +223,12 @@ struct BackfillRateTests {
     func killedAndResumed() async throws {
         let setup = try Setup()
         defer { setup.remove() }
-        let standIn = AppleAPIStandIn(
-            keyId: "APIKEY0001",
-            issuerId: "99999999-2222-3333-4444-555555555555",
-            bundleId: "com.example.app",
-            publicKey: setup.apiKey.publicKey,
-            limits: ["getAllSubscriptionStatuses": 5],
-            latency: .milliseconds(120)
-        )
+        let standIn = setup.standIn(limits: ["getAllSubscriptionStatuses": 5], latency: .milliseconds(120))
         let ids = try await Self.subscribers(30, from: 6_400_000_000_000_000, ca: setup.ca, into: standIn)
         try await withStandIn(standIn) { port in
             try await withTestDatabase { client, url in
                 let configFile = setup.directory.appendingPathComponent("config.yaml").path
-                try Self.yaml(port: port, setup: setup).write(toFile: configFile, atomically: true, encoding: .utf8)
+                try setup.yaml(port: port).write(toFile: configFile, atomically: true, encoding: .utf8)
                 let idsFile = setup.directory.appendingPathComponent("ids.txt").path
                 try ids.joined(separator: "\n").write(toFile: idsFile, atomically: true, encoding: .utf8)
                 let output = setup.directory.appendingPathComponent("first.out").path
@@ -283,16 +263,4 @@ struct BackfillRateTests {
         }
     }
 
-    static func yaml(port: Int, setup: Setup) -> String {
-        """
-        apps:
-          - bundleId: com.example.app
-            appAppleId: 1234567890
-            environments: [Sandbox]
-            issuerId: 11111111-2222-3333-4444-555555555555
-            signingKeys: [{keyId: OFFERKEY01, file: \(setup.directory.path)/offer.p8}]
-            rootCertificates: [\(setup.directory.path)/root.pem]
-            serverAPI: {keyId: APIKEY0001, issuerId: 99999999-2222-3333-4444-555555555555, file: \(setup.directory.path)/api.p8, baseURL: "http://127.0.0.1:\(port)"}
-        """
-    }
 }

@@ -42,35 +42,38 @@ struct RecoveryTests {
             )
         }
 
-        func standIn(failures: [Int: AppleAPIStandIn.Failure] = [:]) -> AppleAPIStandIn {
+        func standIn(failures: [Int: AppleAPIStandIn.Failure] = [:], limits: [String: Int] = [:], latency: Duration = .zero) -> AppleAPIStandIn {
             AppleAPIStandIn(
                 keyId: "APIKEY0001",
                 issuerId: "99999999-2222-3333-4444-555555555555",
                 bundleId: "com.example.app",
                 publicKey: apiKey.publicKey,
-                failures: failures
+                failures: failures,
+                limits: limits,
+                latency: latency
             )
         }
 
-        func config(port: Int) throws -> ReclaimConfig {
-            try ReclaimConfig.parse(
-                yaml: """
-                    apps:
-                      - bundleId: com.example.app
-                        appAppleId: 1234567890
-                        environments: [Sandbox]
-                        issuerId: 11111111-2222-3333-4444-555555555555
-                        signingKeys: [{keyId: OFFERKEY01, file: \(directory.path)/offer.p8}]
-                        rootCertificates: [\(directory.path)/root.pem]
-                        serverAPI: {keyId: APIKEY0001, issuerId: 99999999-2222-3333-4444-555555555555, file: \(directory.path)/api.p8, baseURL: "http://127.0.0.1:\(port)"}
-                    campaigns:
-                      - id: retain
-                        app: com.example.app
-                        trigger: DID_CHANGE_RENEWAL_STATUS/AUTO_RENEW_DISABLED
-                        offer: {productId: com.example.monthly, offerIdentifier: RETAIN50}
-                        cooldown: 90d
-                    """
-            )
+        func config(port: Int) throws -> ReclaimConfig { try ReclaimConfig.parse(yaml: yaml(port: port)) }
+
+        /// The config's text, for a `reclaim` child process.
+        func yaml(port: Int) -> String {
+            """
+            apps:
+              - bundleId: com.example.app
+                appAppleId: 1234567890
+                environments: [Sandbox]
+                issuerId: 11111111-2222-3333-4444-555555555555
+                signingKeys: [{keyId: OFFERKEY01, file: \(directory.path)/offer.p8}]
+                rootCertificates: [\(directory.path)/root.pem]
+                serverAPI: {keyId: APIKEY0001, issuerId: 99999999-2222-3333-4444-555555555555, file: \(directory.path)/api.p8, baseURL: "http://127.0.0.1:\(port)"}
+            campaigns:
+              - id: retain
+                app: com.example.app
+                trigger: DID_CHANGE_RENEWAL_STATUS/AUTO_RENEW_DISABLED
+                offer: {productId: com.example.monthly, offerIdentifier: RETAIN50}
+                cooldown: 90d
+            """
         }
 
         func remove() { try? FileManager.default.removeItem(at: directory) }
