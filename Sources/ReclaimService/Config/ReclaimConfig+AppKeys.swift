@@ -126,12 +126,13 @@ extension ReclaimConfig {
                         debugDescription: "\(id) is not an endpoint Reclaim calls (\(AppleEndpoint.allCases.map(\.rawValue).joined(separator: ", ")))"
                     )
                 }
-                guard rate > 0, rate <= endpoint.productionRate else {
+                // At least one request in 100 s: the pacer's interval, in nanoseconds, must fit an Int64.
+                guard rate >= 0.01, rate <= endpoint.productionRate else {
                     throw DecodingError.dataCorruptedError(
                         forKey: .requestsPerSecond,
                         in: container,
                         debugDescription:
-                            "\(id): \(rate) requests a second; give more than 0 and at most Apple's limit, \(Int(endpoint.productionRate)) (a higher rate only meets 429s)"
+                            "\(id): \(rate) requests a second; give at least 0.01 and at most Apple's limit, \(Int(endpoint.productionRate)) (a higher rate only meets 429s)"
                     )
                 }
             }

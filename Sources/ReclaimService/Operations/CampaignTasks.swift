@@ -152,10 +152,7 @@ public enum CampaignTasks {
             return "no campaign has treated or held out anyone in \(environment)" + (campaign.map { " (campaign \($0))" } ?? "")
         }
         func percent(_ rate: LiftStatistics.Rate, signed: Bool = false) -> String {
-            guard let value = rate.value else { return "–" }
-            func format(_ x: Double) -> String { (signed && x > 0 ? "+" : "") + String(format: "%.1f%%", x * 100) }
-            guard let lower = rate.lower, let upper = rate.upper else { return format(value) }
-            return "\(format(value)) [\(format(lower)), \(format(upper))]"
+            IntervalText.percent(rate.value, lower: rate.lower, upper: rate.upper, signed: signed)
         }
         let period = since.map { "subscribers first triggered since \($0.formatted(.iso8601))" } ?? "all time"
         var lines = ["\(environment), \(period), 95% intervals in brackets (Wilson; Newcombe for the lift):"]

@@ -168,8 +168,9 @@ struct RefundAnswerJobHandler: JobHandler {
             pacer: dependencies.applePacer,
             logger: logger
         )
-        // The call runs inside the job's transaction: well within its deadline; a longer wait is the queue's retry.
-        client.retry.deadline = .seconds(20)
+        // The call runs inside the job's transaction: within half its deadline (20 s at most); a longer wait is the
+        // queue's retry.
+        client.retry.deadline = min(.seconds(20), dependencies.postgres.deadlines.transaction / 2)
         do {
             try await client.sendConsumptionInformation(transactionId: request.transactionId, body: Data(request.body.utf8))
             try await settle("sent", 202, nil)

@@ -24,19 +24,15 @@ public enum RefundTasks {
             return String(decoding: try encoder.encode(rows), as: UTF8.self)
         }
         guard !rows.isEmpty else { return "no refund request recorded" + (environment.map { " in \($0)" } ?? "") }
-        func percent(_ value: Double?, _ lower: Double?, _ upper: Double?, signed: Bool = false) -> String {
-            guard let value else { return "–" }
-            func format(_ x: Double) -> String { (signed && x > 0 ? "+" : "") + String(format: "%.1f%%", x * 100) }
-            guard let lower, let upper else { return format(value) }
-            return "\(format(value)) [\(format(lower)), \(format(upper))]"
-        }
         var lines = ["Refund requests; the refund rate is refunded / (refunded + declined), 95% intervals (Wilson; Newcombe for the difference):"]
         for row in rows {
             lines.append("\(row.policy) [\(row.bundleId), \(row.environment)]")
             lines.append("  requests \(row.requests), answered \(row.answered), refunded \(row.refunded), declined \(row.declined)")
-            lines.append("  refund rate        \(percent(row.refundRate, row.refundRateLower, row.refundRateUpper))")
+            lines.append("  refund rate        \(IntervalText.percent(row.refundRate, lower: row.refundRateLower, upper: row.refundRateUpper))")
             if row.policy != "(holdout)" {
-                lines.append("  against holdout    \(percent(row.difference, row.differenceLower, row.differenceUpper, signed: true))")
+                lines.append(
+                    "  against holdout    \(IntervalText.percent(row.difference, lower: row.differenceLower, upper: row.differenceUpper, signed: true))"
+                )
             }
         }
         return lines.joined(separator: "\n")

@@ -277,10 +277,6 @@ struct RefundRequestTests {
         #expect(noKey, "refunds without serverAPI is refused")
     }
 
-    struct ModelRefused: Error, CustomStringConvertible {
-        let description: String
-    }
-
     /// Each body through app-store-server-library's `ConsumptionRequest` (cattrs, as the library reads and writes it):
     /// known enum values, and the same JSON back.
     static func checkWithApplesModel(_ bodies: [[String: Any]]) async throws -> Int {
@@ -298,7 +294,7 @@ struct RefundRequestTests {
             print("checked", len(bodies))
             """#
         let run = try await Subprocess.run("/usr/bin/env", ["python3", "-c", script], input: try JSONSerialization.data(withJSONObject: bodies))
-        guard run.status == 0, run.output.hasPrefix("checked ") else { throw ModelRefused(description: "\(run.output)\(run.errors)") }
+        guard run.status == 0, run.output.hasPrefix("checked ") else { throw PythonCrossCheck.Failure(description: "\(run.output)\(run.errors)") }
         return Int(run.output.dropFirst("checked ".count).trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0
     }
 }

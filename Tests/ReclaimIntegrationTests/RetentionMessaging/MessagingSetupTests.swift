@@ -199,7 +199,7 @@ struct MessagingSetupTests {
             """#
         let run = try await Subprocess.run("/usr/bin/env", ["python3", "-c", script], input: try JSONSerialization.data(withJSONObject: bodies))
         guard run.status == 0, run.output.hasPrefix("checked ") else {
-            throw RefundRequestTests.ModelRefused(description: "\(run.output)\(run.errors)")
+            throw PythonCrossCheck.Failure(description: "\(run.output)\(run.errors)")
         }
         return Int(run.output.dropFirst("checked ".count).trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0
     }

@@ -229,7 +229,9 @@ struct ConfigProblemReportTests {
         let higher = problems(app(", requestsPerSecond: {getAllSubscriptionStatuses: 80}"))
         #expect(higher.contains("at most Apple's limit, 50"), "\(higher)")
         let zero = problems(app(", requestsPerSecond: {getNotificationHistory: 0}"))
-        #expect(zero.contains("more than 0"), "\(zero)")
+        #expect(zero.contains("at least 0.01"), "\(zero)")
+        let tiny = problems(app(", requestsPerSecond: {getNotificationHistory: 1e-300}"))
+        #expect(tiny.contains("at least 0.01"), "\(tiny)")
     }
 
     @Test("Apple's error codes are named as Apple's documentation names them")
