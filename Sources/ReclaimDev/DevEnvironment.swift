@@ -13,8 +13,8 @@ import Glibc
 #endif
 
 /// `reclaim dev`: zero set-up. Starts (or reuses) a private PostgreSQL under `.reclaim/pg`,
-/// migrates, writes a demo config with a freshly generated demo signing key on first run,
-/// creates a demo app key, serves, and stops PostgreSQL again on Ctrl-C.
+/// migrates, runs the folder's `config.yaml` (a team's own, or a demo config with a freshly generated demo signing
+/// key written on first run), creates an app key for each configured app, serves, and stops PostgreSQL again on Ctrl-C.
 public struct DevEnvironment: Sendable {
     /// The folder everything lives in (`.reclaim` in the current directory).
     public let root: URL
@@ -37,9 +37,13 @@ public struct DevEnvironment: Sendable {
 
     var configFile: URL { root.appendingPathComponent("config.yaml") }
     var keyFile: URL { root.appendingPathComponent("keys/SubscriptionKey_\(Self.demoKeyId).p8") }
-    var appKeyFile: URL { root.appendingPathComponent("demo-app-key") }
+    /// An app's dev key: `demo-app-key` for the demo app, `app-keys/<bundle id>` for the others.
+    func appKeyFile(_ bundleId: String) -> URL {
+        bundleId == Self.demoBundleId ? root.appendingPathComponent("demo-app-key") : root.appendingPathComponent("app-keys/\(bundleId)")
+    }
     var consoleKeyFile: URL { root.appendingPathComponent("console-key") }
-    /// The demo CA's root, trusted by the demo config only; a new CA is made on every start (its keys live in memory).
+    /// The demo CA's root, trusted with `--demo` by the seeded campaign's app, in this process only; a new CA is made
+    /// on every start (its keys live in memory).
     var demoRootFile: URL { root.appendingPathComponent("demo-ca-root.pem") }
 
     public func run(databaseURL explicitURL: DatabaseURL?, metricsRegistry: PrometheusCollectorRegistry, logger: Logger) async throws {
@@ -73,11 +77,24 @@ public struct DevEnvironment: Sendable {
         _ = try await Migrations.run(url, logger: logger)
         let demoCA = try TestCertificateAuthority()
         try demoCA.root.serializeAsPEM().pemString.write(to: demoRootFile, atomically: true, encoding: .utf8)
-        let config = try loadOrWriteConfig()
-        let appKey = try await devKey(scope: .app, bundleId: Self.demoBundleId, file: appKeyFile, url: url, logger: logger)
+        var config = try loadOrWriteConfig()
+        guard !config.apps.isEmpty else { throw ConfigError("\(configFile.path) lists no app: add one under apps (docs/configuration.md)") }
+        // --demo: the config's first campaign that a notification triggers, whatever its app; in this process only,
+        // that app trusts the demo CA (and accepts Sandbox), and the file is left as the team wrote it.
+        let seed = demo ? try Self.demoSeed(config) : nil
+        if let seed, let index = config.apps.firstIndex(where: { $0.bundleId == seed.bundleId }) {
+            config.apps[index].rootCertificates.append(demoRootFile.path)
+            if Self.demoEnvironment(config.apps[index]) == nil { config.apps[index].environments.append("Sandbox") }
+        }
+        var keys: [(app: ReclaimConfig.App, key: String)] = []
+        for app in config.apps {
+            keys.append((app, try await devKey(scope: .app, bundleId: app.bundleId, file: appKeyFile(app.bundleId), url: url, logger: logger)))
+        }
+        let appKeys = keys
         let consoleKey = try await devKey(scope: .console, bundleId: nil, file: consoleKeyFile, url: url, logger: logger)
         let server = ReclaimServer(config: config, databaseURL: url, role: .all, host: host, port: port)
         let base = "http://127.0.0.1:\(port)"
+        let tried = appKeys.first { $0.app.bundleId == seed?.bundleId } ?? appKeys[0]
         let exposed =
             ["127.0.0.1", "localhost", "::1"].contains(host)
             ? ""
@@ -98,37 +115,64 @@ public struct DevEnvironment: Sendable {
                       Health:     \(base)/healthz   \(base)/readyz   \(base)/metrics
                       Database:   \(url)
                       Config:     \(configFile.path)   (RECLAIM_CONFIG for `reclaim serve`)
-                      Demo app:   \(Self.demoBundleId), demo signing key \(Self.demoKeyId)
-                      App key:    \(appKey)
+                    \(Self.appLines(appKeys))
                       Console:    \(base)/console   (sign in with \(consoleKey))
                     \(exposed)
                     Try:
                       curl -s \(base)/readyz
-                      curl -s -H 'Authorization: Bearer \(appKey)' '\(base)/v1/offers?appAccountToken=\(Self.demoAppAccountToken)'
+                      curl -s -H 'Authorization: Bearer \(tried.key)' '\(base)/v1/offers?appAccountToken=\(Self.demoAppAccountToken)'
 
                     Ctrl-C stops Reclaim and its PostgreSQL.
 
                     """.utf8
                 )
             )
-            guard demo else { return }
-            Task { await postDemo(ca: demoCA, config: config, base: base, appKey: appKey, logger: logger) }
+            guard let seed else { return }
+            Task { await postDemo(ca: demoCA, seed: seed, app: tried.app, base: base, logger: logger) }
         }
     }
 
+    /// One line per app: its bundle id, its app key (what the app sends as `Authorization: Bearer`) and the key id
+    /// that signs its offers.
+    static func appLines(_ appKeys: [(app: ReclaimConfig.App, key: String)]) -> String {
+        let width = appKeys.map(\.app.bundleId.count).max() ?? 0
+        return appKeys.map { app, key in
+            let label = app.bundleId == demoBundleId ? "Demo app:" : "App:"
+            let signer = app.signingKeys.first.map { "   signs with key \($0.keyId)" } ?? "   no signing key: offers cannot be signed"
+            return "  " + label.padding(toLength: 12, withPad: " ", startingAt: 0)
+                + app.bundleId.padding(toLength: width, withPad: " ", startingAt: 0) + "   app key \(key)" + signer
+        }.joined(separator: "\n")
+    }
+
+    /// The campaign `--demo` seeds a subscriber for: the first one a notification triggers.
+    static func demoSeed(_ config: ReclaimConfig) throws -> DemoNotifications.CampaignSeed {
+        for campaign in config.campaigns {
+            guard let trigger = try? CampaignTrigger(parsing: campaign.trigger), !trigger.isCancelSheet,
+                let offer = campaign.offer ?? campaign.variants?.lazy.compactMap(\.offer).first
+            else { continue }
+            return DemoNotifications.CampaignSeed(
+                id: campaign.id,
+                bundleId: campaign.app,
+                productId: campaign.conditions.products?.first ?? offer.productId,
+                trigger: trigger,
+                holdoutPercent: campaign.holdoutPercent,
+                storefront: campaign.conditions.storefronts?.first,
+                minimumTenure: campaign.conditions.minimumTenure.map { TimeInterval($0.seconds) },
+                expirationIntent: campaign.conditions.expirationIntents?.first
+            )
+        }
+        throw ConfigError("--demo seeds a subscriber for a campaign a notification triggers, and the config has none (add one: docs/campaigns.md)")
+    }
+
+    /// The environment demo notifications claim: Sandbox, or the app's first other non-Production environment.
+    static func demoEnvironment(_ app: ReclaimConfig.App) -> String? {
+        app.environments.contains("Sandbox") ? "Sandbox" : app.environments.first { $0 != "Production" }
+    }
+
     /// Posts the demo subscriber's notifications and prints what happened.
-    private func postDemo(ca: TestCertificateAuthority, config: ReclaimConfig, base: String, appKey: String, logger: Logger) async {
-        let campaign = config.campaigns.first { $0.app == Self.demoBundleId && $0.trigger == "DID_CHANGE_RENEWAL_STATUS/AUTO_RENEW_DISABLED" }
-        let demo = DemoNotifications(
-            ca: ca,
-            bundleId: Self.demoBundleId,
-            productId: campaign?.offer?.productId ?? "com.example.reclaim.monthly",
-            appAccountToken: Self.demoAppAccountToken
-        )
-        let originalTransactionId = DemoNotifications.originalTransactionId(
-            campaignId: campaign?.id ?? "",
-            holdoutPercent: campaign?.holdoutPercent ?? 0
-        )
+    private func postDemo(ca: TestCertificateAuthority, seed: DemoNotifications.CampaignSeed, app: ReclaimConfig.App, base: String, logger: Logger) async {
+        let demo = DemoNotifications(ca: ca, campaign: seed, appAccountToken: Self.demoAppAccountToken, environment: Self.demoEnvironment(app) ?? "Sandbox")
+        let originalTransactionId = DemoNotifications.originalTransactionId(campaignId: seed.id, holdoutPercent: seed.holdoutPercent)
         do {
             try await Task.sleep(for: .milliseconds(500))  // the listener binds right after onReady
             let answers = try await DemoNotifications.post(
@@ -138,10 +182,10 @@ public struct DevEnvironment: Sendable {
             FileHandle.standardOutput.write(
                 Data(
                     """
-                    Demo: posted SUBSCRIBED/INITIAL_BUY and DID_CHANGE_RENEWAL_STATUS/AUTO_RENEW_DISABLED for subscription \(originalTransactionId)
-                      (signed by a demo CA that only \(configFile.path) trusts); answers: \(answers.joined(separator: ", "))
-                      The worker issues the offer within a second; fetch it with the curl above.
-                      A 401 means the config predates --demo: add \(demoRootFile.path) to rootCertificates.
+                    Demo: for campaign \(seed.id) (\(seed.bundleId)), posted SUBSCRIBED/INITIAL_BUY and \(demo.trigger) in \(demo.environment)
+                      for subscription \(originalTransactionId), appAccountToken \(Self.demoAppAccountToken)
+                      (signed by a demo CA that this `reclaim dev` trusts for \(seed.bundleId) only); answers: \(answers.joined(separator: ", "))
+                      The worker issues the offer within a second (after the campaign's delay, if it has one); fetch it with the curl above.
 
                     """.utf8
                 )
@@ -151,21 +195,22 @@ public struct DevEnvironment: Sendable {
         }
     }
 
-    /// Writes the demo config and key on first run; later runs reuse them (and any edits).
+    /// Writes the demo config and key when the folder has no config; later runs, and a team's own config, are read
+    /// as they are (and any edits).
     func loadOrWriteConfig() throws -> ReclaimConfig {
         let fileManager = FileManager.default
-        if !fileManager.fileExists(atPath: keyFile.path) {
-            try fileManager.createDirectory(at: keyFile.deletingLastPathComponent(), withIntermediateDirectories: true)
-            let key = SigningKey.generate(keyId: Self.demoKeyId)
-            try Self.writeSecret(Data(key.pkcs8PEM.utf8), to: keyFile)
-        }
         if !fileManager.fileExists(atPath: configFile.path) {
-            try Data(Self.demoConfig(keyFile: keyFile.path, demoRoot: demoRootFile.path).utf8).write(to: configFile, options: .atomic)
+            if !fileManager.fileExists(atPath: keyFile.path) {
+                try fileManager.createDirectory(at: keyFile.deletingLastPathComponent(), withIntermediateDirectories: true)
+                let key = SigningKey.generate(keyId: Self.demoKeyId)
+                try Self.writeSecret(Data(key.pkcs8PEM.utf8), to: keyFile)
+            }
+            try Data(Self.demoConfig(keyFile: keyFile.path).utf8).write(to: configFile, options: .atomic)
         }
         return try ReclaimConfig.load(path: configFile.path)
     }
 
-    static func demoConfig(keyFile: String, demoRoot: String) -> String {
+    static func demoConfig(keyFile: String) -> String {
         """
         # Demo configuration written by `reclaim dev`. Edit freely; every key: docs/configuration.md.
         apps:
@@ -175,7 +220,6 @@ public struct DevEnvironment: Sendable {
             signingKeys:
               - keyId: \(demoKeyId)
                 file: \(keyFile)
-            rootCertificates: [\(demoRoot)]   # the demo CA of `reclaim dev --demo`; remove for real use
         campaigns:
           - id: retain-auto-renew-off
             app: \(demoBundleId)
@@ -202,8 +246,8 @@ public struct DevEnvironment: Sendable {
     private func devKey(scope: APIKeyStore.Scope, bundleId: String?, file: URL, url: DatabaseURL, logger: Logger) async throws -> String {
         if let key = try? String(contentsOf: file, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines), !key.isEmpty {
             let known = try await Database.withDatabase(url, maxConnections: 1, logger: logger) { client in
-                try await client.withConnection(logger: logger) { try await APIKeyStore.authenticate(key, connection: $0, logger: logger) }?.scope
-                    == scope
+                let caller = try await client.withConnection(logger: logger) { try await APIKeyStore.authenticate(key, connection: $0, logger: logger) }
+                return caller?.scope == scope && caller?.bundleId == bundleId
             }
             if known { return key }
         }
@@ -212,6 +256,7 @@ public struct DevEnvironment: Sendable {
                 try await APIKeyStore.create(scope: scope, bundleId: bundleId, name: "reclaim dev", connection: $0, logger: logger)
             }
         }
+        try FileManager.default.createDirectory(at: file.deletingLastPathComponent(), withIntermediateDirectories: true)
         try Self.writeSecret(Data(key.utf8), to: file)
         return key
     }

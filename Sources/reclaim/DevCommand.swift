@@ -7,18 +7,19 @@ import ReclaimStore
 struct DevCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "dev",
-        abstract: "Zero set-up: a private PostgreSQL under .reclaim/, a demo config and key, and the server on :8080."
+        abstract:
+            "Zero set-up: a private PostgreSQL under .reclaim/, the folder's config.yaml (a demo config and key when it has none), an app key per app, and the server on :8080."
     )
 
     @Option(help: "HTTP port.")
     var port: Int = 8080
     @Option(help: "Address to listen on; 0.0.0.0 lets a device on your network (a phone testing the app) reach it.")
     var host: String = "127.0.0.1"
-    @Option(help: "Folder for the private PostgreSQL, demo config and keys.")
+    @Option(help: "Folder for the private PostgreSQL, config.yaml (yours, or a demo one written when missing) and keys.")
     var directory: String = ".reclaim"
     @Flag(
         help:
-            "Once serving, post a demo subscriber's notifications (signed by a demo CA the dev config trusts), so the printed curl returns a real offer."
+            "Once serving, post a demo subscriber's notifications for the config's first notification-triggered campaign (signed by a demo CA trusted for that app in this process only), so the printed curl returns a real offer."
     )
     var demo = false
 
