@@ -22,6 +22,8 @@ final class WinBackOfferModel {
     private var offer: PendingOffer?
     /// The price the button shows: the offer's, as the App Store gives it, or the product's own.
     private(set) var price: String
+    /// The offer's terms under the button (price, period, payment mode, then the regular price); empty without one.
+    private(set) var terms = ""
     private(set) var status = ""
 
     init(product: Product, reclaim: ReclaimClient, appAccountToken: UUID?) {
@@ -42,6 +44,7 @@ final class WinBackOfferModel {
         else { return }
         offer = found
         price = listed.displayPrice
+        terms = offerTerms(listed, for: product)  // Examples/OfferTerms.swift
         try? await reclaim.record(.shown, for: found)
     }
 
@@ -60,6 +63,8 @@ final class WinBackOfferModel {
                 // Unlock the subscription here. Reclaim learns of the redemption from Apple's notification.
                 await transaction.finish()
                 offer = nil
+                price = product.displayPrice
+                terms = ""
                 status = "Welcome back."
             case .success(.unverified):
                 status = "The App Store could not verify this purchase."
@@ -73,6 +78,7 @@ final class WinBackOfferModel {
         } catch ReclaimClientError.offerNoLongerAvailable {
             offer = nil
             price = product.displayPrice
+            terms = ""
             status = "This offer has ended."
         } catch {
             status = "The purchase did not go through: \(error.localizedDescription)"
@@ -92,6 +98,7 @@ struct WinBackOfferView: View {
             Button(model.buttonTitle) {
                 Task { await model.buy(using: purchase) }
             }
+            Text(model.terms)
             Text(model.status)
         }
         .task { await model.load() }

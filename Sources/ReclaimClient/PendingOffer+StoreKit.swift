@@ -31,8 +31,9 @@ extension PendingOffer {
         return options
     }
 
-    /// StoreKit 1: the `SKPaymentDiscount`, with the exact Cocoa types; set `payment.applicationUsername` to
-    /// ``StoreKitPromotionalOffer/appAccountToken`` (lowercase) as well, or leave it empty when that is `nil`.
+    /// StoreKit 1: the `SKPaymentDiscount`, with the exact Cocoa types. Set `payment.applicationUsername` to
+    /// `storeKit1.applicationUsername` exactly, the lowercase string the signature covers (a `UUID`'s `uuidString` is
+    /// uppercase and would not match), or leave it unset when that is empty.
     @available(iOS, introduced: 12.2, deprecated: 18.0, message: "StoreKit 1; use purchaseOptions() with StoreKit 2")
     @available(macOS, introduced: 10.14.4, deprecated: 15.0, message: "StoreKit 1; use purchaseOptions() with StoreKit 2")
     @available(tvOS, introduced: 12.2, deprecated: 18.0, message: "StoreKit 1; use purchaseOptions() with StoreKit 2")

@@ -12,8 +12,9 @@ public struct StoreKitPromotionalOffer: Sendable, Equatable {
     public let signature: Data
     /// UNIX milliseconds: `SKPaymentDiscount.timestamp` is an NSNumber of them, StoreKit 2 an Int.
     public let timestamp: Int
-    /// The lowercase appAccountToken the signature covers; set it on the purchase (`applicationUsername` /
-    /// `.appAccountToken(_:)`) or the offer is refused.
+    /// The appAccountToken the offer was signed for, as a `UUID` for StoreKit 2's `.appAccountToken(_:)` (which
+    /// ``PendingOffer/purchaseOptions()`` adds). For StoreKit 1's `applicationUsername` use
+    /// `offer.storeKit1.applicationUsername`, the exact lowercase string: this UUID's `uuidString` is uppercase.
     public let appAccountToken: UUID?
     public let compactJWS: String
 

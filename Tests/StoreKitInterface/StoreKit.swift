@@ -101,6 +101,10 @@ public struct Product: Sendable {
         // if you haven't set up promotional offers in App Store Connect".
         public let promotionalOffers: [SubscriptionOffer]
 
+        // Apple (iOS 15.0+, macOS 12.0+, tvOS 15.0+, watchOS 8.0+, visionOS 1.0+): `let subscriptionPeriod:
+        // Product.SubscriptionPeriod`, "The duration of time between subscription renewals".
+        public let subscriptionPeriod: SubscriptionPeriod
+
         // Apple (iOS 15.0+, macOS 12.0+, tvOS 15.0+, watchOS 8.0+, visionOS 1.0+):
         // `static func status(for groupID: String) async throws -> [Product.SubscriptionInfo.Status]`, "Gets the
         // subscription status for a subscription group identifier"; "This array is empty if the customer has never
@@ -125,12 +129,77 @@ public struct Product: Sendable {
         // Apple (iOS 15.0+, visionOS 1.0+): `let displayPrice: String`, "The localized string representation of the
         // discounted price of the subscription offer".
         public let displayPrice: String
+
+        // Apple (iOS 15.0+, macOS 12.0+, tvOS 15.0+, watchOS 8.0+, visionOS 1.0+): `let period:
+        // Product.SubscriptionPeriod`, "The subscription period for the subscription offer".
+        public let period: SubscriptionPeriod
+
+        // Apple (iOS 15.0+, …): `let periodCount: Int`; "If the payment mode is payAsYouGo, the period count represents
+        // the number of periods the subscription renews at the discounted price. The period count is 1 for offers
+        // with payment modes freeTrial and payUpFront."
+        public let periodCount: Int
+
+        // Apple (iOS 15.0+, …): `let paymentMode: Product.SubscriptionOffer.PaymentMode`, "The offer’s payment mode".
+        public let paymentMode: PaymentMode
+
+        // Apple (iOS 15.0+, …): `struct PaymentMode` (RawRepresentable, Equatable, Hashable, Sendable), "how a
+        // subscription offer charges its discounted price — whether it charges one time, charges multiple times, or
+        // charges nothing because it’s a free trial"; `static let freeTrial`, `static let payAsYouGo`,
+        // `static let payUpFront: Product.SubscriptionOffer.PaymentMode`.
+        public struct PaymentMode: RawRepresentable, Hashable, Sendable {
+            public let rawValue: String
+            public init(rawValue: String) { self.rawValue = rawValue }
+            public static let freeTrial = PaymentMode(rawValue: "FreeTrial")
+            public static let payAsYouGo = PaymentMode(rawValue: "PayAsYouGo")
+            public static let payUpFront = PaymentMode(rawValue: "PayUpFront")
+        }
+    }
+
+    // Apple (iOS 15.0+, macOS 12.0+, tvOS 15.0+, watchOS 8.0+, visionOS 1.0+): `struct SubscriptionPeriod`, "Values
+    // that represent the duration of time between subscription renewals"; `let value: Int`, "The number of period
+    // units"; `let unit: Product.SubscriptionPeriod.Unit`.
+    public struct SubscriptionPeriod: Hashable, Sendable {
+        public let value: Int
+        public let unit: Unit
+
+        // Apple (iOS 15.0+, …): `enum Unit` with `case day`, `case week`, `case month`, `case year`. (Its
+        // `localizedDescription` is not transcribed: Apple's page gives no availability we could read, and a
+        // third-party listing says iOS 15.4, above the client's iOS 15.)
+        public enum Unit: Hashable, Sendable {
+            case day
+            case week
+            case month
+            case year
+        }
     }
 }
 
 public struct Transaction: Sendable {
-    // Apple: `let appAccountToken: UUID?` (iOS 15.0+)
+    // Apple: `let appAccountToken: UUID?` (iOS 15.0+), "A UUID that associates the transaction with a user on your own
+    // service".
     public let appAccountToken: UUID?
+
+    // Apple (iOS 15.0+, macOS 12.0+, tvOS 15.0+, watchOS 8.0+, visionOS 1.0+): `let productID: String`, "The product
+    // identifier of the in-app purchase".
+    public let productID: String
+
+    // Apple (iOS 15.0+, macOS 12.0+, tvOS 15.0+, watchOS 8.0+, visionOS 1.0+): `static var updates:
+    // Transaction.Transactions { get }`, "The asynchronous sequence that emits a transaction when the system creates or
+    // updates transactions that occur outside the app or on other devices"; "This sequence receives transactions that
+    // occur outside of the app, such as Ask to Buy transactions, offer code redemptions, and purchases that customers
+    // make in the App Store." And on `Product.PurchaseResult.pending`: "If a pending purchase succeeds, StoreKit
+    // delivers the resulting Transaction in the transaction updates."
+    public static var updates: Transactions { stub() }
+
+    // Apple (iOS 15.0+, …): `struct Transactions` (AsyncSequence, Sendable), "An asynchronous sequence of
+    // transactions", whose elements are `VerificationResult<Transaction>`.
+    public struct Transactions: AsyncSequence, Sendable {
+        public typealias Element = VerificationResult<Transaction>
+        public struct AsyncIterator: AsyncIteratorProtocol {
+            public mutating func next() async -> VerificationResult<Transaction>? { stub() }
+        }
+        public func makeAsyncIterator() -> AsyncIterator { stub() }
+    }
 
     // Apple's example on Product.PurchaseResult: `await transaction.finish()`; declared `func finish() async`.
     public func finish() async {}
@@ -156,6 +225,23 @@ extension VerificationResult where SignedType == Transaction {
 // `init(identifier: String, keyIdentifier: String, nonce: UUID, signature: String, timestamp: NSNumber)`
 open class SKPaymentDiscount: NSObject, @unchecked Sendable {
     public init(identifier: String, keyIdentifier: String, nonce: UUID, signature: String, timestamp: NSNumber) {}
+}
+
+// Apple (iOS 3.0–18.0, deprecated since; macOS 10.7–15.0): `class SKProduct`, "Information about a registered product
+// in App Store Connect". Only the type is used. (Not marked Sendable: neither these three classes' pages say they are.)
+open class SKProduct: NSObject {}
+
+// Apple (iOS 3.0–18.0, visionOS 1.0–2.0, deprecated since): `class SKPayment`, whose `paymentWithProduct:` Swift imports
+// as `convenience init(product: SKProduct)`; `class SKMutablePayment` (a subclass), "A mutable request to the App Store
+// to process payment for additional functionality that your app offers", with `var applicationUsername: String?
+// { get set }` (iOS 7.0–18.0) and `@NSCopying var paymentDiscount: SKPaymentDiscount? { get set }` (iOS 12.2–18.0).
+open class SKPayment: NSObject {
+    public convenience init(product: SKProduct) { self.init() }
+}
+
+open class SKMutablePayment: SKPayment {
+    open var applicationUsername: String?
+    open var paymentDiscount: SKPaymentDiscount?  // @NSCopying in Apple's declaration
 }
 
 private func stub<T>() -> T { fatalError("StoreKit interface stand-in: declarations only") }

@@ -11,9 +11,21 @@ public struct SigningKey: Sendable {
     /// The P-256 private key. Treat as secret.
     public let privateKey: P256.Signing.PrivateKey
 
+    /// Where a key comes from, which decides its key id's format.
+    public enum Origin: Sendable {
+        /// App Store Connect: "Key ID" is exactly 10 characters A–Z and 0–9 (e.g. `2X9R4HXF34`).
+        case appStoreConnect
+        /// Xcode's StoreKit testing: the "Subscription Offers Key" of a StoreKit configuration file, which Apple
+        /// describes as "a key that you use for signing a subscription offer in the test environment. Use this key
+        /// instead of your regular key to generate the signature on your server." Apple does not document its id's
+        /// format (Xcode shows it beside the key; RevenueCat's guide shows eight hex digits), so any 1 to 32
+        /// letters and digits are taken.
+        case xcode
+    }
+
     /// Makes a key from an already-parsed private key, checking the key id.
-    public init(keyId: String, privateKey: P256.Signing.PrivateKey) throws(KeyLoadingError) {
-        try Self.validate(keyId: keyId, source: "signing key")
+    public init(keyId: String, privateKey: P256.Signing.PrivateKey, origin: Origin = .appStoreConnect) throws(KeyLoadingError) {
+        try Self.validate(keyId: keyId, source: "signing key", origin: origin)
         self.keyId = keyId
         self.privateKey = privateKey
     }
@@ -39,10 +51,11 @@ public struct SigningKey: Sendable {
     ///   - keyId: the key id from App Store Connect; exactly 10 characters A–Z / 0–9.
     ///   - contents: the file's bytes.
     ///   - source: where the contents came from, used in error messages (usually the path).
-    public static func load(keyId: String, contents: Data, source: String) throws(KeyLoadingError) -> SigningKey {
-        try validate(keyId: keyId, source: source)
+    ///   - origin: App Store Connect's key, or Xcode's StoreKit testing key (whose id has another format).
+    public static func load(keyId: String, contents: Data, source: String, origin: Origin = .appStoreConnect) throws(KeyLoadingError) -> SigningKey {
+        try validate(keyId: keyId, source: source, origin: origin)
         let privateKey = try PrivateKeyDecoder.decode(contents, source: source)
-        return try SigningKey(keyId: keyId, privateKey: privateKey)
+        return try SigningKey(keyId: keyId, privateKey: privateKey, origin: origin)
     }
 
     /// A new random P-256 key, for demos, tests and benchmarks (`reclaim dev` writes it as a `.p8`).
@@ -57,11 +70,17 @@ public struct SigningKey: Sendable {
         }
     }
 
-    /// Checks the App Store Connect key id format: exactly 10 characters, uppercase A–Z and 0–9.
-    public static func validate(keyId: String, source: String) throws(KeyLoadingError) {
+    /// Checks the key id's format: for App Store Connect exactly 10 characters, uppercase A–Z and 0–9; for Xcode's
+    /// StoreKit testing key 1 to 32 letters and digits.
+    public static func validate(keyId: String, source: String, origin: Origin = .appStoreConnect) throws(KeyLoadingError) {
+        let upper = UInt8(ascii: "A")...UInt8(ascii: "Z")
+        let lower = UInt8(ascii: "a")...UInt8(ascii: "z")
+        let digits = UInt8(ascii: "0")...UInt8(ascii: "9")
         let isValid =
-            keyId.utf8.count == 10
-            && keyId.utf8.allSatisfy { (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains($0) || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }
+            switch origin {
+            case .appStoreConnect: keyId.utf8.count == 10 && keyId.utf8.allSatisfy { upper.contains($0) || digits.contains($0) }
+            case .xcode: (1...32).contains(keyId.utf8.count) && keyId.utf8.allSatisfy { upper.contains($0) || lower.contains($0) || digits.contains($0) }
+            }
         guard !isValid else { return }
         // Quote the id only when it is short and printable: a caller that swapped arguments must not get
         // key material echoed back into the logs.
@@ -72,7 +91,9 @@ public struct SigningKey: Sendable {
         throw KeyLoadingError(
             .invalidKeyId,
             source: source,
-            "key id \(shown) must be exactly 10 characters A–Z and 0–9, as App Store Connect shows it"
+            origin == .xcode
+                ? "key id \(shown) must be 1 to 32 letters and digits, as Xcode shows it beside the Subscription Offers Key"
+                : "key id \(shown) must be exactly 10 characters A–Z and 0–9, as App Store Connect shows it (for Xcode's Subscription Offers Key, say xcode: true)"
         )
     }
 }

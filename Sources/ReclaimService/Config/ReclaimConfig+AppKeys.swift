@@ -194,18 +194,23 @@ extension ReclaimConfig {
     public struct SigningKeyFile: Decodable, Sendable {
         public var keyId: String
         public var file: String
+        /// The key is Xcode's "Subscription Offers Key" of a StoreKit configuration file (trying purchases in the
+        /// Simulator, docs/ios.md), not App Store Connect's: its key id has another format.
+        public var xcode: Bool
 
-        public init(keyId: String, file: String) {
+        public init(keyId: String, file: String, xcode: Bool = false) {
             self.keyId = keyId
             self.file = file
+            self.xcode = xcode
         }
 
-        enum CodingKeys: String, ConfigKeys { case keyId, file }
+        enum CodingKeys: String, ConfigKeys { case keyId, file, xcode }
 
         public init(from decoder: any Decoder) throws {
             let container = try decoder.configContainer(keyedBy: CodingKeys.self)
             keyId = try container.decode(String.self, forKey: .keyId)
             file = try container.decode(String.self, forKey: .file)
+            xcode = try container.decodeIfPresent(Bool.self, forKey: .xcode) ?? false
         }
     }
 }

@@ -170,6 +170,24 @@ import Testing
         }
     }
 
+    /// Xcode's Subscription Offers Key (StoreKit testing in the Simulator) has an id App Store Connect's format
+    /// refuses: taken when the config says the key is Xcode's, and the refusal of the other says so.
+    @Test func takesXcodeKeyIdsOnlyAsXcodes() throws {
+        let contents = Data(SigningFixtures.p256PKCS8.utf8)
+        let key = try SigningKey.load(keyId: "BD3A7A04", contents: contents, source: "SubscriptionKey_BD3A7A04.p8", origin: .xcode)
+        #expect(key.keyId == "BD3A7A04")
+        do {
+            _ = try SigningKey.load(keyId: "BD3A7A04", contents: contents, source: "SubscriptionKey_BD3A7A04.p8")
+            Issue.record("App Store Connect's format took an 8-character id")
+        } catch {
+            #expect(error.code == .invalidKeyId)
+            #expect(error.description.contains("xcode: true"))
+        }
+        for bad in ["", "BD3A-7A04", String(repeating: "A", count: 33), "BD3A7A04\n"] {
+            #expect(throws: KeyLoadingError.self) { try SigningKey.load(keyId: bad, contents: contents, source: "k.p8", origin: .xcode) }
+        }
+    }
+
     @Test func doesNotEchoKeyMaterialPassedAsKeyId() {
         // Arguments swapped by mistake: the "key id" is the key itself.
         do {

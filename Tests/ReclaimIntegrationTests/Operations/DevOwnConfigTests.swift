@@ -20,7 +20,7 @@ struct DevOwnConfigTests {
           - bundleId: com.acme.one
             environments: [Production, Sandbox]
             appAppleId: 123456
-            signingKeys: [{ keyId: ONEKEY0001, file: KEYS/one.p8 }]
+            signingKeys: [{ keyId: BD3A7A04, file: KEYS/one.p8, xcode: true }]   # Xcode's Subscription Offers Key
           - bundleId: com.acme.two
             environments: [Sandbox]
             issuerId: 11111111-2222-3333-4444-555555555555
@@ -85,6 +85,7 @@ struct DevOwnConfigTests {
         for bundleId in ["com.acme.one", "com.acme.two"] {
             let line = try #require(output.split(separator: "\n").first { $0.contains(bundleId) && $0.contains("rk_app_") }, "no line names \(bundleId) and a key:\n\(output)")
             keys[bundleId] = try #require(line.split(separator: " ").first { $0.hasPrefix("rk_app_") }).description
+            #expect(line.contains(bundleId == "com.acme.one" ? "signs with key BD3A7A04" : "signs with key TWOKEY0001"), "\(line)")
         }
         #expect(!output.contains("com.example.reclaim.demo"), "the demo app is printed though the config has none")
         #expect(output.contains("Demo: for campaign winback (com.acme.two), posted SUBSCRIBED/INITIAL_BUY and EXPIRED/VOLUNTARY"))
