@@ -15,21 +15,24 @@ func offerTerms(_ offer: Product.SubscriptionOffer, for product: Product) -> Str
         @unknown default: "period"
         }
     }
-    /// "3 months"; "month" alone after a slash ("$1.99/month").
-    func length(_ period: Product.SubscriptionPeriod, times count: Int = 1, perUnit: Bool = false) -> String {
+    /// "3 months", "1 week"; `each`: "month" and "3 months", as after a slash ("$1.99/month", "$9.99/3 months").
+    func length(_ period: Product.SubscriptionPeriod, times count: Int = 1, each: Bool = false) -> String {
         let value = period.value * count
-        if value == 1 { return perUnit ? unit(period.unit) : "1 \(unit(period.unit))" }
+        if value == 1 { return each ? unit(period.unit) : "1 \(unit(period.unit))" }
         return "\(value) \(unit(period.unit))s"
     }
-    let regular = product.subscription.map { "\(product.displayPrice)/\(length($0.subscriptionPeriod, perUnit: true))" } ?? product.displayPrice
+    /// "the first month", "the first 6 months".
+    func first(_ period: Product.SubscriptionPeriod, times count: Int) -> String {
+        "the first " + length(period, times: count, each: true)
+    }
+    let regular = product.subscription.map { "\(product.displayPrice)/\(length($0.subscriptionPeriod, each: true))" } ?? product.displayPrice
+    let count = max(1, offer.periodCount)  // Apple: 1 for free trials and pay up front
     switch offer.paymentMode {
     case .freeTrial:
-        return "Free for \(length(offer.period)), then \(regular)"
-    case .payUpFront:
-        return "\(offer.displayPrice) for the first \(length(offer.period)), then \(regular)"
-    case .payAsYouGo:
-        return "\(offer.displayPrice)/\(length(offer.period, perUnit: true)) for \(length(offer.period, times: offer.periodCount)), then \(regular)"
-    default:
-        return "\(offer.displayPrice) for \(length(offer.period, times: offer.periodCount)), then \(regular)"
+        return "Free for \(length(offer.period, times: count)), then \(regular)"
+    case .payAsYouGo where count > 1:
+        return "\(offer.displayPrice)/\(length(offer.period, each: true)) for \(first(offer.period, times: count)), then \(regular)"
+    default:  // pay up front, or one period of pay as you go
+        return "\(offer.displayPrice) for \(first(offer.period, times: count)), then \(regular)"
     }
 }

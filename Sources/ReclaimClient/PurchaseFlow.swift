@@ -6,7 +6,9 @@ extension ReclaimClient {
     ///
     /// 1. `offer` must be for `productID` (the App Store would refuse it for another product).
     /// 2. An offer signed longer ago than ``PendingOffer/refetchAge`` is fetched again (``refreshed(_:)``): an app left
-    ///    running past Apple's 24 hours buys with fresh signatures instead of having the purchase refused.
+    ///    running past Apple's 24 hours buys with fresh signatures instead of having the purchase refused. So is an offer
+    ///    this client already gave to a purchase (the user cancelled, the purchase failed, they tap again): Apple,
+    ///    "each payload, signature, and nonce is only valid for one buy request, even if the buy fails".
     /// 3. purchase_started is reported, `buy` runs with the offer to use, and then the event `event` makes of its
     ///    result (dismissed, purchase_pending, or none), or purchase_failed with the error `buy` threw.
     ///
@@ -23,10 +25,11 @@ extension ReclaimClient {
             throw ReclaimClientError.offerForAnotherProduct(offerProduct: offer.productIdentifier, product: productID)
         }
         var ready = offer
-        if offer.signatureIsStale(at: now()) {
+        if offer.signatureIsStale(at: now()) || spentNonces.contains(offer.storeKit1.nonce) {
             guard let fresh = try await refreshed(offer) else { throw ReclaimClientError.offerNoLongerAvailable(id: offer.id) }
             ready = fresh
         }
+        spentNonces.insert(ready.storeKit1.nonce)
         recordInOrder(.purchaseStarted, for: ready, errorText: nil)
         let outcome: Outcome
         do {
@@ -47,6 +50,24 @@ extension ReclaimClient {
     /// Returns once every event reported so far in the background has been sent or has failed.
     package func backgroundEventsSent() async {
         await eventQueue.drained()
+    }
+}
+
+/// The nonces given to a purchase so far (a few per session: never pruned).
+final class SpentNonces: @unchecked Sendable {
+    private let lock = NSLock()
+    private var nonces = Set<String>()
+
+    func contains(_ nonce: String) -> Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        return nonces.contains(nonce)
+    }
+
+    func insert(_ nonce: String) {
+        lock.lock()
+        defer { lock.unlock() }
+        nonces.insert(nonce)
     }
 }
 

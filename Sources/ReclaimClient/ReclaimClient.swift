@@ -32,6 +32,8 @@ public final class ReclaimClient: Sendable {
     private let sent = SentEvents()
     private let tokens = CachedToken()
     let eventQueue = EventQueue()
+    /// The nonces of offers already given to a purchase: Apple takes each for one buy request only.
+    let spentNonces = SpentNonces()
 
     /// - Parameters:
     ///   - appKey: the app key from `reclaim apps create-key`.
@@ -106,7 +108,8 @@ public final class ReclaimClient: Sendable {
     ///    predates the token is found here; `signedTransactions` is not called when step 1 found offers.
     ///
     /// Empty when no lookup finds an offer. A lookup that fails does not stop the next; the first error is thrown
-    /// only when one failed and none found an offer.
+    /// only when one failed and none found an offer. Cancelled (an app's deadline around the lookup), it throws
+    /// `CancellationError` at once instead of going on to the next lookup.
     public func pendingOffers(
         appAccountToken: UUID?,
         signedTransactions: () async throws -> [String]
@@ -120,10 +123,12 @@ public final class ReclaimClient: Sendable {
                 firstError = error
             }
         }
+        try Task.checkCancellation()
         var found: [PendingOffer] = []
         do {
             var asked = Set<String>()
             for transaction in try await signedTransactions() where asked.insert(transaction).inserted {
+                try Task.checkCancellation()
                 do {
                     for offer in try await pendingOffers(signedTransaction: transaction) where !found.contains(where: { $0.id == offer.id }) {
                         found.append(offer)
@@ -132,6 +137,8 @@ public final class ReclaimClient: Sendable {
                     firstError = firstError ?? error
                 }
             }
+        } catch is CancellationError {
+            throw CancellationError()
         } catch {
             firstError = firstError ?? error
         }
@@ -237,6 +244,7 @@ public final class ReclaimClient: Sendable {
         var lastError = ReclaimClientError.network("not sent")
         for attempt in 1...maxAttempts {
             if attempt > 1 { try await Task.sleep(nanoseconds: UInt64(0.2 * Double(1 << (attempt - 2)) * 1e9)) }
+            try Task.checkCancellation()  // cancelled (a deadline around the call): no further attempt
             let data: Data
             let response: URLResponse
             do {
@@ -244,6 +252,10 @@ public final class ReclaimClient: Sendable {
             } catch let error as URLError where error.code == .timedOut {
                 lastError = .timedOut
                 continue
+            } catch let error as URLError where error.code == .cancelled {
+                throw CancellationError()
+            } catch is CancellationError {
+                throw CancellationError()
             } catch {
                 lastError = .network("\(error)")
                 continue

@@ -29,13 +29,13 @@ struct PaywallOffer: Sendable {
 }
 
 /// The offer to show on the paywall for `product`, if Reclaim holds one. `userID`: the appAccountToken your purchases
-/// carry for the signed-in user, or nil; the client also tries the subscription group's transactions.
+/// carry for the signed-in user, or nil; the client also tries the subscription group's transactions. Once the offer
+/// is on screen: `try? await reclaim.record(.shown, for: offer)`.
 func offerForPaywall(product: Product, userID: UUID?) async -> PaywallOffer? {
     let offers = (try? await reclaim.pendingOffers(for: product, appAccountToken: userID)) ?? []
     guard let offer = offers.first(where: { $0.productIdentifier == product.id }),
         let listed = await reclaim.storeKitOffer(for: offer, of: product)
     else { return nil }
-    try? await reclaim.record(.shown, for: offer)
     return PaywallOffer(offer: offer, terms: offerTerms(listed, for: product))  // Examples/OfferTerms.swift
 }
 
@@ -48,8 +48,11 @@ func buy(product: Product, offer: PendingOffer) async {
             await transaction.finish()  // unlock; Reclaim learns of the redemption from Apple
         case .pending:
             break  // Ask to Buy: reported to Reclaim; the purchase completes, if approved, in Transaction.updates
-        case .success(.unverified), .userCancelled:
-            break  // reported to Reclaim already (dismissed); show what fits
+        case .userCancelled:
+            break  // reported to Reclaim as dismissed; a second tap fetches the offer again (a nonce buys once)
+        case .success(.unverified):
+            break  // StoreKit could not verify the transaction: do not unlock; nothing is reported
+
         @unknown default:
             break
         }
@@ -76,9 +79,9 @@ func listenForTransactions() -> Task<Void, Never> {
 // docs/ios.md: end
 
 // docs/ios.md: deadline
-/// At launch: the paywall's offer, or nil after `seconds`, whatever the network does. Without a bound, one call
-/// can take about 12.6 s (3 attempts of 4 s and the 0.2 s and 0.4 s pauses between them) and a lookup makes up to
-/// one call for the token and one per subscription in the group.
+/// At launch: the paywall's offer, or nil once `seconds` have passed. Without a bound, a server that never answers
+/// holds one call about 12.6 s (3 attempts of 4 s and the 0.2 s and 0.4 s pauses between them), and a lookup makes up
+/// to one call for the token and one per subscription status in the group. Cancelled, the lookup stops at once.
 func offerForPaywall(product: Product, userID: UUID?, waitingAtMost seconds: UInt64) async -> PaywallOffer? {
     await withTaskGroup(of: PaywallOffer?.self) { group in
         group.addTask { await offerForPaywall(product: product, userID: userID) }

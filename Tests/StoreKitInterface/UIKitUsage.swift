@@ -8,6 +8,7 @@ import UIKit
 
 // docs/ios.md: uikit
 /// UIKit on iOS 17+, tvOS 17+ and visionOS: StoreKit shows its sheet in the scene you give.
+@available(iOS 17.0, tvOS 17.0, visionOS 1.0, *)
 @MainActor
 func buy(product: Product, offer: PendingOffer, reclaim: ReclaimClient, scene: UIScene) async throws -> Product.PurchaseResult {
     try await reclaim.purchase(product, with: offer) { try await product.purchase(confirmIn: scene, options: $0) }

@@ -136,7 +136,7 @@ struct ReclaimClientPurchaseTests {
     }
 
     @Test(
-        "a purchase: the offer must be for the product; a stale one is fetched again first; started, then pending or failed with StoreKit's error, reach the server in the background"
+        "a purchase: the offer must be for the product; a stale one, or one already given to a purchase, is fetched again first; started, then pending or failed with StoreKit's error, reach the server in the background"
     )
     func purchase() async throws {
         let setup = try CampaignTestSetup()
@@ -174,6 +174,12 @@ struct ReclaimClientPurchaseTests {
                 }
                 #expect(events == ["purchase_started", "purchase_pending", "purchase_failed"])
                 #expect(failure?.hasSuffix("StoreKitStandIn.invalidOfferIdentifier") == true, "\(failure ?? "none")")
+                // Tapped again after that failure: Apple takes a signature and nonce "for one buy request, even if the
+                // buy fails", so the offer is fetched again first, and StoreKit gets a new nonce.
+                let retried = try await Self.buy(fresh, with: now, productID: fresh.productIdentifier) { _ in .dismissed }
+                #expect(retried.id == fresh.id && retried.storeKit1.nonce != fresh.storeKit1.nonce, "a retry reused a spent nonce")
+                let again = try await Self.buy(retried, with: now, productID: retried.productIdentifier) { _ in .dismissed }
+                #expect(again.storeKit1.nonce != retried.storeKit1.nonce, "a second retry reused a spent nonce")
 
                 // Another product's offer: refused before StoreKit, nothing reported.
                 await #expect(throws: ReclaimClientError.offerForAnotherProduct(offerProduct: fresh.productIdentifier, product: "other")) {

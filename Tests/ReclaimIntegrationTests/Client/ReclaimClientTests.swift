@@ -172,3 +172,39 @@ struct ReclaimClientTests {
         }
     }
 }
+
+/// A deadline around the lookup (docs/ios.md, step 7) cancels it: the client stops there, instead of going on to the
+/// subscription group's transactions, which the app's deadline has already given up on.
+@Suite("ReclaimClient stops a cancelled lookup", .poolWatchdog)
+struct ReclaimClientCancellationTests {
+    @Test("cancelled while Reclaim does not answer: CancellationError, and the signed-transaction lookups are not asked for")
+    func cancelledLookupStops() async throws {
+        // A listener that never accepts: the kernel completes each connection, and no answer ever comes.
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        try #require(fd >= 0)
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
+        }
+        try #require(bound && listen(fd, 16) == 0)
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) } }
+        let port = Int(UInt16(bigEndian: address.sin_port))
+
+        let reclaim = ReclaimClient(baseURL: URL(string: "http://127.0.0.1:\(port)")!, appKey: "rk_app_unanswered", timeout: 2, maxAttempts: 3)
+        let asked = Mutex(false)
+        let lookup = Task {
+            try await reclaim.pendingOffers(appAccountToken: UUID()) {
+                asked.withLock { $0 = true }
+                return ["a.signed.transaction"]
+            }
+        }
+        try await Task.sleep(for: .milliseconds(300))
+        lookup.cancel()
+        await #expect(throws: CancellationError.self) { _ = try await lookup.value }
+        #expect(asked.withLock { $0 } == false, "the cancelled lookup went on to the subscription group's transactions")
+    }
+}
