@@ -4,9 +4,18 @@ import ReclaimStore
 
 /// This build's version; `reclaim --version` prints it and `reclaim_build_info` carries it.
 public enum ReclaimVersion {
-    /// The newest release in CHANGELOG.md, the one source of the version: its first `## [X.Y.Z]` heading
-    /// (`## [Unreleased]` is skipped). The file is compiled in (`Logging/CHANGELOG.md` links to the repository's).
-    public static let current = newestRelease(in: String(decoding: PackageResources.CHANGELOG_md, as: UTF8.self)) ?? "unknown"
+    /// CHANGELOG.md, the one source of the version, says it (``version(changelog:)``). The file is compiled in
+    /// (`Logging/CHANGELOG.md` links to the repository's).
+    public static let current = version(changelog: String(decoding: PackageResources.CHANGELOG_md, as: UTF8.self))
+
+    /// The newest release, with `+unreleased` when the `## [Unreleased]` section lists any change: a build from
+    /// between releases says it holds more than the release it names (SemVer build metadata, so it still orders
+    /// as that release). "0.0.0" when the changelog names no release. `scripts/lib/version` computes the same for the
+    /// image's label.
+    public static func version(changelog: String) -> String {
+        let release = newestRelease(in: changelog) ?? "0.0.0"
+        return hasUnreleasedChanges(changelog) ? release + "+unreleased" : release
+    }
 
     /// The version of a changelog's first release heading, `## [1.2.3] - 2026-11-26` -> "1.2.3".
     public static func newestRelease(in changelog: String) -> String? {
@@ -15,6 +24,21 @@ public enum ReclaimVersion {
             if let end = heading.firstIndex(of: "]"), heading.first?.isNumber == true { return String(heading[..<end]) }
         }
         return nil
+    }
+
+    /// Whether the `## [Unreleased]` section (up to the next `## ` heading) has an entry, a line starting `- `.
+    static func hasUnreleasedChanges(_ changelog: String) -> Bool {
+        var inside = false
+        for line in changelog.split(separator: "\n", omittingEmptySubsequences: false) {
+            if line.hasPrefix("## [Unreleased]") {
+                inside = true
+            } else if line.hasPrefix("## ") {
+                if inside { return false }
+            } else if inside, line.hasPrefix("- ") {
+                return true
+            }
+        }
+        return false
     }
 }
 

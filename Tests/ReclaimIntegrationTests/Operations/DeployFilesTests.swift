@@ -154,9 +154,36 @@ struct DeployFilesTests {
                 $0 as? [String: Any]
             }
         }
-        let applied = try objects("deploy/kubernetes")
+        // deploy/kubernetes/ as `kubectl apply -k` applies it: the resources its kustomization lists, with the images
+        // its `images:` sets. A Kustomization is not a resource (`apply -f` of the folder would fail on it), and a
+        // manifest it does not list would never be applied: every other file of the folder must be listed.
+        let kustomization = try #require(try Self.yaml(try Self.read("deploy/kubernetes/kustomization.yaml")) as? [String: Any])
+        #expect(kustomization["kind"] as? String == "Kustomization")
+        let resources = kustomization["resources"] as? [String] ?? []
+        let folderFiles = try Self.files(under: "deploy/kubernetes", extensions: ["yaml"]).map { String($0.split(separator: "/").last ?? "") }
+        #expect(Set(resources) == Set(folderFiles).subtracting(["kustomization.yaml"]), "kustomization.yaml lists \(resources.sorted()), the folder holds \(folderFiles.sorted())")
+        let applied = try resources.flatMap { try Yams.load_all(yaml: try Self.read("deploy/kubernetes/\($0)")) }.compactMap { $0 as? [String: Any] }
         func spec(_ object: [String: Any]) -> [String: Any] { object["spec"] as? [String: Any] ?? [:] }
         func name(_ object: [String: Any]) -> String { (object["metadata"] as? [String: Any])?["name"] as? String ?? "" }
+        // `kustomize edit set image ghcr.io/example/reclaim=…` must reach every container (servers, the migrate init
+        // containers, the CronJob's): each names the placeholder that `images:` rewrites.
+        let images = kustomization["images"] as? [[String: Any]] ?? []
+        let placeholders = Set(images.compactMap { $0["name"] as? String })
+        #expect(placeholders == ["ghcr.io/example/reclaim"], "\(images)")
+        func containers(_ object: [String: Any]) -> [[String: Any]] {
+            var pod = (spec(object)["template"] as? [String: Any]).map(spec) ?? [:]
+            if object["kind"] as? String == "CronJob" {
+                let job = (spec(object)["jobTemplate"] as? [String: Any]).map(spec) ?? [:]
+                pod = (job["template"] as? [String: Any]).map(spec) ?? [:]
+            }
+            return (pod["initContainers"] as? [[String: Any]] ?? []) + (pod["containers"] as? [[String: Any]] ?? [])
+        }
+        let named = applied.flatMap(containers).compactMap { $0["image"] as? String }
+        #expect(named.count == 5, "two servers, two migrate init containers and the prune job: \(named)")
+        for image in named {
+            let withoutTag = image.split(separator: ":").first.map(String.init) ?? image
+            #expect(placeholders.contains(withoutTag), "\(image) is not rewritten by kustomization.yaml's images:")
+        }
         let hpa = try #require(applied.first { $0["kind"] as? String == "HorizontalPodAutoscaler" })
         let scaled = (spec(hpa)["scaleTargetRef"] as? [String: Any])?["name"] as? String
         let deployment = try #require(applied.first { $0["kind"] as? String == "Deployment" && name($0) == scaled })
