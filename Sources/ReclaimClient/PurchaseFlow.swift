@@ -53,24 +53,6 @@ extension ReclaimClient {
     }
 }
 
-/// The nonces given to a purchase so far (a few per session: never pruned).
-final class SpentNonces: @unchecked Sendable {
-    private let lock = NSLock()
-    private var nonces = Set<String>()
-
-    func contains(_ nonce: String) -> Bool {
-        lock.lock()
-        defer { lock.unlock() }
-        return nonces.contains(nonce)
-    }
-
-    func insert(_ nonce: String) {
-        lock.lock()
-        defer { lock.unlock() }
-        nonces.insert(nonce)
-    }
-}
-
 /// Background reports, one after the other.
 final class EventQueue: @unchecked Sendable {
     private let lock = NSLock()

@@ -29,11 +29,12 @@ public final class ReclaimClient: Sendable {
     let session: URLSession
     /// The clock that ages offers' signatures (``PendingOffer/signatureIsStale(at:)``); a test's own.
     let now: @Sendable () -> Date
-    private let sent = SentEvents()
+    /// The (offer, event) pairs the server acknowledged.
+    private let sent = StringSet()
     private let tokens = CachedToken()
     let eventQueue = EventQueue()
     /// The nonces of offers already given to a purchase: Apple takes each for one buy request only.
-    let spentNonces = SpentNonces()
+    let spentNonces = StringSet()
 
     /// - Parameters:
     ///   - appKey: the app key from `reclaim apps create-key`.
@@ -310,8 +311,8 @@ final class CachedToken: @unchecked Sendable {
     }
 }
 
-/// The (offer, event) pairs the server acknowledged.
-final class SentEvents: @unchecked Sendable {
+/// Strings shared by the client's tasks (the events sent, the nonces spent; a few per session: never pruned).
+final class StringSet: @unchecked Sendable {
     private let lock = NSLock()
     private var keys = Set<String>()
 

@@ -15,13 +15,13 @@ struct BackendSnippetTests {
     /// The corpus subscriber CampaignTestSetup's campaigns give an offer (WINBACK30); the shell snippet names them.
     static let user = "00000000-0000-0000-0000-000000000051"
 
-    /// The blocks of docs/backend-integration.md marked as user-token snippets, by language.
-    static func snippets() throws -> [String: String] {
+    /// The blocks of docs/backend-integration.md marked ```` ```<language> <mark> ````, by language (one each).
+    static func snippets(marked mark: String = "user-token") throws -> [String: String] {
         let text = try DeployFilesTests.read("docs/backend-integration.md")
         var found: [String: String] = [:]
-        for match in text.matches(of: /```([a-z]+) user-token\n([\s\S]*?)```/) {
-            #expect(found[String(match.output.1)] == nil, "two \(match.output.1) user-token snippets")
-            found[String(match.output.1)] = String(match.output.2)
+        for match in text.matches(of: /```([a-z]+) ([a-z-]+)\n([\s\S]*?)```/) where match.output.2 == mark {
+            #expect(found[String(match.output.1)] == nil, "two \(match.output.1) \(mark) snippets")
+            found[String(match.output.1)] = String(match.output.3)
         }
         return found
     }

@@ -12,17 +12,6 @@ import Testing
 struct RelaySnippetTests {
     static let keyId = "RELAYKEY01"
 
-    /// The blocks of docs/backend-integration.md marked as relay snippets, by language.
-    static func snippets() throws -> [String: String] {
-        let text = try DeployFilesTests.read("docs/backend-integration.md")
-        var found: [String: String] = [:]
-        for match in text.matches(of: /```([a-z]+) relay\n([\s\S]*?)```/) {
-            #expect(found[String(match.output.1)] == nil, "two \(match.output.1) relay snippets")
-            found[String(match.output.1)] = String(match.output.2)
-        }
-        return found
-    }
-
     /// The snippet in `language` with a call appended that relays the file `body` to `url` and prints the result.
     static func script(language: String, code: String, in directory: URL) throws -> [String] {
         switch language {
@@ -46,7 +35,7 @@ struct RelaySnippetTests {
 
     @Test("the Python and Node.js relays retry until Reclaim is up, deliver the body once, and give up on a forged one")
     func relaysRunAgainstTheServer() async throws {
-        let snippets = try Self.snippets()
+        let snippets = try BackendSnippetTests.snippets(marked: "relay")
         #expect(Set(snippets.keys) == ["python", "js"], "\(snippets.keys.sorted())")
         let (directory, ca) = try serverTestFiles(prefix: "relay", keyId: Self.keyId)
         defer { try? FileManager.default.removeItem(at: directory) }
