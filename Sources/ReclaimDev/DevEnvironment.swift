@@ -170,8 +170,19 @@ public struct DevEnvironment: Sendable {
     }
 
     /// Posts the demo subscriber's notifications and prints what happened.
-    private func postDemo(ca: TestCertificateAuthority, seed: DemoNotifications.CampaignSeed, app: ReclaimConfig.App, base: String, logger: Logger) async {
-        let demo = DemoNotifications(ca: ca, campaign: seed, appAccountToken: Self.demoAppAccountToken, environment: Self.demoEnvironment(app) ?? "Sandbox")
+    private func postDemo(
+        ca: TestCertificateAuthority,
+        seed: DemoNotifications.CampaignSeed,
+        app: ReclaimConfig.App,
+        base: String,
+        logger: Logger
+    ) async {
+        let demo = DemoNotifications(
+            ca: ca,
+            campaign: seed,
+            appAccountToken: Self.demoAppAccountToken,
+            environment: Self.demoEnvironment(app) ?? "Sandbox"
+        )
         let originalTransactionId = DemoNotifications.originalTransactionId(campaignId: seed.id, holdoutPercent: seed.holdoutPercent)
         do {
             try await Task.sleep(for: .milliseconds(500))  // the listener binds right after onReady
@@ -246,7 +257,9 @@ public struct DevEnvironment: Sendable {
     private func devKey(scope: APIKeyStore.Scope, bundleId: String?, file: URL, url: DatabaseURL, logger: Logger) async throws -> String {
         if let key = try? String(contentsOf: file, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines), !key.isEmpty {
             let known = try await Database.withDatabase(url, maxConnections: 1, logger: logger) { client in
-                let caller = try await client.withConnection(logger: logger) { try await APIKeyStore.authenticate(key, connection: $0, logger: logger) }
+                let caller = try await client.withConnection(logger: logger) {
+                    try await APIKeyStore.authenticate(key, connection: $0, logger: logger)
+                }
                 return caller?.scope == scope && caller?.bundleId == bundleId
             }
             if known { return key }

@@ -126,4 +126,3 @@ func paywall(product: Product, userID: UUID?) async throws {
     }
 }
 // README: end
-

@@ -79,7 +79,8 @@ public struct SigningKey: Sendable {
         let isValid =
             switch origin {
             case .appStoreConnect: keyId.utf8.count == 10 && keyId.utf8.allSatisfy { upper.contains($0) || digits.contains($0) }
-            case .xcode: (1...32).contains(keyId.utf8.count) && keyId.utf8.allSatisfy { upper.contains($0) || lower.contains($0) || digits.contains($0) }
+            case .xcode:
+                (1...32).contains(keyId.utf8.count) && keyId.utf8.allSatisfy { upper.contains($0) || lower.contains($0) || digits.contains($0) }
             }
         guard !isValid else { return }
         // Quote the id only when it is short and printable: a caller that swapped arguments must not get

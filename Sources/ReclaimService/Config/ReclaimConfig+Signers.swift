@@ -16,7 +16,9 @@ extension ReclaimConfig {
                     continue
                 }
                 do {
-                    keys.append(try SigningKey.load(keyId: file.keyId, contents: contents, source: file.file, origin: file.xcode ? .xcode : .appStoreConnect))
+                    keys.append(
+                        try SigningKey.load(keyId: file.keyId, contents: contents, source: file.file, origin: file.xcode ? .xcode : .appStoreConnect)
+                    )
                 } catch {
                     problems.append("app \(app.bundleId): signing key \(file.keyId): \(error)")
                 }

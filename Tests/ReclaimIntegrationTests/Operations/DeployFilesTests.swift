@@ -161,7 +161,10 @@ struct DeployFilesTests {
         #expect(kustomization["kind"] as? String == "Kustomization")
         let resources = kustomization["resources"] as? [String] ?? []
         let folderFiles = try Self.files(under: "deploy/kubernetes", extensions: ["yaml"]).map { String($0.split(separator: "/").last ?? "") }
-        #expect(Set(resources) == Set(folderFiles).subtracting(["kustomization.yaml"]), "kustomization.yaml lists \(resources.sorted()), the folder holds \(folderFiles.sorted())")
+        #expect(
+            Set(resources) == Set(folderFiles).subtracting(["kustomization.yaml"]),
+            "kustomization.yaml lists \(resources.sorted()), the folder holds \(folderFiles.sorted())"
+        )
         let applied = try resources.flatMap { try Yams.load_all(yaml: try Self.read("deploy/kubernetes/\($0)")) }.compactMap { $0 as? [String: Any] }
         func spec(_ object: [String: Any]) -> [String: Any] { object["spec"] as? [String: Any] ?? [:] }
         func name(_ object: [String: Any]) -> String { (object["metadata"] as? [String: Any])?["name"] as? String ?? "" }

@@ -83,7 +83,10 @@ struct DevOwnConfigTests {
         try #require(dev.isRunning, "reclaim dev ended:\n\(output)")
         var keys: [String: String] = [:]
         for bundleId in ["com.acme.one", "com.acme.two"] {
-            let line = try #require(output.split(separator: "\n").first { $0.contains(bundleId) && $0.contains("rk_app_") }, "no line names \(bundleId) and a key:\n\(output)")
+            let line = try #require(
+                output.split(separator: "\n").first { $0.contains(bundleId) && $0.contains("rk_app_") },
+                "no line names \(bundleId) and a key:\n\(output)"
+            )
             keys[bundleId] = try #require(line.split(separator: " ").first { $0.hasPrefix("rk_app_") }).description
             #expect(line.contains(bundleId == "com.acme.one" ? "signs with key BD3A7A04" : "signs with key TWOKEY0001"), "\(line)")
         }

@@ -91,9 +91,12 @@ extension DocsContractTests {
         return found
     }
 
-    @Test("every function docs/ios.md and README.md name in backquotes is declared by ReclaimClient, the transcribed StoreKit, or the checked app code; every member of the client's types they name exists")
+    @Test(
+        "every function docs/ios.md and README.md name in backquotes is declared by ReclaimClient, the transcribed StoreKit, or the checked app code; every member of the client's types they name exists"
+    )
     func clientSymbols() throws {
-        let declaring = try DeployFilesTests.files(under: "Sources/ReclaimClient", extensions: ["swift"])
+        let declaring =
+            try DeployFilesTests.files(under: "Sources/ReclaimClient", extensions: ["swift"])
             + DeployFilesTests.files(under: "Tests/StoreKitInterface", extensions: ["swift"])
             + DeployFilesTests.files(under: "Examples", extensions: ["swift"])
         let sources = try declaring.map { try DeployFilesTests.read($0) }.joined(separator: "\n")
@@ -107,7 +110,10 @@ extension DocsContractTests {
             for match in text.matches(of: /`[^`\n]*?\b(\w+\((?:[A-Za-z_]+:)*\))`/) {
                 let selector = String(match.output.1)
                 named += 1
-                #expect(known.contains(selector), "\(page) names \(selector), which neither ReclaimClient, the StoreKit transcription nor the app code declares")
+                #expect(
+                    known.contains(selector),
+                    "\(page) names \(selector), which neither ReclaimClient, the StoreKit transcription nor the app code declares"
+                )
             }
             // Members of the client's own types: `ReclaimClientError.offerNoLongerAvailable`, `PendingOffer.refetchAge`,
             // `offer.storeKit1.applicationUsername`.
@@ -129,16 +135,21 @@ extension DocsContractTests {
         let observability = operations.components(separatedBy: "## Observability").dropFirst().first?.components(separatedBy: "\n## ").first ?? ""
         let table = Set(
             observability.split(separator: "\n").filter { $0.hasPrefix("| `") }.flatMap { row in
-                (row.split(separator: "|").first.map(String.init) ?? "").matches(of: /`(reclaim_[a-z0-9_]+|hb_[a-z_]+|http_[a-z_]+)`/).map { String($0.output.1) }
+                (row.split(separator: "|").first.map(String.init) ?? "").matches(of: /`(reclaim_[a-z0-9_]+|hb_[a-z_]+|http_[a-z_]+)`/).map {
+                    String($0.output.1)
+                }
             }
         )
         #expect(table.count >= 30, "\(table.sorted())")
         let alerts = try DeployFilesTests.read("deploy/prometheus/reclaim-alerts.yaml")
-        let exprs = (try Yams.load(yaml: alerts) as? [String: Any]).map { root in
-            (root["groups"] as? [[String: Any]] ?? []).flatMap { $0["rules"] as? [[String: Any]] ?? [] }.compactMap { $0["expr"] as? String }
-        } ?? []
+        let exprs =
+            (try Yams.load(yaml: alerts) as? [String: Any]).map { root in
+                (root["groups"] as? [[String: Any]] ?? []).flatMap { $0["rules"] as? [[String: Any]] ?? [] }.compactMap { $0["expr"] as? String }
+            } ?? []
         #expect(exprs.count >= 10)
-        let used = Set(exprs.joined(separator: "\n").matches(of: /\b(reclaim_[a-z0-9_]+|hb_requests[a-z_]*|http_server_[a-z_]+)\b/).map { String($0.output.1) })
+        let used = Set(
+            exprs.joined(separator: "\n").matches(of: /\b(reclaim_[a-z0-9_]+|hb_requests[a-z_]*|http_server_[a-z_]+)\b/).map { String($0.output.1) }
+        )
         for metric in used.sorted() {
             let base = ["_bucket", "_sum", "_count"].first { metric.hasSuffix($0) }.map { String(metric.dropLast($0.count)) } ?? metric
             #expect(table.contains(base) || table.contains(metric), "an alert uses \(metric), which docs/operations.md's metrics table does not list")

@@ -43,7 +43,12 @@ struct RelaySnippetTests {
         let notifications = TestNotifications(ca: ca)
         let forger = TestNotifications(ca: try TestCertificateAuthority())
         try await withTestDatabase { database, url in
-            let server = try ServerProcess(role: "api", config: config, databaseURL: url.connectionString, log: directory.appendingPathComponent("api.log"))
+            let server = try ServerProcess(
+                role: "api",
+                config: config,
+                databaseURL: url.connectionString,
+                log: directory.appendingPathComponent("api.log")
+            )
             defer { server.stopInBackground() }
             let endpoint = "http://127.0.0.1:\(server.port)/v1/apple/notifications"
             for language in ["python", "js"] {
@@ -58,7 +63,10 @@ struct RelaySnippetTests {
                 try server.start()
                 try await server.waitUntilUp()
                 let run = try await relayed
-                #expect(run.status == 0 && run.output.trimmingCharacters(in: .whitespacesAndNewlines).lowercased() == "true", "\(language): \(run.output)\(run.errors)\n\(server.logTail())")
+                #expect(
+                    run.status == 0 && run.output.trimmingCharacters(in: .whitespacesAndNewlines).lowercased() == "true",
+                    "\(language): \(run.output)\(run.errors)\n\(server.logTail())"
+                )
                 let rows = try await database.query(
                     "SELECT count(*)::bigint FROM reclaim.notifications WHERE notification_uuid = \(uuid)",
                     logger: TestPostgres.logger
