@@ -15,6 +15,8 @@ echo "bench queue: PostgreSQL at $url" >&2
 ours="$("$bin" queue --database-url "$url" --jobs "$jobs" --batch 100 --lanes 2 | tee /dev/stderr | tail -1)"
 ours500="$("$bin" queue --database-url "$url" --jobs "$jobs" --batch 500 --lanes 2 --samples 0 | tee /dev/stderr | tail -1)"
 
+# pgqueuer goes into the Python tools' virtual environment (Debian's Python refuses system installs: PEP 668).
+. "$(dirname "$0")/../lib/python-env" && reclaim_make_venv
 python3 -c 'import pgqueuer, asyncpg' 2>/dev/null || python3 -m pip install -q --disable-pip-version-check -r scripts/bench.d/requirements-pgqueuer.txt >&2
 theirs="$(python3 scripts/bench.d/pgqueuer_bench.py --dsn "$url" --jobs "$jobs" --workers 4 --batch-size 100 --latency-samples 500 | tee /dev/stderr | tail -1)"
 

@@ -4,7 +4,7 @@ import ReclaimTestSupport
 /// Runs the independent implementations (openssl, python3 with `cryptography` and PyJWT) that check our signatures.
 ///
 /// A missing tool is a test failure, not a skip: these checks are the evidence that Apple's verifier will accept
-/// what we produce. CI installs them (`apt-get install openssl python3`, `pip install pyjwt cryptography`).
+/// what we produce. CI installs them (`scripts/install-deps --test`: openssl from apt, PyJWT and cryptography in its virtual environment, `. scripts/lib/python-env` to use it).
 enum ExternalTools {
     /// A tool that is missing or failed; the description says what to install or what it printed.
     struct Failure: Error, CustomStringConvertible {
@@ -41,7 +41,7 @@ enum ExternalTools {
         }
         throw Failure(
             description:
-                "\(tool) is not on PATH; these tests need it to verify signatures independently (CI installs openssl, python3 and `pip install pyjwt cryptography`)"
+                "\(tool) is not on PATH; these tests need it to verify signatures independently (`scripts/install-deps --test` installs them; `. scripts/lib/python-env` puts its Python first on PATH)"
         )
     }
 
@@ -71,7 +71,7 @@ enum ExternalTools {
         try Data(script.utf8).write(to: scriptURL)
         let output = try await run("python3", [scriptURL.path] + arguments, in: directory)
         if output.stderr.contains("ModuleNotFoundError") {
-            throw Failure(description: "python3 lacks a module these tests need (`pip install pyjwt cryptography`): \(output.stderr)")
+            throw Failure(description: "python3 lacks a module these tests need (`scripts/install-deps --test`, then `. scripts/lib/python-env`): \(output.stderr)")
         }
         guard output.status == 0 else {
             throw Failure(description: "python3 check exited \(output.status): \(output.stdout)\(output.stderr)")
