@@ -71,7 +71,10 @@ enum ExternalTools {
         try Data(script.utf8).write(to: scriptURL)
         let output = try await run("python3", [scriptURL.path] + arguments, in: directory)
         if output.stderr.contains("ModuleNotFoundError") {
-            throw Failure(description: "python3 lacks a module these tests need (`scripts/install-deps --test`, then `. scripts/lib/python-env`): \(output.stderr)")
+            throw Failure(
+                description:
+                    "python3 lacks a module these tests need (scripts/install-deps --test, then . scripts/lib/python-env): \(output.stderr)"
+            )
         }
         guard output.status == 0 else {
             throw Failure(description: "python3 check exited \(output.status): \(output.stdout)\(output.stderr)")
