@@ -86,12 +86,18 @@ public struct DevEnvironment: Sendable {
             config.apps[index].rootCertificates.append(demoRootFile.path)
             if Self.demoEnvironment(config.apps[index]) == nil { config.apps[index].environments.append("Sandbox") }
         }
-        var keys: [(app: ReclaimConfig.App, key: String)] = []
-        for app in config.apps {
-            keys.append((app, try await devKey(scope: .app, bundleId: app.bundleId, file: appKeyFile(app.bundleId), url: url, logger: logger)))
+        // Every dev key on one connection: an app key for each configured app, and the console key.
+        let apps = config.apps
+        let (appKeys, consoleKey) = try await Database.withDatabase(url, maxConnections: 1, logger: logger) { client in
+            try await client.withConnection(logger: logger) { connection in
+                var keys: [(app: ReclaimConfig.App, key: String)] = []
+                for app in apps {
+                    let file = appKeyFile(app.bundleId)
+                    keys.append((app, try await devKey(scope: .app, bundleId: app.bundleId, file: file, connection: connection, logger: logger)))
+                }
+                return (keys, try await devKey(scope: .console, bundleId: nil, file: consoleKeyFile, connection: connection, logger: logger))
+            }
         }
-        let appKeys = keys
-        let consoleKey = try await devKey(scope: .console, bundleId: nil, file: consoleKeyFile, url: url, logger: logger)
         let server = ReclaimServer(config: config, databaseURL: url, role: .all, host: host, port: port)
         let base = "http://127.0.0.1:\(port)"
         let tried = appKeys.first { $0.app.bundleId == seed?.bundleId } ?? appKeys[0]
@@ -254,21 +260,20 @@ public struct DevEnvironment: Sendable {
 
     /// A dev key (the demo app key, the console key): created once and kept in `.reclaim/` (dev only; production
     /// keys are shown once).
-    private func devKey(scope: APIKeyStore.Scope, bundleId: String?, file: URL, url: DatabaseURL, logger: Logger) async throws -> String {
+    private func devKey(
+        scope: APIKeyStore.Scope,
+        bundleId: String?,
+        file: URL,
+        connection: PostgresConnection,
+        logger: Logger
+    ) async throws
+        -> String
+    {
         if let key = try? String(contentsOf: file, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines), !key.isEmpty {
-            let known = try await Database.withDatabase(url, maxConnections: 1, logger: logger) { client in
-                let caller = try await client.withConnection(logger: logger) {
-                    try await APIKeyStore.authenticate(key, connection: $0, logger: logger)
-                }
-                return caller?.scope == scope && caller?.bundleId == bundleId
-            }
-            if known { return key }
+            let caller = try await APIKeyStore.authenticate(key, connection: connection, logger: logger)
+            if caller?.scope == scope && caller?.bundleId == bundleId { return key }
         }
-        let key = try await Database.withDatabase(url, maxConnections: 1, logger: logger) { client in
-            try await client.withConnection(logger: logger) {
-                try await APIKeyStore.create(scope: scope, bundleId: bundleId, name: "reclaim dev", connection: $0, logger: logger)
-            }
-        }
+        let key = try await APIKeyStore.create(scope: scope, bundleId: bundleId, name: "reclaim dev", connection: connection, logger: logger)
         try FileManager.default.createDirectory(at: file.deletingLastPathComponent(), withIntermediateDirectories: true)
         try Self.writeSecret(Data(key.utf8), to: file)
         return key
