@@ -1,10 +1,11 @@
 import Foundation
 import ReclaimDomain
+import ReclaimTestSupport
 import Testing
 
 /// Who qualifies beyond the trigger: products, tenure, expiration intent, storefront. Every condition set must
 /// hold; an unset one lets anyone through.
-@Suite struct CampaignConditionsTests: CampaignFactories {
+@Suite(.poolWatchdog) struct CampaignConditionsTests: CampaignFactories {
     struct Case: Sendable, CustomStringConvertible {
         var name: String
         var conditions: CampaignConditions

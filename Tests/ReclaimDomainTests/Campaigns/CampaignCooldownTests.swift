@@ -1,9 +1,10 @@
 import Foundation
 import ReclaimDomain
+import ReclaimTestSupport
 import Testing
 
 /// The rules that read the subscriber's past decisions: cooldown and the maximum number of offers.
-@Suite struct CampaignCooldownTests: CampaignFactories {
+@Suite(.poolWatchdog) struct CampaignCooldownTests: CampaignFactories {
     struct CooldownCase: Sendable, CustomStringConvertible {
         var name: String
         var pastCampaign = "winback"

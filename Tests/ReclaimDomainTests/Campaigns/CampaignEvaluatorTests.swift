@@ -1,10 +1,11 @@
 import Foundation
 import ReclaimDomain
+import ReclaimTestSupport
 import Testing
 
 /// The rules that do not need a history: order of evaluation, stale events, date windows, the subscription
 /// requirement, Apple's win-back offers and the delivery window.
-@Suite struct CampaignEvaluatorTests: CampaignFactories {
+@Suite(.poolWatchdog) struct CampaignEvaluatorTests: CampaignFactories {
     @Test func anEligibleSubscriberIsOfferedWithTheDeliveryWindow() throws {
         let decision = try decide(campaign(deliverableFor: 3 * Fixture.day))
         Expected.offered("eligible").check(decision)

@@ -1,10 +1,11 @@
 import Foundation
 import ReclaimDomain
+import ReclaimTestSupport
 import Testing
 
 /// One live offer per subscriber: priorities between a live offer and a new campaign, and between campaigns
 /// one notification triggers.
-@Suite struct CampaignPriorityTests: CampaignFactories {
+@Suite(.poolWatchdog) struct CampaignPriorityTests: CampaignFactories {
     @Test(arguments: [
         // (live offer's priority, campaign's priority)
         (0, 1),

@@ -1,9 +1,10 @@
 import Foundation
 import ReclaimDomain
+import ReclaimTestSupport
 import Testing
 
 /// Which notifications trigger a campaign, and which trigger texts the config may hold.
-@Suite struct CampaignTriggerTests: CampaignFactories {
+@Suite(.poolWatchdog) struct CampaignTriggerTests: CampaignFactories {
     @Test(
         arguments: [
             // (trigger, event type, event subtype, matches?)

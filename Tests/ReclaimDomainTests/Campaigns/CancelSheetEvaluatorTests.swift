@@ -1,9 +1,10 @@
 import Foundation
+import ReclaimTestSupport
 import Testing
 
 @testable import ReclaimDomain
 
-@Suite("Cancel-sheet rules")
+@Suite("Cancel-sheet rules", .poolWatchdog)
 struct CancelSheetEvaluatorTests {
     static let now = Date(timeIntervalSince1970: 1_800_000_000)
     static let message = CampaignVariant(id: "", productId: "", offerIdentifier: "", answer: .message(messageIdentifier: "m"))

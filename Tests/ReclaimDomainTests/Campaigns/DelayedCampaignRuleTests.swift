@@ -1,9 +1,10 @@
 import Foundation
 import ReclaimDomain
+import ReclaimTestSupport
 import Testing
 
 /// Delayed campaigns: scheduled at the trigger, decided when they fire, on the state of that moment.
-@Suite struct DelayedCampaignRuleTests: CampaignFactories {
+@Suite(.poolWatchdog) struct DelayedCampaignRuleTests: CampaignFactories {
     func delayed(days: Double, window: Double? = nil, holdoutPercent: Int = 0) -> Campaign {
         var campaign = campaign("winback-later", holdoutPercent: holdoutPercent)
         campaign.delay = days * Fixture.day

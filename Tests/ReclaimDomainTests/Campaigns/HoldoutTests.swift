@@ -1,9 +1,10 @@
 import Foundation
 import ReclaimDomain
+import ReclaimTestSupport
 import Testing
 
 /// The control group: stable per subscriber and campaign, of the configured size, independent between campaigns.
-@Suite struct HoldoutTests: CampaignFactories {
+@Suite(.poolWatchdog) struct HoldoutTests: CampaignFactories {
     /// `count` originalTransactionIds shaped like Apple's (16 digits starting with 2), from a SeededGenerator:
     /// the same on every run, so a statistical bound that holds once holds always.
     static func originalTransactionIds(count: Int, seed: UInt64) -> [String] {

@@ -1,9 +1,10 @@
 import Foundation
 import ReclaimDomain
+import ReclaimTestSupport
 import Testing
 
 /// How notifications redeem and withdraw a subscriber's live offer.
-@Suite struct OfferLifecycleTests: CampaignFactories {
+@Suite(.poolWatchdog) struct OfferLifecycleTests: CampaignFactories {
     enum Redeems: Sendable, CustomStringConvertible {
         /// No redemption.
         case nothing

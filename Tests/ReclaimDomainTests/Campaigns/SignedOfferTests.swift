@@ -1,9 +1,10 @@
 import Foundation
 import ReclaimDomain
+import ReclaimTestSupport
 import Testing
 
 /// `OfferSigner.signOffer`: the subscriber's appAccountToken, however Apple cased it, is signed lowercase.
-@Suite struct SignedOfferTests {
+@Suite(.poolWatchdog) struct SignedOfferTests {
     static let issuerId = "57246542-96fe-1a63-e053-0824d011072a"
     let signer = OfferSigner(key: SigningKey.generate(keyId: "ABCDEFGHIJ"), bundleId: Fixture.bundleId, issuerId: Self.issuerId)
 

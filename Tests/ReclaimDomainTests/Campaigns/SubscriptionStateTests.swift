@@ -1,9 +1,10 @@
 import Foundation
 import ReclaimDomain
+import ReclaimTestSupport
 import Testing
 
 /// Applying notifications to a subscription's state: newest wins, late and replayed ones change nothing.
-@Suite struct SubscriptionStateTests: CampaignFactories {
+@Suite(.poolWatchdog) struct SubscriptionStateTests: CampaignFactories {
     static let token = "E621E1F8-C36C-495A-93FC-0C247A3E6E5F"
 
     func snapshot(

@@ -1,9 +1,10 @@
 import Foundation
 import ReclaimDomain
+import ReclaimTestSupport
 import Testing
 
 /// An experiment's arms: drawn by weight, stable per subscriber, and kept when the weights change.
-@Suite struct VariantAssignmentTests: CampaignFactories {
+@Suite(.poolWatchdog) struct VariantAssignmentTests: CampaignFactories {
     static let arms = [
         CampaignVariant(id: "fifty", productId: Fixture.monthly, offerIdentifier: "winback50", weight: 1),
         CampaignVariant(id: "thirty", productId: Fixture.monthly, offerIdentifier: "winback30", weight: 2),

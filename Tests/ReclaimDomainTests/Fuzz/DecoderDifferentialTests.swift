@@ -1,4 +1,5 @@
 import Foundation
+import ReclaimTestSupport
 import Testing
 
 @testable import ReclaimDomain
@@ -9,7 +10,7 @@ import Testing
 /// no input traps (a crash here fails the whole test run). Seeds are fixed, so a failure reproduces. Each takes seconds
 /// in a debug build: both yield every 500 inputs, so that side by side they do not hold both threads of the test
 /// process's cooperative pool (the pool watchdog saw 7 s stalls at the end of every ordinary pass before they did).
-@Suite("The hand-written JSON readers agree with JSONDecoder on random and damaged input")
+@Suite("The hand-written JSON readers agree with JSONDecoder on random and damaged input", .poolWatchdog)
 struct DecoderDifferentialTests {
     static let cases = 100_000
 

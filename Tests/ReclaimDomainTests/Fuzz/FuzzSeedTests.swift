@@ -1,11 +1,12 @@
 import Foundation
 import ReclaimFuzzTargets
+import ReclaimTestSupport
 import Testing
 
 /// Every input kept for the libFuzzer targets (`Fuzz/corpus`) and every input that once crashed or misled one
 /// (`Fuzz/regressions`: the console cookie and the grant duration of issue 26 among them) replayed through the same
 /// target functions `scripts/fuzz` drives. A trap here ends the test run, which is the failure.
-@Suite("Fuzz corpus and regression seeds replay without a crash")
+@Suite("Fuzz corpus and regression seeds replay without a crash", .poolWatchdog)
 struct FuzzSeedTests {
     static let fuzzDirectory: URL? = {
         var folder = URL(fileURLWithPath: #filePath).deletingLastPathComponent()

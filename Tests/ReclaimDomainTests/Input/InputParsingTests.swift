@@ -1,9 +1,10 @@
 import Foundation
 import ReclaimDomain
+import ReclaimTestSupport
 import Testing
 
 /// The parsers of outside input on the values that trapped or misled before issue 26.
-@Suite("Parsers of outside input: extreme values are refused, never trapped on")
+@Suite("Parsers of outside input: extreme values are refused, never trapped on", .poolWatchdog)
 struct InputParsingTests {
     static let keyId = "00000000-0000-0000-0000-000000000000"
     static let mac = String(repeating: "A", count: 43)

@@ -1,8 +1,9 @@
 import Foundation
 import ReclaimDomain
+import ReclaimTestSupport
 import Testing
 
-@Suite("Text PostgreSQL cannot store (U+0000) is found with its path")
+@Suite("Text PostgreSQL cannot store (U+0000) is found with its path", .poolWatchdog)
 struct StorableTextTests {
     func path(_ json: String) -> String? { StorableText.nulPath(inJSON: Data(json.utf8)) }
 

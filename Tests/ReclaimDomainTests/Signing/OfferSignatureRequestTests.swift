@@ -1,9 +1,10 @@
 import Foundation
 import ReclaimDomain
+import ReclaimTestSupport
 import Testing
 
 /// The StoreKit 1 payload, byte for byte, and the inputs it refuses.
-@Suite struct OfferSignatureRequestTests {
+@Suite(.poolWatchdog) struct OfferSignatureRequestTests {
     static let nonce = UUID(uuidString: "6BA7B810-9DAD-41D1-80B4-00C04FD430C8")!
 
     static func request(
@@ -136,7 +137,7 @@ import Testing
 }
 
 /// The hand-rolled lowercase UUID rendering agrees with Foundation's.
-@Suite struct UUIDRenderingTests {
+@Suite(.poolWatchdog) struct UUIDRenderingTests {
     @Test func matchesFoundationLowercased() {
         for _ in 0..<1000 {
             let uuid = UUID()

@@ -1,9 +1,10 @@
 import Foundation
 import ReclaimDomain
+import ReclaimTestSupport
 import Testing
 
 /// The facade the CLI and workers call.
-@Suite struct OfferSignerTests {
+@Suite(.poolWatchdog) struct OfferSignerTests {
     @Test func storeKit1SignsAndVerifiesItsOwnSignature() throws {
         let signer = OfferSigner(key: try SigningFixtures.signingKey(), bundleId: "com.example.reclaim", issuerId: nil)
         let nonce = UUID(uuidString: "6BA7B810-9DAD-41D1-80B4-00C04FD430C8")!

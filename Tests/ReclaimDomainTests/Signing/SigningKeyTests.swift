@@ -1,11 +1,12 @@
 import Crypto
 import Foundation
 import ReclaimDomain
+import ReclaimTestSupport
 import Testing
 
 /// Loading subscription keys: the formats App Store Connect and openssl produce, and a precise error for
 /// everything else that never repeats key material.
-@Suite struct SigningKeyTests {
+@Suite(.poolWatchdog) struct SigningKeyTests {
     static let expectedScalar = SigningFixtures.p256ScalarHex
 
     private func hex(_ data: Data) -> String { data.map { String(format: "%02x", $0) }.joined() }

@@ -1,11 +1,12 @@
 import Crypto
 import Foundation
 import ReclaimDomain
+import ReclaimTestSupport
 import Testing
 
 /// StoreKit 1 signatures, checked by openssl and by Python's `cryptography`, which share no code with swift-crypto's
 /// Swift layer: if they accept the DER signature over our payload bytes, Apple's verifier will too.
-@Suite struct StoreKit1OfferSignerTests {
+@Suite(.poolWatchdog) struct StoreKit1OfferSignerTests {
     static let cases: [(String, OfferSignatureRequest)] = [
         ("ascii", OfferSignatureRequestTests.request()),
         ("non-ascii", OfferSignatureRequestTests.request(product: "com.example.pro.über", offer: "réduction-50-🎉", username: "user-42")),

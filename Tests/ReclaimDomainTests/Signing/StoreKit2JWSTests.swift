@@ -1,9 +1,10 @@
 import Foundation
 import ReclaimDomain
+import ReclaimTestSupport
 import Testing
 
 /// StoreKit 2 compact JWS, decoded and verified by PyJWT, with the header and claims Apple documents.
-@Suite struct StoreKit2JWSTests {
+@Suite(.poolWatchdog) struct StoreKit2JWSTests {
     static let issuerId = "57246542-96fe-1a63-e053-0824d011072a"
     static let nonce = UUID(uuidString: "6BA7B810-9DAD-41D1-80B4-00C04FD430C8")!
     static let issuedAt: Int64 = 1_700_000_000

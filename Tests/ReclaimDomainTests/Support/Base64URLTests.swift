@@ -1,8 +1,9 @@
 import Foundation
 import ReclaimDomain
+import ReclaimTestSupport
 import Testing
 
-@Suite("Base64url (RFC 7515)")
+@Suite("Base64url (RFC 7515)", .poolWatchdog)
 struct Base64URLTests {
     @Test("round trip without padding, url alphabet")
     func roundTrip() throws {

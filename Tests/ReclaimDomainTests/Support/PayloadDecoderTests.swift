@@ -6,7 +6,7 @@ import Testing
 
 /// The fast payload decoder must give JSONDecoder's answer for every input, and must actually be the one
 /// answering for Apple's real payloads (else it is dead weight on the hot path).
-@Suite("Payload decoding: the tape decoder agrees with JSONDecoder")
+@Suite("Payload decoding: the tape decoder agrees with JSONDecoder", .poolWatchdog)
 struct PayloadDecoderTests {
     /// Both decoders' outcome for `json`: the value, or that it failed.
     private func outcomes<T: Decodable & Equatable>(_ type: T.Type, _ json: String) -> (ours: T?, foundation: T?, fast: Bool) {

@@ -3,7 +3,7 @@ import ReclaimDomain
 import ReclaimTestSupport
 import Testing
 
-@Suite struct AppIdentityTests {
+@Suite(.poolWatchdog) struct AppIdentityTests {
     let app = AppIdentity(bundleId: "com.example.app", appAppleId: 1_234_567_890, environments: ["Production", "Sandbox"])
 
     private func notification(

@@ -7,7 +7,7 @@ import X509
 
 /// What scripts/check-apple-library found Reclaim judging otherwise than Apple's own library (app-store-server-library
 /// 3.1.2 with PyJWT 2.15.1), each fixed to Apple's verdict.
-@Suite struct AppleLibraryParityTests {
+@Suite(.poolWatchdog) struct AppleLibraryParityTests {
     private func code(_ jws: String, _ verifier: AppleJWSVerifier) async -> JWSVerificationError.Code? {
         do {
             _ = try await verifier.verify(jws)

@@ -6,7 +6,7 @@ import SwiftASN1
 import Testing
 import X509
 
-@Suite struct AppleRootCertificateTests {
+@Suite(.poolWatchdog) struct AppleRootCertificateTests {
     @Test func bundledRootHasApplesPublishedFingerprint() throws {
         let document = try PEMDocument(pemString: AppleRootCertificates.appleRootCAG3PEM)
         let fingerprint = SHA256.hash(data: Data(document.derBytes))

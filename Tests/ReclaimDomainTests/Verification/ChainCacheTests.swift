@@ -3,7 +3,7 @@ import ReclaimDomain
 import ReclaimTestSupport
 import Testing
 
-@Suite struct ChainCacheTests {
+@Suite(.poolWatchdog) struct ChainCacheTests {
     private func payload(signedDate: Date) -> [String: Any] {
         [
             "notificationType": "TEST", "notificationUUID": UUID().uuidString.lowercased(),

@@ -3,7 +3,7 @@ import ReclaimDomain
 import ReclaimTestSupport
 import Testing
 
-@Suite("Envelope verification: the outer signature only, nested payloads decoded")
+@Suite("Envelope verification: the outer signature only, nested payloads decoded", .poolWatchdog)
 struct EnvelopeTests {
     @Test("on every real notification it decodes the outer payload and the nested identity fields as full verification does")
     func sameAsFull() async throws {

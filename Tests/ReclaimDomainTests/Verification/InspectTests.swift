@@ -3,7 +3,7 @@ import ReclaimDomain
 import ReclaimTestSupport
 import Testing
 
-@Suite struct InspectTests {
+@Suite(.poolWatchdog) struct InspectTests {
     private func object(_ data: Data) throws -> [String: Any] {
         try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
     }

@@ -6,7 +6,7 @@ import Testing
 import X509
 
 /// Every way a forged or broken JWS is refused, each with its own code.
-@Suite struct JWSRejectionTests {
+@Suite(.poolWatchdog) struct JWSRejectionTests {
     /// The code `verify` fails with, or `nil` when it succeeds.
     private func failure(_ jws: String, verifier: AppleJWSVerifier = AppleJWSVerifier()) async -> JWSVerificationError.Code? {
         do {

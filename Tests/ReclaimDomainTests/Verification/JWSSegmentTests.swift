@@ -5,7 +5,7 @@ import ReclaimTestSupport
 import Testing
 
 /// The byte-level segment decoding, seen through `verify`.
-@Suite struct JWSSegmentTests {
+@Suite(.poolWatchdog) struct JWSSegmentTests {
     @Test func payloadsOfEveryLengthRoundTrip() async throws {
         let ca = try TestCertificateAuthority()
         let verifier = AppleJWSVerifier(trustedRoots: [ca.root])

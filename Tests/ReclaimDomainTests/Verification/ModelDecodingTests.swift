@@ -1,8 +1,9 @@
 import Foundation
 import ReclaimDomain
+import ReclaimTestSupport
 import Testing
 
-@Suite struct ModelDecodingTests {
+@Suite(.poolWatchdog) struct ModelDecodingTests {
     @Test func unknownValuesSurviveARoundTrip() throws {
         let json = Data(
             """

@@ -3,7 +3,7 @@ import ReclaimDomain
 import ReclaimTestSupport
 import Testing
 
-@Suite struct RealNotificationTests {
+@Suite(.poolWatchdog) struct RealNotificationTests {
     @Test func fixturesAreFound() throws {
         #expect(try AppleSandboxFixtures.all().count == 116)
     }

@@ -3,7 +3,7 @@ import ReclaimDomain
 import ReclaimTestSupport
 import Testing
 
-@Suite("Roots are trusted per app")
+@Suite("Roots are trusted per app", .poolWatchdog)
 struct RootTrustTests {
     let now = Date()
 

@@ -6,7 +6,7 @@ import Testing
 
 /// `SignedPayloadBody.decode` reads `{"signedPayload":"<JWS>"}` straight from the bytes; it must agree with
 /// JSONDecoder on every input, including the spellings that have to take the slow path.
-@Suite struct SignedPayloadBodyTests {
+@Suite(.poolWatchdog) struct SignedPayloadBodyTests {
     static func viaJSONDecoder(_ text: String) -> String? {
         try? JSONDecoder().decode(SignedPayloadBody.self, from: Data(text.utf8)).signedPayload
     }

@@ -2,6 +2,7 @@ import Foundation
 import PostgresNIO
 import ReclaimService
 import ReclaimStore
+import ReclaimTestSupport
 import Testing
 
 @Suite("The dashboard views on the real corpus processed through the campaigns", .poolWatchdog)

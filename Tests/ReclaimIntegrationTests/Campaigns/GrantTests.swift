@@ -6,6 +6,7 @@ import PostgresNIO
 import ReclaimDomain
 import ReclaimService
 import ReclaimStore
+import ReclaimTestSupport
 import Testing
 
 @Suite("POST /v1/grants over a real socket", .poolWatchdog)

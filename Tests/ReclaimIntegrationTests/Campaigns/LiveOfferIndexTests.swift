@@ -1,6 +1,7 @@
 import Foundation
 import PostgresNIO
 import ReclaimStore
+import ReclaimTestSupport
 import Testing
 
 @testable import ReclaimService

@@ -7,6 +7,7 @@ import PostgresNIO
 import ReclaimDomain
 import ReclaimService
 import ReclaimStore
+import ReclaimTestSupport
 import Testing
 
 @Suite("GET /v1/offers over a real socket", .poolWatchdog)

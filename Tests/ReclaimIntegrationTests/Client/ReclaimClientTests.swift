@@ -6,6 +6,7 @@ import ReclaimClient
 import ReclaimDomain
 import ReclaimService
 import ReclaimStore
+import ReclaimTestSupport
 import Synchronization
 import Testing
 

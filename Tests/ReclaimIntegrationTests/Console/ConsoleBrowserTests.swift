@@ -3,6 +3,7 @@ import Hummingbird
 import HummingbirdTesting
 import ReclaimService
 import ReclaimStore
+import ReclaimTestSupport
 import Testing
 
 /// /console in a real browser: Debian's headless Chromium, driven by selenium through chromedriver (both

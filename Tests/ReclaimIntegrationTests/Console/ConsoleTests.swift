@@ -6,6 +6,7 @@ import NIOCore
 import PostgresNIO
 import ReclaimService
 import ReclaimStore
+import ReclaimTestSupport
 import Testing
 
 @Suite("/console over a real socket", .poolWatchdog)

@@ -1,6 +1,7 @@
 import PostgresNIO
 import ReclaimService
 import ReclaimStore
+import ReclaimTestSupport
 import Synchronization
 import Testing
 

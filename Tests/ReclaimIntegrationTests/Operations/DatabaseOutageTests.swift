@@ -2,6 +2,7 @@ import Foundation
 import PostgresNIO
 import ReclaimDev
 import ReclaimStore
+import ReclaimTestSupport
 import Testing
 
 /// Issue 28: a PostgreSQL restart, a failover or a connection cut by the network is routine in production; a live

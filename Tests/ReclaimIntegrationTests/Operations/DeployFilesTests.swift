@@ -2,6 +2,7 @@ import Foundation
 import PostgresNIO
 import ReclaimService
 import ReclaimStore
+import ReclaimTestSupport
 import Testing
 import Yams
 

@@ -1,5 +1,6 @@
 import Foundation
 import ReclaimService
+import ReclaimTestSupport
 import Testing
 import Yams
 
@@ -7,7 +8,7 @@ import Yams
 /// commands and their flags in docs/cli.md, routes in docs/http.md (beside openapi.yaml). Every other page links
 /// to the reference rather than repeating it, and names only what Reclaim has: commands with their flags, routes,
 /// files. README.md stays an entrance: under 10 KB, with the index of every page.
-@Suite("Each fact has one reference, and the docs name only what Reclaim has", .poolWatchdog)
+@Suite("Each fact has one reference, and the docs name only what Reclaim has", .poolWatchdog, .onTestThreads)
 struct DocsContractTests {
     static func read(_ path: String) -> String { (try? DeployFilesTests.read(path)) ?? "" }
     static let readme = read("README.md")

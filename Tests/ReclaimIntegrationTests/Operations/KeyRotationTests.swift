@@ -5,6 +5,7 @@ import HummingbirdTesting
 import ReclaimDomain
 import ReclaimService
 import ReclaimStore
+import ReclaimTestSupport
 import Testing
 
 /// docs/operations.md, "Key rotation": list the new key first and keep the old one after it; from the restart on,

@@ -1,5 +1,6 @@
 import Foundation
 import ReclaimService
+import ReclaimTestSupport
 import Testing
 
 /// CHANGELOG.md is the one source of the version (docs/releasing.md): `reclaim --version` prints its newest release,

@@ -4,6 +4,7 @@ import Testing
 
 #if canImport(Glibc)
 import Glibc
+import ReclaimTestSupport
 #endif
 
 /// Issue 28: under systemd (`WatchdogSec=` in deploy/systemd), a healthy `reclaim serve` pings the watchdog

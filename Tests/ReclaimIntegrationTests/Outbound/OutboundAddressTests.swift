@@ -5,6 +5,7 @@ import NIOHTTP1
 import PostgresNIO
 import ReclaimDomain
 import ReclaimStore
+import ReclaimTestSupport
 import Synchronization
 import Testing
 

@@ -2,6 +2,7 @@ import Foundation
 import PostgresNIO
 import ReclaimDomain
 import ReclaimStore
+import ReclaimTestSupport
 import Testing
 
 @testable import ReclaimService

@@ -2,6 +2,7 @@ import Foundation
 import PostgresNIO
 import ReclaimDomain
 import ReclaimStore
+import ReclaimTestSupport
 import Testing
 
 @Suite("reclaim webhooks: test, list, pause, resume, new-secret", .poolWatchdog)

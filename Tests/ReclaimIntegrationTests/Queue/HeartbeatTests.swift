@@ -4,6 +4,7 @@ import PostgresNIO
 import ReclaimDev
 import ReclaimService
 import ReclaimStore
+import ReclaimTestSupport
 import Synchronization
 import Testing
 

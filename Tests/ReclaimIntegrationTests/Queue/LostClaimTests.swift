@@ -1,6 +1,7 @@
 import Foundation
 import PostgresNIO
 import ReclaimStore
+import ReclaimTestSupport
 import Testing
 
 /// A claim that PostgreSQL committed but whose answer the claimer never read (its deadline passed, its

@@ -3,6 +3,7 @@ import Logging
 import PostgresNIO
 import ReclaimService
 import ReclaimStore
+import ReclaimTestSupport
 import Synchronization
 import Testing
 

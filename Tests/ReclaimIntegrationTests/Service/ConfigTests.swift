@@ -1,6 +1,7 @@
 import Foundation
 import ReclaimDomain
 import ReclaimStore
+import ReclaimTestSupport
 import Testing
 
 @testable import ReclaimService

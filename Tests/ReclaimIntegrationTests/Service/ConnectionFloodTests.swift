@@ -2,6 +2,7 @@ import Foundation
 import Hummingbird
 import HummingbirdTesting
 import ReclaimService
+import ReclaimTestSupport
 import Testing
 
 @Suite("Connections opened and dropped en masse", .poolWatchdog)

@@ -8,6 +8,7 @@ import Testing
 
 #if canImport(FoundationNetworking)
 import FoundationNetworking
+import ReclaimTestSupport
 #endif
 
 @Suite("The HTTP edge over a real socket: slow clients, rate limits", .poolWatchdog)

@@ -7,6 +7,7 @@ import PostgresNIO
 import Prometheus
 import ReclaimService
 import ReclaimStore
+import ReclaimTestSupport
 import Testing
 
 @Suite("Health, readiness and metrics routes", .poolWatchdog)

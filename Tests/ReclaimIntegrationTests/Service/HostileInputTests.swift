@@ -4,6 +4,7 @@ import Testing
 
 #if canImport(FoundationNetworking)
 import FoundationNetworking
+import ReclaimTestSupport
 #endif
 
 /// Issue 26, over a real socket against a real `reclaim serve` process (API and workers in one): no request stops the

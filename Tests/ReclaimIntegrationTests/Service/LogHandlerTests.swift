@@ -1,4 +1,5 @@
 import Logging
+import ReclaimTestSupport
 import Synchronization
 import Testing
 

@@ -9,6 +9,7 @@ import Testing
 
 #if canImport(FoundationNetworking)
 import FoundationNetworking
+import ReclaimTestSupport
 #endif
 
 @Suite("/metrics", .poolWatchdog)

@@ -3,6 +3,7 @@ import Hummingbird
 import HummingbirdTesting
 import ReclaimDomain
 import ReclaimService
+import ReclaimTestSupport
 import Testing
 
 @Suite("openapi.yaml describes exactly the routes the server has", .poolWatchdog)

@@ -1,5 +1,6 @@
 import Foundation
 import Hummingbird
+import ReclaimTestSupport
 import Testing
 import Yams
 

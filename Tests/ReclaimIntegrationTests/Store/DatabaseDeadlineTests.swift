@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import PostgresNIO
 import ReclaimStore
+import ReclaimTestSupport
 import Testing
 
 /// Issue 28: every PostgreSQL operation has a deadline, and a caller is answered at its deadline or cancellation

@@ -1,5 +1,6 @@
 import Foundation
 import ReclaimStore
+import ReclaimTestSupport
 import Testing
 
 @Suite("DATABASE_URL", .poolWatchdog)

@@ -5,6 +5,7 @@ import Testing
 
 #if canImport(Glibc)
 import Glibc
+import ReclaimTestSupport
 #endif
 
 @Suite("Embedded PostgreSQL", .poolWatchdog)

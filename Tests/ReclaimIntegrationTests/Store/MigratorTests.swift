@@ -2,6 +2,7 @@ import Foundation
 import PostgresNIO
 import ReclaimDev
 import ReclaimStore
+import ReclaimTestSupport
 import Testing
 
 @Suite("Migrations on a real PostgreSQL", .poolWatchdog)

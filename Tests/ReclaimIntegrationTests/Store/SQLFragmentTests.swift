@@ -1,5 +1,6 @@
 import Foundation
 import PostgresNIO
+import ReclaimTestSupport
 import Testing
 
 @testable import ReclaimStore

@@ -1,4 +1,5 @@
 import ReclaimStore
+import ReclaimTestSupport
 import Testing
 
 @Suite("Splitting SQL scripts into statements", .poolWatchdog)

@@ -1,4 +1,5 @@
 import ReclaimStore
+import ReclaimTestSupport
 import Testing
 
 @Suite("within: a timeout that does not wait for its body", .poolWatchdog)
