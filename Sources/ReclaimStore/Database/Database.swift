@@ -172,8 +172,15 @@ public struct Database: Sendable {
                     do {
                         let result = try await Self.lease(client) { connection in
                             guard watch.attach(connection) else { throw watch.timeout ?? CancellationError() }
-                            defer { watch.detach() }
-                            return try await PreparedStatements.$current.withValue(preparedStatements) { try await body(connection) }
+                            let outcome = await Swift.Result<Result, any Error>(catching: {
+                                try await PreparedStatements.$current.withValue(preparedStatements) { try await body(connection) }
+                            })
+                            // A connection the deadline or the caller's cancellation closed goes back to the pool only
+                            // once closed: PostgresNIO closes it on its event loop a moment later, and the pool would
+                            // hand it, still open, to the next caller, whose query then failed or was never answered
+                            // (issue 57: the next caller waited for its deadline, an hour in the tests).
+                            if watch.detach() { try? await connection.closeFuture.get() }
+                            return try outcome.get()
                         }
                         answer.give(.success(result))
                     } catch {

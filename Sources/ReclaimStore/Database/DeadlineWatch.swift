@@ -23,9 +23,14 @@ final class DeadlineWatch: Sendable {
         }
     }
 
-    /// The body is done with its connection, which goes back to the pool: nothing may close it now.
-    func detach() {
-        state.withLock { $0.connection = nil }
+    /// The body is done with its connection, which goes back to the pool: nothing may close it now. Returns whether
+    /// the deadline or the caller's cancellation closed it meanwhile (the close may not have completed yet).
+    @discardableResult
+    func detach() -> Bool {
+        state.withLock { state in
+            state.connection = nil
+            return state.timeout != nil || state.abandoned
+        }
     }
 
     var attachedAt: ContinuousClock.Instant? { state.withLock { $0.attachedAt } }

@@ -116,4 +116,30 @@ struct DatabaseDeadlineTests {
             }
         }
     }
+
+    /// The hang of issue 57: a caller cancelled while its body waited closed the body's connection, and the body,
+    /// ending at once on the cancellation, gave the connection back to the pool before the close was done. The pool
+    /// handed it to the next caller, whose query PostgresNIO never answered once the close went through: that caller
+    /// waited for its deadline, an hour for the command line and the tests (WorkerPoolTests.wakeUpLatency hung so:
+    /// the shutdown cancelled the LISTEN session, and the worker's last statement took its connection).
+    @Test("with an hour's deadlines, the next caller after a cancelled one gets an open connection and its answer at once, 30 times")
+    func nextCallerAfterCancellation() async throws {
+        // Two connections: with one, the next caller's request would wait for the closing one, which PostgresNIO's
+        // pool (1.33) drops without opening another for a request already queued: it would wait for its acquire
+        // deadline instead.
+        try await withDatabase(.commandLine, maxConnections: 2) { database in
+            try await connected(database)
+            for round in 1...30 {
+                // A body that ends the moment it is cancelled, as a LISTEN session's loop does.
+                let waiting = Task {
+                    try await database.withConnection(deadline: nil, logger: logger) { _ in try await Task.sleep(for: .seconds(60)) }
+                }
+                try await Task.sleep(for: .milliseconds(50))
+                waiting.cancel()
+                _ = try? await waiting.value
+                let one = try await within(.seconds(20)) { try await firstInt(database, "SELECT 1") }
+                #expect(one == 1, "round \(round)")
+            }
+        }
+    }
 }
