@@ -58,6 +58,9 @@ public final class PoolWatchdog: Sendable {
         /// Windows in which a stall is deliberate (``excusing(_:)``): reported to no test.
         var excused: [(from: ContinuousClock.Instant, to: ContinuousClock.Instant?)] = []
         var lastTick: ContinuousClock.Instant?
+        /// The five tests that ran longest, from the moment each began running (Swift Testing's own "started" comes
+        /// before a test waits for its turn under a parallelization width, so its durations include that wait).
+        var slowest: [(String, Duration)] = []
         /// The latest tick of the run, below the threshold or not: the margin a passing run had.
         var latest: (late: Duration, at: ContinuousClock.Instant, running: [String]) = (.zero, .now, [])
 
@@ -151,7 +154,11 @@ public final class PoolWatchdog: Sendable {
 
     /// Run at exit (`atexit`): a run that stalled exits 1, once, naming each stall and the tests then running.
     private func failTheRunIfStalled() {
-        let (failures, latest) = state.withLock { state in (state.stalls.filter { !$0.excused }, state.latest) }
+        let (failures, latest, slowest) = state.withLock { state in (state.stalls.filter { !$0.excused }, state.latest, state.slowest) }
+        Self.say(
+            "pool watchdog: the slowest tests, from when each began running: "
+                + slowest.map { "\(Self.milliseconds($0.1)) \($0.0)" }.joined(separator: "; ")
+        )
         guard !failures.isEmpty else {
             Self.say(
                 "pool watchdog: no stall; the latest \(Self.milliseconds(Self.tick)) tick came \(Self.milliseconds(latest.late)) late "
@@ -188,7 +195,9 @@ public final class PoolWatchdog: Sendable {
             state.running[test, default: 1] -= 1
             if state.running[test] == 0 {
                 state.running[test] = nil
-                state.since[test] = nil
+                if let began = state.since.removeValue(forKey: test)?.began {
+                    state.slowest = Array((state.slowest + [(test, .now - began)]).sorted { $0.1 > $1.1 }.prefix(5))
+                }
             }
             state.events = Array((state.events + [("ended \(test)", .now)]).suffix(5))
         }

@@ -65,7 +65,8 @@ struct TestThreadsTests {
         }
         try await Task.sleep(for: PoolWatchdog.tick * 4)
         #expect(ran == Array(repeating: true, count: ProcessInfo.processInfo.activeProcessorCount), "on the test threads: \(ran)")
-        let stalls = watchdog.recorded(from: began, to: .now)
+        // (Excused stalls are the watchdog's own test's, should it run beside this one.)
+        let stalls = watchdog.recorded(from: began, to: .now).filter { !$0.excused }
         #expect(stalls.isEmpty, "\(stalls)")
     }
 }
