@@ -9,8 +9,8 @@ import Testing
 /// of the test process, and every timer of every other test fires late. CI once saw a 200 ms timer fire after 40 s.
 ///
 /// A task ticks every 50 ms; a tick over ``threshold`` late is a stall. Each stall is written to standard error the
-/// moment it is seen, unbuffered, with the tests then running (the integration suites' ``PoolWatchdogTrait`` tells
-/// it which run): the culprit is one of them. The stall fails the run once, not the tests beside it: when the test
+/// moment it is seen, unbuffered, with the tests then running (every suite's ``PoolWatchdogTrait`` tells it which
+/// run): the culprit is one of them. The stall fails the run once, not the tests beside it: when the test
 /// process exits, it exits 1 if any stall was seen that no test excused (``excusing(_:)``), naming them again. The
 /// tests that ran beside a stall are left passing: their own checks tell whether they are right, and a late timer
 /// in one of them is the stall's fault, already reported.
@@ -21,8 +21,8 @@ public final class PoolWatchdog: Sendable {
     public static let threshold = Duration.seconds(1)
     public static let tick = Duration.milliseconds(50)
     /// No integration test takes this long (the longest, about 90 s); one that has is waiting for what never comes,
-    /// and the watchdog says which on standard error, unbuffered, every minute: the test runner's own output is
-    /// buffered in a pipe and would stop mid-line far before the hung test (as two CI runs showed).
+    /// and the watchdog says which on standard error, unbuffered, every minute (scripts/test runs the test binary
+    /// directly: `swift test` would hold these lines back with the rest of the output until its end).
     public static let longRun = Duration.seconds(240)
 
     public struct Stall: Sendable, CustomStringConvertible {

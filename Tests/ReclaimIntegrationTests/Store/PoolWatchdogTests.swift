@@ -13,12 +13,9 @@ struct PoolWatchdogTests {
     @Test("a usleep of 1.5 s on every pool thread is recorded as a stall of over a second, which fails the run unless excused")
     func catchesBlockingCall() async throws {
         let watchdog = PoolWatchdog.shared
-        watchdog.start()
         // A second watchdog that excuses nothing and fails no run: it shows what the stall would do to the run.
         let unexcused = PoolWatchdog()
-        unexcused.start()
-        // Two ticks first, so the watchdogs' tasks run.
-        try await Task.sleep(for: PoolWatchdog.tick * 3)
+        try await ticking(watchdog, unexcused)
         let began = ContinuousClock.now
         await watchdog.excusing {
             // One blocking call per pool thread (as many as cores): nothing else of the process runs meanwhile.
@@ -46,8 +43,7 @@ struct TestThreadsTests {
     @Test("1.5 s of computation on every pool thread's worth of test threads: no tick of the watchdog comes a second late")
     func computationOffThePool() async throws {
         let watchdog = PoolWatchdog.shared
-        watchdog.start()
-        try await Task.sleep(for: PoolWatchdog.tick * 3)
+        try await ticking(watchdog)
         let began = ContinuousClock.now
         let ran = await onTestThreads {
             await withTaskGroup(of: Bool.self) { group in
@@ -69,4 +65,10 @@ struct TestThreadsTests {
         let stalls = watchdog.recorded(from: began, to: .now).filter { !$0.excused }
         #expect(stalls.isEmpty, "\(stalls)")
     }
+}
+
+/// Starts `watchdogs` and lets them tick a few times, so that their tasks run before a test stalls the pool.
+func ticking(_ watchdogs: PoolWatchdog...) async throws {
+    for watchdog in watchdogs { watchdog.start() }
+    try await Task.sleep(for: PoolWatchdog.tick * 3)
 }
