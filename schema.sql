@@ -5,7 +5,7 @@
 -- at once, leaves one consistent schema. The binary compiles this file in (Package.swift embeds
 -- it; ReclaimStore's SchemaSQL): there is no other copy.
 --
--- reclaim-schema-version: 20
+-- reclaim-schema-version: 21
 --
 -- A database at an older version is upgraded by the scripts in migrations/ (NNN-name.sql takes
 -- version NNN-1 to NNN); applying this file to an empty database gives the same result.
@@ -88,6 +88,10 @@ CREATE INDEX jobs_claim_idx ON reclaim.jobs (priority DESC, run_at, id) WHERE st
 CREATE INDEX jobs_lease_idx ON reclaim.jobs (lease_expires_at) WHERE state = 'running';
 CREATE INDEX jobs_completed_idx ON reclaim.jobs (completed_at) WHERE state = 'completed';
 CREATE INDEX jobs_dead_idx ON reclaim.jobs (id) WHERE state = 'dead';
+-- The call lanes' claim (one job of a kind that calls Apple, oldest first), apart from the batches' index: a backlog of
+-- notifications never lies in its path. Its predicate names the kinds (WorkerPool's call lanes, RefundRequests.jobKind).
+CREATE INDEX jobs_call_claim_idx ON reclaim.jobs (run_at, id)
+    WHERE state IN ('available', 'retryable') AND target IS NULL AND kind = 'refund_answer';
 CREATE UNIQUE INDEX jobs_notification_idx ON reclaim.jobs (notification_uuid, kind) WHERE notification_uuid IS NOT NULL AND target IS NULL;
 -- Each target's sender reads its own due jobs in order; a notification is forwarded to a target once.
 CREATE INDEX jobs_outbound_idx ON reclaim.jobs (target, run_at, id) WHERE state IN ('available', 'retryable') AND target IS NOT NULL;
@@ -1118,8 +1122,8 @@ CREATE TABLE reclaim.refund_requests (
     requested_at             timestamptz NOT NULL,
     arm                      text        NOT NULL CHECK (arm IN ('policy', 'holdout', 'unmatched')),
     policy_id                text,
-    body                     jsonb       NOT NULL,
-    status                   text        NOT NULL DEFAULT 'pending' CHECK (status IN ('pending', 'sent', 'refused', 'expired')),
+    body                     jsonb,
+    status                   text        NOT NULL DEFAULT 'pending' CONSTRAINT refund_requests_status_check CHECK (status IN ('pending', 'sent', 'refused', 'expired', 'unanswered')),
     apple_status             integer,
     apple_error              text,
     sent_at                  timestamptz,
@@ -1127,7 +1131,14 @@ CREATE TABLE reclaim.refund_requests (
     outcome_at               timestamptz,
     revocation_type          text,
     revocation_percentage    integer,
-    created_at               timestamptz NOT NULL DEFAULT now()
+    created_at               timestamptz NOT NULL DEFAULT now(),
+    counterpart_policy       text,
+    storefront               text,
+    purchase_date            timestamptz,
+    original_purchase_date   timestamptz,
+    earlier_refunds          integer,
+    discount_redeemed        boolean,
+    free_trial_seen          boolean
 );
 CREATE INDEX refund_requests_transaction_idx ON reclaim.refund_requests (bundle_id, environment, transaction_id);
 COMMENT ON TABLE reclaim.refund_requests IS 'Every CONSUMPTION_REQUEST of an app with refunds configured: the answer decided (arm, policy, body), whether and when it reached Apple, and what Apple decided (REFUND or REFUND_DECLINED for the transaction).';
@@ -1141,39 +1152,55 @@ COMMENT ON COLUMN reclaim.refund_requests.product_id IS 'Its product.';
 COMMENT ON COLUMN reclaim.refund_requests.product_type IS 'Apple''s transaction type, e.g. Auto-Renewable Subscription.';
 COMMENT ON COLUMN reclaim.refund_requests.reason IS 'Apple''s consumptionRequestReason: UNINTENDED_PURCHASE, FULFILLMENT_ISSUE, UNSATISFIED_WITH_PURCHASE, LEGAL or OTHER.';
 COMMENT ON COLUMN reclaim.refund_requests.requested_at IS 'When Apple signed the request; Apple asks for an answer within 12 hours of it.';
-COMMENT ON COLUMN reclaim.refund_requests.arm IS 'policy (a policy matched), holdout (the control group: the facts without a refundPreference) or unmatched (no policy matched: the facts without a refundPreference).';
+COMMENT ON COLUMN reclaim.refund_requests.arm IS 'policy (a policy matched), holdout (the control group: the facts of the policy that would have matched, or of refunds.default, without a refundPreference) or unmatched (no policy matched: refunds.default''s facts without a refundPreference).';
 COMMENT ON COLUMN reclaim.refund_requests.policy_id IS 'The policy that matched (arm policy).';
-COMMENT ON COLUMN reclaim.refund_requests.body IS 'The ConsumptionRequest sent (or to send) to Send Consumption Information, exactly.';
-COMMENT ON COLUMN reclaim.refund_requests.status IS 'pending (not yet accepted by Apple), sent (Apple answered 202), refused (Apple answered an error no retry cures: apple_error), expired (12 hours passed before it could be sent: not sent).';
+COMMENT ON COLUMN reclaim.refund_requests.body IS 'The ConsumptionRequest sent (or to send) to Send Consumption Information, exactly; NULL when unanswered.';
+COMMENT ON COLUMN reclaim.refund_requests.status IS 'pending (not yet accepted by Apple), sent (Apple answered 202), refused (Apple answered an error no retry cures: apple_error), expired (12 hours passed before it could be sent: not sent), unanswered (not sent because the answer would state a fact Reclaim does not know: apple_error says which).';
 COMMENT ON COLUMN reclaim.refund_requests.apple_status IS 'The HTTP status of Apple''s last answer.';
-COMMENT ON COLUMN reclaim.refund_requests.apple_error IS 'Apple''s error, named (e.g. 4000035 InvalidCustomerConsentedError), when refused.';
+COMMENT ON COLUMN reclaim.refund_requests.apple_error IS 'Apple''s error, named (e.g. 4000035 InvalidCustomerConsentedError), when refused, and the last failed attempt''s while pending (a 401 while a key is rotated); why it was not sent when expired or unanswered.';
 COMMENT ON COLUMN reclaim.refund_requests.sent_at IS 'When Apple accepted the answer.';
 COMMENT ON COLUMN reclaim.refund_requests.outcome IS 'refunded (REFUND) or declined (REFUND_DECLINED) for the transaction; NULL until Apple says.';
 COMMENT ON COLUMN reclaim.refund_requests.outcome_at IS 'When Apple signed the outcome.';
 COMMENT ON COLUMN reclaim.refund_requests.revocation_type IS 'For a refund: Apple''s revocationType (REFUND_FULL, REFUND_PRORATED, FAMILY_REVOKE).';
 COMMENT ON COLUMN reclaim.refund_requests.revocation_percentage IS 'For a prorated refund: Apple''s revocationPercentage, in milliunits.';
 COMMENT ON COLUMN reclaim.refund_requests.created_at IS 'When Reclaim recorded the request.';
+COMMENT ON COLUMN reclaim.refund_requests.free_trial_seen IS 'Whether a free trial appears on the transaction or in the stored history.';
+COMMENT ON COLUMN reclaim.refund_requests.discount_redeemed IS 'Whether an offer (Apple''s offerType) priced the refunded period.';
+COMMENT ON COLUMN reclaim.refund_requests.earlier_refunds IS 'REFUND notifications of this subscriber stored before the request.';
+COMMENT ON COLUMN reclaim.refund_requests.original_purchase_date IS 'The subscription''s first purchase (originalPurchaseDate): tenure at requested_at.';
+COMMENT ON COLUMN reclaim.refund_requests.purchase_date IS 'The refunded transaction''s purchaseDate.';
+COMMENT ON COLUMN reclaim.refund_requests.storefront IS 'The refunded transaction''s storefront, as the policies saw it.';
+COMMENT ON COLUMN reclaim.refund_requests.counterpart_policy IS 'For a held-out request: the policy whose conditions held (its facts were sent, without its preference), or (no policy); each policy is compared with these requests. NULL for other arms and for requests recorded before schema version 21.';
 
 CREATE VIEW reclaim.refund_policy_rates AS
 WITH arms AS (
     SELECT bundle_id, environment, CASE arm WHEN 'policy' THEN policy_id WHEN 'holdout' THEN '(holdout)' ELSE '(no policy)' END AS policy,
            count(*) AS requests, count(*) FILTER (WHERE status = 'sent') AS answered,
-           count(*) FILTER (WHERE outcome = 'refunded') AS refunded, count(*) FILTER (WHERE outcome = 'declined') AS declined
+           count(*) FILTER (WHERE outcome = 'refunded') AS refunded, count(*) FILTER (WHERE outcome = 'declined') AS declined,
+           count(*) FILTER (WHERE status = 'unanswered') AS unanswered
     FROM reclaim.refund_requests GROUP BY 1, 2, 3
-), holdout AS (
-    SELECT bundle_id, environment, refunded, refunded + declined AS decided FROM arms WHERE policy = '(holdout)'
+), counterparts AS (
+    -- Each policy's own control group: the held-out requests its conditions matched.
+    SELECT bundle_id, environment, counterpart_policy AS policy,
+           count(*) FILTER (WHERE outcome = 'refunded') AS refunded, count(*) FILTER (WHERE outcome = 'declined') AS declined
+    FROM reclaim.refund_requests WHERE arm = 'holdout' AND counterpart_policy IS NOT NULL GROUP BY 1, 2, 3
 )
 SELECT a.bundle_id, a.environment, a.policy, a.requests, a.answered, a.refunded, a.declined,
        a.refunded::float8 / nullif(a.refunded + a.declined, 0) AS refund_rate, w.lower AS refund_rate_lower, w.upper AS refund_rate_upper,
-       CASE WHEN a.policy <> '(holdout)' AND h.decided > 0 AND a.refunded + a.declined > 0
-            THEN a.refunded::float8 / (a.refunded + a.declined) - h.refunded::float8 / h.decided END AS difference,
-       CASE WHEN a.policy <> '(holdout)' AND h.decided > 0 AND a.refunded + a.declined > 0 THEN d.lower END AS difference_lower,
-       CASE WHEN a.policy <> '(holdout)' AND h.decided > 0 AND a.refunded + a.declined > 0 THEN d.upper END AS difference_upper
+       CASE WHEN h.refunded + h.declined > 0 AND a.refunded + a.declined > 0
+            THEN a.refunded::float8 / (a.refunded + a.declined) - h.refunded::float8 / (h.refunded + h.declined) END AS difference,
+       CASE WHEN h.refunded + h.declined > 0 AND a.refunded + a.declined > 0 THEN d.lower END AS difference_lower,
+       CASE WHEN h.refunded + h.declined > 0 AND a.refunded + a.declined > 0 THEN d.upper END AS difference_upper,
+       coalesce(h.refunded, 0) AS holdout_refunded, coalesce(h.declined, 0) AS holdout_declined, a.unanswered
 FROM arms a
-LEFT JOIN holdout h ON h.bundle_id = a.bundle_id AND h.environment = a.environment
+LEFT JOIN counterparts h ON h.bundle_id = a.bundle_id AND h.environment = a.environment AND h.policy = a.policy AND a.policy <> '(holdout)'
 CROSS JOIN LATERAL reclaim.wilson_interval(a.refunded, a.refunded + a.declined) AS w
-CROSS JOIN LATERAL reclaim.newcombe_interval(a.refunded, a.refunded + a.declined, coalesce(h.refunded, 0), coalesce(h.decided, 0)) AS d;
-COMMENT ON VIEW reclaim.refund_policy_rates IS 'Per app, environment and policy (and the holdout, and requests no policy matched): requests, answers Apple accepted, and Apple''s decisions; the refund rate among decided requests with its 95% Wilson interval, and its difference from the holdout''s with Newcombe''s 95% interval (policy minus holdout).';
+CROSS JOIN LATERAL reclaim.newcombe_interval(a.refunded, a.refunded + a.declined, coalesce(h.refunded, 0), coalesce(h.refunded + h.declined, 0)) AS d;
+COMMENT ON VIEW reclaim.refund_policy_rates IS 'Per app, environment and policy (and the holdout, and requests no policy matched): requests, answers Apple accepted, and Apple''s decisions; the refund rate among decided requests with its 95% Wilson interval, and its difference from the rate of its own held-out counterparts (the held-out requests its conditions matched) with Newcombe''s 95% interval (policy minus holdout).';
+COMMENT ON COLUMN reclaim.refund_policy_rates.difference IS 'refund_rate minus that of the held-out requests whose counterpart is this policy (for (no policy): the held-out requests no policy matched); NULL for the holdout row itself or without decided requests on both sides.';
+COMMENT ON COLUMN reclaim.refund_policy_rates.holdout_refunded IS 'This policy''s held-out counterparts that Apple refunded.';
+COMMENT ON COLUMN reclaim.refund_policy_rates.holdout_declined IS 'Those Apple declined.';
+COMMENT ON COLUMN reclaim.refund_policy_rates.unanswered IS 'Requests not answered: the answer would have stated a fact Reclaim does not know (status unanswered).';
 COMMENT ON COLUMN reclaim.refund_policy_rates.bundle_id IS 'The app.';
 COMMENT ON COLUMN reclaim.refund_policy_rates.environment IS 'Production or Sandbox; compare within one.';
 COMMENT ON COLUMN reclaim.refund_policy_rates.policy IS 'The policy id, (holdout), or (no policy).';
@@ -1184,6 +1211,5 @@ COMMENT ON COLUMN reclaim.refund_policy_rates.declined IS 'Requests Apple declin
 COMMENT ON COLUMN reclaim.refund_policy_rates.refund_rate IS 'refunded / (refunded + declined).';
 COMMENT ON COLUMN reclaim.refund_policy_rates.refund_rate_lower IS 'Its 95% Wilson interval, lower bound.';
 COMMENT ON COLUMN reclaim.refund_policy_rates.refund_rate_upper IS 'Upper bound.';
-COMMENT ON COLUMN reclaim.refund_policy_rates.difference IS 'refund_rate minus the holdout''s; NULL for the holdout itself or without decided requests on both sides.';
 COMMENT ON COLUMN reclaim.refund_policy_rates.difference_lower IS 'Its 95% Newcombe interval, lower bound: below 0 throughout means the policy lowers refunds.';
 COMMENT ON COLUMN reclaim.refund_policy_rates.difference_upper IS 'Upper bound.';

@@ -148,71 +148,133 @@ public struct RefundPolicy: Sendable, Equatable {
     }
 }
 
-/// The answer decided for one request: which arm, which policy, and the body.
-public struct RefundDecision: Sendable, Equatable {
-    /// `policy` (a policy matched), `holdout` (the control group: the facts, no preference) or `unmatched` (no
-    /// policy matched: the facts, no preference).
-    public var arm: String
-    public var policyId: String?
-    public var body: ConsumptionRequestBody
+/// What the operator vouches for when no policy matches a request (and for a held-out request no policy would have
+/// matched): `refunds.default`. Without it such a request is not answered: Apple requires `deliveryStatus` and
+/// `sampleContentProvided` and has no "unknown" value for either, and Reclaim does not know them.
+public struct RefundDefault: Sendable, Equatable {
+    public var deliveryStatus: String
+    public var sampleContentProvided: Bool
+
+    public init(deliveryStatus: String, sampleContentProvided: Bool) {
+        self.deliveryStatus = deliveryStatus
+        self.sampleContentProvided = sampleContentProvided
+    }
 }
 
-/// An app's refund policies, tried in order, and its holdout.
+/// The answer decided for one request: which arm, which policy, and the body, or why none is sent.
+public struct RefundDecision: Sendable, Equatable {
+    /// `policy` (a policy matched), `holdout` (the control group: the facts, no preference) or `unmatched` (no
+    /// policy matched: the default's facts, no preference).
+    public var arm: String
+    /// The policy that answers (arm `policy`).
+    public var policyId: String?
+    /// For a held-out request: the policy whose conditions held, whose facts it is answered with and against whose
+    /// requests it is compared; ``RefundPolicies/noPolicy`` when none held.
+    public var counterpart: String?
+    /// The answer to send; nil when none is (``unanswered`` says why).
+    public var body: ConsumptionRequestBody?
+    /// Why no answer is sent: Reclaim would have had to state a fact it does not know.
+    public var unanswered: String?
+}
+
+/// An app's refund policies, tried in order, its default and its holdout.
 public struct RefundPolicies: Sendable, Equatable {
     public var holdoutPercent: Int
     public var policies: [RefundPolicy]
+    public var fallback: RefundDefault?
 
-    public init(holdoutPercent: Int, policies: [RefundPolicy]) {
+    public init(holdoutPercent: Int, policies: [RefundPolicy], fallback: RefundDefault? = nil) {
         self.holdoutPercent = holdoutPercent
         self.policies = policies
+        self.fallback = fallback
     }
 
     /// The holdout is per subscriber (the same subscriber's requests stay in one arm), drawn apart from every
     /// campaign's.
     public static let holdoutKey = "refunds"
+    /// A held-out request's counterpart when no policy's conditions held.
+    public static let noPolicy = "(no policy)"
+    /// Apple's `consumptionRequestReason` for "a fulfillment issue": the customer says the content was not delivered.
+    public static let fulfillmentIssue = "FULFILLMENT_ISSUE"
 
     public func decide(originalTransactionId: String, facts: RefundFacts) -> RefundDecision {
-        let sample = facts.freeTrialSeen
+        let matched = policies.first { $0.conditions.hold(for: facts) }
         let heldOut = Holdout.isHeldOut(originalTransactionId: originalTransactionId, campaignId: Self.holdoutKey, percent: holdoutPercent)
-        // The control group gets the same facts without a preference: the experiment measures the preference, so the
-        // two arms differ in that alone (answering nothing would also withhold the delivery facts Apple asked for).
-        guard !heldOut else {
-            return RefundDecision(
-                arm: "holdout",
-                policyId: nil,
-                body: .init(deliveryStatus: "DELIVERED", refundPreference: nil, sampleContentProvided: sample)
-            )
+        // The control group gets the facts the matching policy states, without its preference: the experiment measures
+        // the preference, so the two arms differ in that alone (answering nothing would also withhold the delivery
+        // facts Apple asked for). Each held-out request names that policy, so each policy is compared with its own.
+        if heldOut {
+            var decision = answer(arm: "holdout", policy: matched, preference: false, facts: facts)
+            decision.counterpart = matched?.id ?? Self.noPolicy
+            return decision
         }
-        guard let policy = policies.first(where: { $0.conditions.hold(for: facts) }) else {
-            return RefundDecision(
-                arm: "unmatched",
-                policyId: nil,
-                body: .init(deliveryStatus: "DELIVERED", refundPreference: nil, sampleContentProvided: sample)
+        return answer(arm: matched == nil ? "unmatched" : "policy", policy: matched, preference: true, facts: facts)
+    }
+
+    /// The answer a policy gives (its preference only when `preference`), or the default's facts without one.
+    private func answer(arm: String, policy: RefundPolicy?, preference: Bool, facts: RefundFacts) -> RefundDecision {
+        var decision = RefundDecision(arm: arm, policyId: arm == "policy" ? policy?.id : nil)
+        guard let policy else {
+            guard let fallback else {
+                decision.unanswered =
+                    "no policy's conditions held and refunds has no default: Reclaim does not know the deliveryStatus and sampleContentProvided Apple requires"
+                return decision
+            }
+            return Self.checked(
+                decision,
+                body: .init(deliveryStatus: fallback.deliveryStatus, refundPreference: nil, sampleContentProvided: fallback.sampleContentProvided),
+                facts: facts,
+                statedFor: nil
             )
         }
         var percentage = policy.consumptionPercentage
-        var preference = policy.refundPreference
+        var refundPreference = preference ? policy.refundPreference : nil
         if facts.isAutoRenewable {
             // "The system calculates the consumption automatically for auto-renewable subscriptions."
             percentage = nil
-        } else if preference == "GRANT_PRORATED", !(1...99_999).contains(percentage ?? 0) {
+        } else if refundPreference == "GRANT_PRORATED", !(1...99_999).contains(percentage ?? 0) {
             // "If you select GRANT_PRORATED for the refundPreference field, you need to provide a
             // consumptionPercentage greater than 0 and less than 100000": without one, no preference is stated.
-            preference = nil
+            refundPreference = nil
         }
         if policy.deliveryStatus != "DELIVERED", percentage != nil {
             // "If the deliveryStatus value isn't DELIVERED, set the consumptionPercentage to 0".
             percentage = 0
         }
-        return RefundDecision(
-            arm: "policy",
-            policyId: policy.id,
+        return Self.checked(
+            decision,
             body: .init(
                 consumptionPercentage: percentage,
                 deliveryStatus: policy.deliveryStatus,
-                refundPreference: preference,
-                sampleContentProvided: policy.sampleContentProvided ?? sample
-            )
+                refundPreference: refundPreference,
+                sampleContentProvided: policy.sampleContentProvided ?? facts.freeTrialSeen
+            ),
+            facts: facts,
+            statedFor: policy.conditions.reasons
         )
+    }
+
+    /// A customer who reports a fulfilment issue is never told `DELIVERED` unless a policy for that reason says so
+    /// (`conditions.reasons` names it): a general policy or the default states delivery without having looked.
+    private static func checked(
+        _ decision: RefundDecision,
+        body: ConsumptionRequestBody,
+        facts: RefundFacts,
+        statedFor reasons: [String]?
+    ) -> RefundDecision {
+        var decision = decision
+        if facts.reason == fulfillmentIssue, body.deliveryStatus == "DELIVERED", reasons?.contains(fulfillmentIssue) != true {
+            decision.unanswered =
+                "the customer reports a fulfilment issue (FULFILLMENT_ISSUE) and no policy for that reason states DELIVERED: Reclaim does not know whether the content was delivered"
+            return decision
+        }
+        decision.body = body
+        return decision
+    }
+}
+
+extension RefundDecision {
+    init(arm: String, policyId: String?) {
+        self.init(arm: arm, policyId: policyId, counterpart: nil, body: nil, unanswered: nil)
     }
 }

@@ -131,15 +131,16 @@ public struct AppStoreServerAPIClient: Sendable {
                 return try await once(method, path, body: body, contentType: contentType, endpoint: endpoint)
             } catch let error as RetryableAnswer where error.error.status == 429 {
                 // Apple's rate limit: the whole endpoint waits (every caller, every process), then this request
-                // takes a new slot. Without a Retry-After, a second.
+                // takes a new slot. Without a Retry-After, a second. The pause holds for everyone even when this
+                // caller cannot wait that long: the others would otherwise keep sending into Apple's limit.
                 failure = error.error
                 wait = error.retryAfter ?? .seconds(1)
-                guard ContinuousClock.now + wait < deadline else { throw failure.waited(wait, beyond: retry.deadline) }
                 await lane.pause(for: wait)
                 logger.notice(
                     "Apple's rate limit (429): the endpoint pauses",
                     metadata: ["request": "\(endpoint.name)", "app": "\(bundleId)", "environment": "\(environment)", "wait": "\(wait)"]
                 )
+                guard ContinuousClock.now + wait < deadline else { throw failure.waited(wait, beyond: retry.deadline) }
                 continue
             } catch let error as RetryableAnswer {
                 failure = error.error

@@ -10,11 +10,17 @@ import Synchronization
 /// given ("expressed in requests per second"; "The system enforces rate limits on an hourly basis"). The share kept
 /// back (5%, and at least one request a second below 20 a second) absorbs jitter: at exactly the rate, a request
 /// delayed a millisecond less than the one a rate's worth of slots before it puts one too many in a second, and a
-/// slot's time carries the error of the database round trip that reserved it. A lane reserves a quarter second of
-/// slots at a time in one statement and hands them to its waiters; a slot more than one interval in the past is
-/// dropped rather than sent late beside the next. A 429 pauses the lane until its `Retry-After`, here at once and in
-/// the database for the other processes, whose slots already reserved (a quarter second at most) may still go.
-/// Without a database (`reclaim campaigns check`) the lanes pace this process alone.
+/// slot's time carries the error of the database round trip that reserved it. A lane reserves slots in one statement
+/// and hands them to its waiters; a slot more than one interval in the past is dropped rather than sent late beside
+/// the next. A 429 pauses the lane until its `Retry-After`, here at once and in the database for the other
+/// processes, whose slots already reserved may still go.
+///
+/// The database's round trip sets the reservations' shape, so that slots reach the lane before their time at any
+/// latency (a slow link to PostgreSQL once made every reserved slot stale on arrival: nothing was sent). A batch
+/// starts no earlier than one round trip after the database's now, and spans the longer of a quarter second and two
+/// round trips; the next batch is reserved while the lane still holds a round trip and a quarter of slots, so a busy
+/// lane never runs dry waiting for the database. Without a database (`reclaim campaigns check`) the lanes pace this
+/// process alone.
 public final class AppleAPIPacer: Sendable {
     let database: Database?
     let logger: Logger
@@ -61,7 +67,8 @@ public final class AppleAPIPacer: Sendable {
         let key: Key
         let rate: Double
         let interval: Duration
-        /// Slots reserved at once: a quarter second's worth, so a lane asks the database about four times a second.
+        /// Slots reserved at once at least: a quarter second's worth, so a lane asks the database at most about four
+        /// times a second.
         let batch: Int
         let database: Database?
         let logger: Logger
@@ -75,6 +82,15 @@ public final class AppleAPIPacer: Sendable {
             var rateLimited = 0
             /// When this process last started a request of the lane.
             var lastStart: ContinuousClock.Instant?
+            /// The database's round trip, as the reservations measured it: rises at once, decays slowly.
+            var roundTrip: Duration = .zero
+            /// Slots the lane dropped because they were past when a caller reached them.
+            var dropped = 0
+        }
+
+        /// Slots per reservation: a quarter second's, or two round trips' when the database is farther.
+        func batchSize(roundTrip: Duration) -> Int {
+            max(batch, Int(((roundTrip * 2) / interval).rounded(.up)))
         }
 
         init(key: Key, rate: Double, database: Database?, logger: Logger) {
@@ -101,7 +117,15 @@ public final class AppleAPIPacer: Sendable {
                     let now = ContinuousClock.now
                     while let first = state.slots.first {
                         state.slots.removeFirst()
-                        if first >= state.pausedUntil && first + interval >= now { return .slot(first) }
+                        if first >= state.pausedUntil && first + interval >= now {
+                            // Reserve the next batch while the lane still holds a round trip and a quarter of slots.
+                            let horizon = state.slots.last ?? first
+                            if state.reserving == nil, database != nil, horizon - now < state.roundTrip + state.roundTrip / 4 + interval {
+                                state.reserving = Task { try await self.reserve() }
+                            }
+                            return .slot(first)
+                        }
+                        state.dropped += 1
                     }
                     if let reserving = state.reserving { return .wait(reserving) }
                     let task = Task { try await self.reserve() }
@@ -135,30 +159,45 @@ public final class AppleAPIPacer: Sendable {
         /// Reserves the next batch of slots, in the database when there is one.
         private func reserve() async throws {
             defer { state.withLock { $0.reserving = nil } }
+            let roundTrip = state.withLock { $0.roundTrip }
+            let count = database == nil ? batch : batchSize(roundTrip: roundTrip)
             let first: ContinuousClock.Instant
             if let database {
-                // The database's "now" fell somewhere within the round trip: its middle is the best local guess.
+                // The database's "now" fell somewhere within the round trip: its middle is the best local guess. The
+                // first slot is a round trip past it, so the answer arrives before it does.
                 let sent = ContinuousClock.now
                 let delay = try await ApplePaceStore.reserve(
                     bundleId: key.bundleId,
                     environment: key.environment,
                     endpoint: key.endpoint,
-                    count: batch,
+                    count: count,
                     interval: interval,
+                    lead: roundTrip,
                     database: database,
                     logger: logger
                 )
                 let answered = ContinuousClock.now
-                first = sent + (answered - sent) / 2 + delay
+                let measured = answered - sent
+                first = sent + measured / 2 + delay
+                state.withLock { state in
+                    state.roundTrip = max(measured, state.roundTrip * 0.9)
+                    if measured > state.roundTrip / 2, state.dropped > 0 {
+                        logger.notice(
+                            "Apple API slots passed before use: the database's round trip is long; the lane reserves further ahead",
+                            metadata: ["endpoint": "\(key.endpoint)", "roundTrip": "\(measured)", "dropped": "\(state.dropped)"]
+                        )
+                        state.dropped = 0
+                    }
+                }
             } else {
                 first = state.withLock { state in
                     let start = max(state.localNext, ContinuousClock.now, state.pausedUntil)
-                    state.localNext = start + interval * batch
+                    state.localNext = start + interval * count
                     return start
                 }
             }
             state.withLock { state in
-                for index in 0..<batch { state.slots.append(first + interval * index) }
+                for index in 0..<count { state.slots.append(first + interval * index) }
             }
         }
 

@@ -129,8 +129,8 @@ extension ReclaimConfig {
                 if api.keyId.isEmpty || api.issuerId.isEmpty || api.file.isEmpty {
                     problems.append("app \(app.bundleId): serverAPI needs keyId, issuerId and file")
                 }
-                if let base = api.baseURL, URL(string: base)?.scheme.map({ ["http", "https"].contains($0) }) != true {
-                    problems.append("app \(app.bundleId): serverAPI.baseURL \(base) is not an http(s) URL")
+                if let base = api.baseURL, let problem = Self.serverAPIBaseURLProblem(base) {
+                    problems.append("app \(app.bundleId): serverAPI.baseURL \(base) \(problem)")
                 }
             }
             if app.retentionMessaging != nil, app.serverAPI == nil {
@@ -144,6 +144,11 @@ extension ReclaimConfig {
                 for (id, by) in MessageApprovalCheck.named(in: self)[app.bundleId] ?? [] where !declared.contains(id.lowercased()) {
                     problems.append("\(by): message \(id) is not one of app \(app.bundleId)'s retentionMessaging.messages")
                 }
+            }
+            if let refunds = app.refunds, refunds.holdoutPercent > 0, refunds.fallback == nil {
+                problems.append(
+                    "app \(app.bundleId): refunds.holdoutPercent \(refunds.holdoutPercent) needs refunds.default (deliveryStatus, sampleContentProvided): held-out requests that no policy would have matched are answered with the facts you vouch for there, and Reclaim does not know them"
+                )
             }
             if app.refunds != nil, app.serverAPI == nil {
                 problems.append(
@@ -173,6 +178,7 @@ extension ReclaimConfig {
             )
         }
         if !(1...500).contains(worker.concurrency) { problems.append("worker.concurrency must be from 1 to 500") }
+        if !(1...64).contains(worker.callConcurrency) { problems.append("worker.callConcurrency must be from 1 to 64") }
         if !(1...10_000).contains(worker.batchSize) { problems.append("worker.batchSize must be from 1 to 10000") }
         if !(0...10_000_000).contains(server.rejectedInputsKept) { problems.append("server.rejectedInputsKept must be from 0 to 10000000") }
         // Apple accepts a promotional offer signature for 24 hours: a stored one is re-signed before that.
@@ -249,5 +255,30 @@ extension ReclaimConfig {
         case is [Any].Type: "a list"
         default: "\(type)"
         }
+    }
+}
+
+extension ReclaimConfig {
+    /// Why `serverAPI.baseURL` is refused, or nil: https only, because every request carries the key's bearer token
+    /// (a signed JWT good for up to an hour, for every endpoint of the app); plain http only to this machine itself
+    /// (a test's stand-in, a local proxy), where nothing travels on a network.
+    static func serverAPIBaseURLProblem(_ base: String) -> String? {
+        guard let url = URL(string: base), let scheme = url.scheme?.lowercased(), let host = url.host(percentEncoded: false), !host.isEmpty else {
+            return "is not an https URL"
+        }
+        switch scheme {
+        case "https": return nil
+        case "http" where isLoopback(host): return nil
+        case "http":
+            return "is plain http to another machine: the bearer token would travel in clear; use https (http is kept for loopback addresses)"
+        default: return "is not an https URL"
+        }
+    }
+
+    static func isLoopback(_ host: String) -> Bool {
+        let host = host.trimmingCharacters(in: CharacterSet(charactersIn: "[]")).lowercased()
+        if host == "localhost" || host == "::1" { return true }
+        let parts = host.split(separator: ".", omittingEmptySubsequences: false)
+        return parts.count == 4 && parts.first == "127" && parts.allSatisfy { UInt8($0) != nil }
     }
 }

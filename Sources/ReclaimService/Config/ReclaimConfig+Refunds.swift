@@ -11,8 +11,11 @@ extension ReclaimConfig {
         public var consent: String
         public var holdoutPercent: Int
         public var policies: [Policy]
+        /// `default`: the facts the operator vouches for when no policy matches (and for held-out requests no policy
+        /// would have matched). Without it those requests are not answered (`unanswered`).
+        public var fallback: RefundDefault?
 
-        enum CodingKeys: String, ConfigKeys { case consent, holdoutPercent, policies }
+        enum CodingKeys: String, ConfigKeys { case consent, holdoutPercent, policies, `default` }
 
         public init(from decoder: any Decoder) throws {
             let container = try decoder.configContainer(keyedBy: CodingKeys.self)
@@ -30,13 +33,37 @@ extension ReclaimConfig {
                 throw DecodingError.dataCorruptedError(forKey: .holdoutPercent, in: container, debugDescription: "from 0 to 100")
             }
             policies = try container.decodeIfPresent([Policy].self, forKey: .policies) ?? []
+            fallback = try container.decodeIfPresent(RefundDefaultConfig.self, forKey: .default)?.domain
             var ids = Set<String>()
             for policy in policies where !ids.insert(policy.id).inserted {
                 throw DecodingError.dataCorruptedError(forKey: .policies, in: container, debugDescription: "policy \(policy.id) is listed twice")
             }
         }
 
-        var domain: RefundPolicies { RefundPolicies(holdoutPercent: holdoutPercent, policies: policies.map(\.domain)) }
+        var domain: RefundPolicies { RefundPolicies(holdoutPercent: holdoutPercent, policies: policies.map(\.domain), fallback: fallback) }
+    }
+
+    /// `refunds.default`: both of Apple's required facts, stated by the operator; neither is derived.
+    struct RefundDefaultConfig: Decodable {
+        var domain: RefundDefault
+
+        enum CodingKeys: String, ConfigKeys { case deliveryStatus, sampleContentProvided }
+
+        init(from decoder: any Decoder) throws {
+            let container = try decoder.configContainer(keyedBy: CodingKeys.self)
+            let deliveryStatus = try container.decode(String.self, forKey: .deliveryStatus)
+            guard ConsumptionRequestBody.deliveryStatuses.contains(deliveryStatus) else {
+                throw DecodingError.dataCorruptedError(
+                    forKey: .deliveryStatus,
+                    in: container,
+                    debugDescription: "\(deliveryStatus) is not one of \(ConsumptionRequestBody.deliveryStatuses.joined(separator: ", "))"
+                )
+            }
+            domain = RefundDefault(
+                deliveryStatus: deliveryStatus,
+                sampleContentProvided: try container.decode(Bool.self, forKey: .sampleContentProvided)
+            )
+        }
     }
 
     /// One refund policy: conditions, then the answer.

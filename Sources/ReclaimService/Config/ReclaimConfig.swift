@@ -126,6 +126,9 @@ public struct ReclaimConfig: Decodable, Sendable {
         /// the same work into smaller, costlier batches. `scripts/bench e2e` on 2 cores: 1,798 notifications/s
         /// with 2 lanes, 1,618 with 4, 1,507–1,621 with 8.
         public static let defaultConcurrency = min(8, max(2, ProcessInfo.processInfo.activeProcessorCount))
+        /// Jobs that call Apple (refund answers) run at most this many at once per process, on lanes of their own,
+        /// outside any transaction: a slow Apple holds up none of the other jobs.
+        public var callConcurrency: Int = 4
         /// Jobs claimed per query.
         public var batchSize: Int = 64
         /// Poll interval when no NOTIFY arrives (a lost wake-up costs at most this).
@@ -145,6 +148,7 @@ public struct ReclaimConfig: Decodable, Sendable {
             let container = try decoder.configContainer(keyedBy: CodingKeys.self)
             concurrency = try container.decodeIfPresent(Int.self, forKey: .concurrency) ?? concurrency
             batchSize = try container.decodeIfPresent(Int.self, forKey: .batchSize) ?? batchSize
+            callConcurrency = try container.decodeIfPresent(Int.self, forKey: .callConcurrency) ?? callConcurrency
             pollInterval = try container.decodeIfPresent(ConfigDuration.self, forKey: .pollInterval) ?? pollInterval
             lease = try container.decodeIfPresent(ConfigDuration.self, forKey: .lease) ?? lease
             maxAttempts = try container.decodeIfPresent(Int.self, forKey: .maxAttempts) ?? maxAttempts
@@ -153,7 +157,7 @@ public struct ReclaimConfig: Decodable, Sendable {
         }
 
         enum CodingKeys: String, ConfigKeys {
-            case concurrency, batchSize, pollInterval, lease, maxAttempts, completedRetention, shutdownTimeout
+            case concurrency, callConcurrency, batchSize, pollInterval, lease, maxAttempts, completedRetention, shutdownTimeout
         }
     }
 

@@ -10,8 +10,9 @@ import ReclaimStore
 ///
 /// In the notification's own job transaction: a `CONSUMPTION_REQUEST` of an app with `refunds` is decided (arm,
 /// policy, body) and recorded in `reclaim.refund_requests` with a `refund_answer` job, both once per notification
-/// whatever Apple's redeliveries (the notification UUID is unique in both); `REFUND` and `REFUND_DECLINED` close the
-/// transaction's open request. The job sends the answer (``RefundAnswerJobHandler``).
+/// whatever Apple's redeliveries (the notification UUID is unique in both), or recorded `unanswered` with why when the
+/// answer would state a fact Reclaim does not know; `REFUND` and `REFUND_DECLINED` close the transaction's open
+/// request. The job sends the answer (``RefundAnswerJobHandler``), on a lane of its own.
 struct RefundRequests: Sendable {
     static let jobKind = "refund_answer"
     /// Apple: "Respond within 12 hours of receiving the CONSUMPTION_REQUEST notification." (Send Consumption
@@ -106,30 +107,45 @@ struct RefundRequests: Sendable {
                 requestedAt: Date(unixMilliseconds: payload.signedDate ?? 0),
                 arm: decision.arm,
                 policyId: decision.policyId,
-                body: try decision.body.json()
+                counterpart: decision.counterpart,
+                body: try decision.body?.json(),
+                unanswered: decision.unanswered,
+                facts: facts
             ),
             connection: connection,
             logger: logger
         )
         guard let id else { return }  // Recorded when Apple first delivered it.
+        Counter(label: "reclaim_refund_requests_total", dimensions: [("arm", decision.arm)]).increment()
+        if let why = decision.unanswered {
+            logger.notice("a refund request is not answered", metadata: ["request": "\(id)", "why": "\(why)"])
+            Counter(label: "reclaim_refund_answers_total", dimensions: [("status", "unanswered")]).increment()
+            return
+        }
         try await JobQueue.enqueue(
-            NewJob(kind: Self.jobKind, payload: "{\"request\":\(id)}", notificationUUID: uuid, maxAttempts: 30),
+            // Enough attempts for a 401 retried every 10 minutes through Apple's 12 hours: the window ends the job.
+            NewJob(kind: Self.jobKind, payload: "{\"request\":\(id)}", notificationUUID: uuid, maxAttempts: 100),
             connection: connection,
             logger: logger
         )
-        Counter(label: "reclaim_refund_requests_total", dimensions: [("arm", decision.arm)]).increment()
     }
 
     /// A free trial: Apple's offerDiscountType FREE_TRIAL ("a free sample or free trial of the purchased content").
     static func isFreeTrial(_ transaction: TransactionInfo) -> Bool { transaction.offerDiscountType == "FREE_TRIAL" }
 }
 
-/// Sends one decided answer through Send Consumption Information, inside the job's transaction: the request's status
-/// and the job's completion commit together. A retryable failure (429, 5xx, no answer) throws and the queue tries
-/// again later; an error no retry cures is recorded as refused, named.
-struct RefundAnswerJobHandler: JobHandler {
+/// Sends one decided answer through Send Consumption Information on the worker pool's call lanes: the request is
+/// read, the answer sent with no transaction open, and the outcome recorded with the job's completion. A retryable
+/// failure (429, 5xx, no answer) is this request's alone and the queue tries it again later; Apple's 401 or 403 (a
+/// key revoked or being rotated) every 10 minutes within Apple's 12 hours; an error no retry cures is recorded as
+/// refused, named. A crash after Apple's 202 and before the record sends this request's same body again, which Apple's
+/// PUT replaces.
+struct RefundAnswerJobHandler: CallingJobHandler {
     let dependencies: Dependencies
     let now: @Sendable () -> Date
+    /// How often a request refused for the key (401, 403) is tried again: a rotated key is fixed in minutes, and
+    /// Apple gives 12 hours.
+    static let unauthorizedRetry: Duration = .seconds(600)
 
     init(dependencies: Dependencies, now: @escaping @Sendable () -> Date = Date.init) {
         self.dependencies = dependencies
@@ -138,28 +154,31 @@ struct RefundAnswerJobHandler: JobHandler {
 
     struct Payload: Decodable { let request: Int64 }
 
-    func handle(_ job: Job, connection: PostgresConnection, logger: Logger) async throws {
+    func call(_ job: Job, database: Database, logger: Logger) async throws -> CallRecord {
         let id = try JSONDecoder().decode(Payload.self, from: Data(job.payload.utf8)).request
-        guard let request = try await RefundRequestStore.lock(id, connection: connection, logger: logger), request.status == "pending" else { return }
-        func settle(_ status: String, _ appleStatus: Int?, _ error: String?) async throws {
-            try await RefundRequestStore.settle(
-                id,
-                status: status,
-                appleStatus: appleStatus,
-                appleError: error,
-                connection: connection,
-                logger: logger
-            )
-            Counter(label: "reclaim_refund_answers_total", dimensions: [("status", status)]).increment()
+        guard let request = try await RefundRequestStore.pending(id, database: database, logger: logger) else { return nil }
+        func settle(_ status: String, _ appleStatus: Int?, _ error: String?) -> CallRecord {
+            { connection, logger in
+                try await RefundRequestStore.settle(
+                    id,
+                    status: status,
+                    appleStatus: appleStatus,
+                    appleError: error,
+                    connection: connection,
+                    logger: logger
+                )
+                Counter(label: "reclaim_refund_answers_total", dimensions: [("status", status)]).increment()
+            }
         }
         guard now().timeIntervalSince(request.requestedAt) <= RefundRequests.window else {
             logger.warning("a refund request passed Apple's 12 hours unanswered: recorded as expired", metadata: ["request": "\(id)"])
-            return try await settle("expired", nil, "not sent: more than 12 hours after Apple's request")
+            let last = request.appleError.map { "; the last attempt: \($0)" } ?? ""
+            return settle("expired", request.appleStatus, "not sent: more than 12 hours after Apple's request\(last)")
         }
         guard let app = dependencies.config.apps.first(where: { $0.bundleId == request.bundleId }), app.serverAPI != nil,
             AppStoreAPI.baseURL(for: request.environment) != nil
         else {
-            return try await settle("refused", nil, "not sent: app \(request.bundleId) has no serverAPI for \(request.environment)")
+            return settle("refused", nil, "not sent: app \(request.bundleId) has no serverAPI for \(request.environment)")
         }
         var client = try AppStoreServerAPIClient(
             app: app,
@@ -168,15 +187,25 @@ struct RefundAnswerJobHandler: JobHandler {
             pacer: dependencies.applePacer,
             logger: logger
         )
-        // The call runs inside the job's transaction: within half its deadline (20 s at most); a longer wait is the
-        // queue's retry.
-        client.retry.deadline = min(.seconds(20), dependencies.postgres.deadlines.transaction / 2)
+        // No transaction waits on the call; a longer outage is the queue's retry, with backoff.
+        client.retry.deadline = .seconds(60)
         do {
             try await client.sendConsumptionInformation(transactionId: request.transactionId, body: Data(request.body.utf8))
-            try await settle("sent", 202, nil)
+            return settle("sent", 202, nil)
+        } catch let error as AppStoreAPIError where error.status == 401 || error.status == 403 {
+            Counter(label: "reclaim_refund_answer_retries_total", dimensions: [("reason", "unauthorized")]).increment()
+            logger.error(
+                "Apple refused the key for a refund answer: tried again every 10 minutes until Apple's 12 hours pass",
+                metadata: ["request": "\(id)", "error": "\(error)"]
+            )
+            try await RefundRequestStore.noteAttempt(id, appleStatus: error.status, appleError: "\(error)", database: database, logger: logger)
+            throw RetryLater(after: Self.unauthorizedRetry, "\(error)")
         } catch let error as AppStoreAPIError where error.status != nil && !error.isRetryable {
             logger.warning("Apple refused a refund answer", metadata: ["request": "\(id)", "error": "\(error)"])
-            try await settle("refused", error.status, "\(error)")
+            return settle("refused", error.status, "\(error)")
+        } catch {
+            Counter(label: "reclaim_refund_answer_retries_total", dimensions: [("reason", "unavailable")]).increment()
+            throw error
         }
     }
 }

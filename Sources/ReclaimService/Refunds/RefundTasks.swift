@@ -24,14 +24,20 @@ public enum RefundTasks {
             return String(decoding: try encoder.encode(rows), as: UTF8.self)
         }
         guard !rows.isEmpty else { return "no refund request recorded" + (environment.map { " in \($0)" } ?? "") }
-        var lines = ["Refund requests; the refund rate is refunded / (refunded + declined), 95% intervals (Wilson; Newcombe for the difference):"]
+        var lines = [
+            "Refund requests; the refund rate is refunded / (refunded + declined), 95% intervals (Wilson; Newcombe for the difference),",
+            "each policy against its own held-out counterparts (the held-out requests its conditions matched):",
+        ]
         for row in rows {
             lines.append("\(row.policy) [\(row.bundleId), \(row.environment)]")
-            lines.append("  requests \(row.requests), answered \(row.answered), refunded \(row.refunded), declined \(row.declined)")
+            var counts = "  requests \(row.requests), answered \(row.answered), refunded \(row.refunded), declined \(row.declined)"
+            if row.unanswered > 0 { counts += ", not answered \(row.unanswered) (a fact Reclaim does not know)" }
+            lines.append(counts)
             lines.append("  refund rate        \(IntervalText.percent(row.refundRate, lower: row.refundRateLower, upper: row.refundRateUpper))")
             if row.policy != "(holdout)" {
                 lines.append(
                     "  against holdout    \(IntervalText.percent(row.difference, lower: row.differenceLower, upper: row.differenceUpper, signed: true))"
+                        + " (its counterparts: refunded \(row.holdoutRefunded), declined \(row.holdoutDeclined))"
                 )
             }
         }

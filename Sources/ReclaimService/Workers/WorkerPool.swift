@@ -7,7 +7,9 @@ import ServiceLifecycle
 import Synchronization
 
 /// Runs queued jobs: a `Service` with a bounded number of lanes, each claiming a batch, running
-/// the batch's handlers and completing it in one transaction.
+/// the batch's handlers and completing it in one transaction; and, for each kind of job that calls another service
+/// (``CallingJobHandler``: refund answers to Apple), `callConcurrency` call lanes running one such job at a time,
+/// outside any transaction, so a slow Apple never holds a batch, a connection or another job.
 ///
 /// - Wake-up: a LISTEN connection wakes idle lanes within milliseconds of an enqueue's commit;
 ///   a slow poll covers a lost notification or connection.
@@ -19,6 +21,8 @@ import Synchronization
 public struct WorkerPool: Service {
     public struct Options: Sendable {
         public var concurrency: Int
+        /// Call lanes per calling job kind: that kind's jobs run at most this many at once.
+        public var callConcurrency: Int
         public var batchSize: Int
         public var pollInterval: Duration
         public var lease: Duration
@@ -27,6 +31,7 @@ public struct WorkerPool: Service {
 
         public init(
             concurrency: Int = 8,
+            callConcurrency: Int = 4,
             batchSize: Int = 64,
             pollInterval: Duration = .seconds(2),
             lease: Duration = .seconds(60),
@@ -34,6 +39,7 @@ public struct WorkerPool: Service {
             backoff: Backoff = Backoff()
         ) {
             self.concurrency = concurrency
+            self.callConcurrency = callConcurrency
             self.batchSize = batchSize
             self.pollInterval = pollInterval
             self.lease = lease
@@ -44,6 +50,7 @@ public struct WorkerPool: Service {
         public init(_ config: ReclaimConfig.Worker) {
             self.init(
                 concurrency: config.concurrency,
+                callConcurrency: config.callConcurrency,
                 batchSize: config.batchSize,
                 pollInterval: config.pollInterval.duration,
                 lease: config.lease.duration,
@@ -54,6 +61,8 @@ public struct WorkerPool: Service {
 
     public let queue: JobQueue
     public let handlers: [String: any JobHandler]
+    /// The kinds whose handlers call another service: claimed by their call lanes only.
+    let callKinds: [String]
     public let options: Options
     /// Identifies this pool in `locked_by`: host, process and a random suffix.
     public let workerId: String
@@ -67,6 +76,7 @@ public struct WorkerPool: Service {
     public init(queue: JobQueue, handlers: [String: any JobHandler], options: Options, liveness: Liveness? = nil, logger: Logger) {
         self.queue = queue
         self.handlers = handlers
+        self.callKinds = handlers.filter { $0.value is any CallingJobHandler }.keys.sorted()
         self.options = options
         self.workerId = "\(ProcessInfo.processInfo.hostName):\(getpid()):\(UUID().uuidString.prefix(8))\(JobQueue.liveOwnerSuffix)"
         self.logger = logger
@@ -91,6 +101,15 @@ public struct WorkerPool: Service {
                             return .laneFinished
                         }
                     }
+                    for kind in callKinds {
+                        for _ in 0..<options.callConcurrency {
+                            lanes.addTask {
+                                await callLane(kind: kind, signal: signal, stopping: stopping)
+                                return .laneFinished
+                            }
+                        }
+                    }
+                    let laneCount = options.concurrency + callKinds.count * options.callConcurrency
                     lanes.addTask {
                         await stopping.wait()
                         do {
@@ -105,7 +124,7 @@ public struct WorkerPool: Service {
                         switch result {
                         case .laneFinished:
                             finished += 1
-                            if finished == options.concurrency {
+                            if finished == laneCount {
                                 stopping.stop()  // releases the shutdown timer if the lanes ended by cancellation
                                 lanes.cancelAll()
                             }
@@ -148,7 +167,13 @@ public struct WorkerPool: Service {
                 if inFlight.claimLost.exchange(false, ordering: .acquiringAndReleasing) {
                     try await queue.releaseUnheld(worker: workerId, holding: inFlight.current, target: nil, logger: logger)
                 }
-                jobs = try await queue.claim(limit: options.batchSize, worker: workerId, lease: options.lease, logger: logger)
+                jobs = try await queue.claim(
+                    limit: options.batchSize,
+                    worker: workerId,
+                    lease: options.lease,
+                    excluding: callKinds,
+                    logger: logger
+                )
             } catch {
                 inFlight.claimLost.store(true, ordering: .releasing)
                 liveness.end(step)
@@ -201,15 +226,69 @@ public struct WorkerPool: Service {
         }
     }
 
+    /// One call lane: claim one job of `kind`, make its call outside any transaction, record the outcome with the
+    /// job's completion; sleep until woken when none is due.
+    private func callLane(kind: String, signal: WakeUpSignal, stopping: Stopping) async {
+        guard let handler = handlers[kind] as? any CallingJobHandler else { return }
+        while !stopping.isStopping && !Task.isCancelled {
+            let generation = signal.generation
+            guard signal.mayClaim else {
+                await signal.wait(after: generation, timeout: options.pollInterval)
+                continue
+            }
+            let job: Job?
+            do {
+                job = try await queue.claimCall(kind: kind, worker: workerId, lease: options.lease, logger: logger)
+            } catch {
+                inFlight.claimLost.store(true, ordering: .releasing)
+                if !Task.isCancelled {
+                    logger.warning("claiming a call job failed", metadata: ["kind": "\(kind)", "error": "\(String(reflecting: error))"])
+                }
+                await signal.wait(after: generation &+ 1, timeout: options.pollInterval)
+                continue
+            }
+            guard let job else {
+                await signal.wait(after: generation, timeout: options.pollInterval)
+                continue
+            }
+            let step = liveness.begin("call lane")
+            inFlight.insert([job.id])
+            await runCall(job, handler: handler)
+            inFlight.remove([job.id])
+            liveness.end(step)
+        }
+    }
+
+    /// Makes one job's call, then completes the job and records the outcome in one transaction; a failure is the
+    /// job's alone.
+    private func runCall(_ job: Job, handler: any CallingJobHandler) async {
+        let started = ContinuousClock.now
+        let jobLogger = logger(for: job)
+        do {
+            let record = try await handler.call(job, database: queue.postgres, logger: jobLogger)
+            try await queue.postgres.transaction(logger: jobLogger) { connection in
+                let owned = try await JobQueue.markCompleted([job], worker: workerId, connection: connection, logger: jobLogger)
+                guard owned.contains(job.id) else { return }
+                try await record?(connection, jobLogger)
+            }
+            metrics.completed([job], duration: ContinuousClock.now - started)
+        } catch {
+            if Task.isCancelled { return }
+            await recordFailure(job, error: error, logger: jobLogger)
+        }
+    }
+
+    private func logger(for job: Job) -> Logger {
+        var logger = logger
+        logger[metadataKey: "job"] = "\(job.id)"
+        logger[metadataKey: "kind"] = "\(job.kind)"
+        return logger
+    }
+
     /// Runs one job in its own transaction and records its failure.
     private func runAlone(_ job: Job) async {
         let started = ContinuousClock.now
-        let jobLogger = {
-            var logger = logger
-            logger[metadataKey: "job"] = "\(job.id)"
-            logger[metadataKey: "kind"] = "\(job.kind)"
-            return logger
-        }()
+        let jobLogger = logger(for: job)
         do {
             try await queue.postgres.transaction(logger: jobLogger) { connection in
                 let owned = try await JobQueue.markCompleted([job], worker: workerId, connection: connection, logger: jobLogger)
@@ -219,26 +298,32 @@ public struct WorkerPool: Service {
             metrics.completed([job], duration: ContinuousClock.now - started)
         } catch {
             if Task.isCancelled { return }
-            let delay = options.backoff.delay(afterAttempt: job.attempt, unit: Double.random(in: 0..<1))
-            let message = String(describing: error)
-            let state: JobState?
-            do {
-                state = try await queue.markFailed(job, worker: workerId, error: message, retryDelay: delay, logger: jobLogger)
-            } catch {
-                // The database is away (restarting, failing over): the job stays `running` until its lease runs out,
-                // which the heartbeat no longer extends once this lane moves on; then the rescuer returns it.
-                jobLogger.warning(
-                    "job failed and its failure could not be recorded; it runs again once its lease expires",
-                    metadata: ["error": "\(message)", "recordError": "\(String(reflecting: error))"]
-                )
-                return
-            }
-            metrics.failed(job, dead: state == .dead)
-            if state == .dead {
-                jobLogger.error("job dead after \(job.attempt) attempts", metadata: ["error": "\(message)"])
-            } else {
-                jobLogger.warning("job failed; retrying", metadata: ["error": "\(message)", "attempt": "\(job.attempt)", "retryIn": "\(delay)"])
-            }
+            await recordFailure(job, error: error, logger: jobLogger)
+        }
+    }
+
+    /// A failed attempt: retried after the queue's backoff (or the delay a ``RetryLater`` asks for), dead after its
+    /// last attempt.
+    private func recordFailure(_ job: Job, error: any Error, logger jobLogger: Logger) async {
+        let delay = (error as? RetryLater)?.delay.seconds ?? options.backoff.delay(afterAttempt: job.attempt, unit: Double.random(in: 0..<1))
+        let message = String(describing: error)
+        let state: JobState?
+        do {
+            state = try await queue.markFailed(job, worker: workerId, error: message, retryDelay: delay, logger: jobLogger)
+        } catch {
+            // The database is away (restarting, failing over): the job stays `running` until its lease runs out,
+            // which the heartbeat no longer extends once this lane moves on; then the rescuer returns it.
+            jobLogger.warning(
+                "job failed and its failure could not be recorded; it runs again once its lease expires",
+                metadata: ["error": "\(message)", "recordError": "\(String(reflecting: error))"]
+            )
+            return
+        }
+        metrics.failed(job, dead: state == .dead)
+        if state == .dead {
+            jobLogger.error("job dead after \(job.attempt) attempts", metadata: ["error": "\(message)"])
+        } else {
+            jobLogger.warning("job failed; retrying", metadata: ["error": "\(message)", "attempt": "\(job.attempt)", "retryIn": "\(delay)"])
         }
     }
 

@@ -8,24 +8,27 @@ import PostgresNIO
 /// processes hold the same slot and all of them together start at most one request per `interval`. Times are the
 /// database's: a reservation answers how far from *now* its first slot is, so no two machines' clocks are compared.
 public enum ApplePaceStore {
-    /// Reserves `count` slots; returns the delay from now to the first (negative never: a slot is never in the past).
+    /// Reserves `count` slots, the first no earlier than `lead` from now (the caller's round trip to the database, so
+    /// that the answer reaches it before its first slot); returns the delay from now to the first.
     public static func reserve(
         bundleId: String,
         environment: String,
         endpoint: String,
         count: Int,
         interval: Duration,
+        lead: Duration = .zero,
         database: Database,
         logger: Logger
     ) async throws -> Duration {
         let span = interval.seconds * Double(count)
+        let lead = lead.seconds
         // now() is the statement's start in this single-statement transaction, the same in every expression.
         let rows = try await database.query(
             """
             INSERT INTO reclaim.apple_api_pace AS p (bundle_id, environment, endpoint, next_slot)
-            VALUES (\(bundleId), \(environment), \(endpoint), now() + make_interval(secs => \(span)))
+            VALUES (\(bundleId), \(environment), \(endpoint), now() + make_interval(secs => \(lead + span)))
             ON CONFLICT (bundle_id, environment, endpoint) DO UPDATE
-            SET next_slot = greatest(p.next_slot, now(), p.paused_until) + make_interval(secs => \(span))
+            SET next_slot = greatest(p.next_slot, now() + make_interval(secs => \(lead)), p.paused_until) + make_interval(secs => \(span))
             RETURNING extract(epoch FROM p.next_slot - now())::float8
             """,
             logger: logger

@@ -9,7 +9,7 @@ struct ClaimStatement: PostgresPreparedStatement {
             lease_expires_at = now() + make_interval(secs => $3), updated_at = now(), claimed_at = now()
         FROM (
             SELECT id FROM reclaim.jobs
-            WHERE state IN ('available', 'retryable') AND run_at <= now() AND target IS NULL
+            WHERE state IN ('available', 'retryable') AND run_at <= now() AND target IS NULL AND kind <> ALL($4)
             ORDER BY priority DESC, run_at, id
             LIMIT $1
             FOR UPDATE SKIP LOCKED
@@ -26,12 +26,15 @@ struct ClaimStatement: PostgresPreparedStatement {
     var limit: Int32
     var worker: String
     var leaseSeconds: Double
+    /// Kinds left to lanes of their own (jobs that call another service): never in a batch.
+    var excluding: [String]
 
     func makeBindings() throws -> PostgresBindings {
-        var bindings = PostgresBindings(capacity: 3)
+        var bindings = PostgresBindings(capacity: 4)
         bindings.append(limit)
         bindings.append(worker)
         bindings.append(leaseSeconds)
+        bindings.append(excluding)
         return bindings
     }
 

@@ -63,9 +63,40 @@ public struct JobQueue: Sendable {
 
     /// Leases up to `limit` due jobs to `worker` for `lease`, highest priority and oldest first,
     /// skipping rows other workers have locked. Commits before returning.
-    public func claim(limit: Int, worker: String, lease: Duration, logger: Logger) async throws -> [Job] {
-        try await postgres.execute(ClaimStatement(limit: Int32(clamping: limit), worker: worker, leaseSeconds: lease.seconds), logger: logger)
-            .reduce(into: []) { $0.append($1) }
+    /// Jobs of the `excluding` kinds are left to ``claimCall(kind:worker:lease:logger:)``.
+    public func claim(limit: Int, worker: String, lease: Duration, excluding: [String] = [], logger: Logger) async throws -> [Job] {
+        try await postgres.execute(
+            ClaimStatement(limit: Int32(clamping: limit), worker: worker, leaseSeconds: lease.seconds, excluding: excluding),
+            logger: logger
+        )
+        .reduce(into: []) { $0.append($1) }
+    }
+
+    /// Leases one due job of `kind`, oldest first: a job that calls another service runs alone, outside any
+    /// transaction (`WorkerPool`'s call lanes). Not prepared: PostgreSQL plans an unnamed statement with its values,
+    /// which lets the claim read `jobs_call_claim_idx`, whose predicate names the kinds.
+    public func claimCall(kind: String, worker: String, lease: Duration, logger: Logger) async throws -> Job? {
+        let rows = try await postgres.query(
+            """
+            UPDATE reclaim.jobs AS j
+            SET state = 'running', attempts = j.attempts + 1, locked_by = \(worker),
+                lease_expires_at = now() + make_interval(secs => \(lease.seconds)), updated_at = now(), claimed_at = now()
+            FROM (
+                SELECT id FROM reclaim.jobs
+                WHERE state IN ('available', 'retryable') AND run_at <= now() AND target IS NULL AND kind = \(kind)
+                ORDER BY run_at, id
+                LIMIT 1
+                FOR UPDATE SKIP LOCKED
+            ) AS next
+            WHERE j.id = next.id
+            RETURNING j.id, j.kind, j.payload::text, j.notification_uuid, j.attempts, j.max_attempts
+            """,
+            logger: logger
+        )
+        for try await (id, kind, payload, notification, attempts, maxAttempts) in rows.decode((Int64, String, String, UUID?, Int32, Int32).self) {
+            return Job(id: id, kind: kind, payload: payload, notificationUUID: notification, attempt: Int(attempts), maxAttempts: Int(maxAttempts))
+        }
+        return nil
     }
 
     /// Marks claimed jobs completed inside the caller's transaction and returns the ids this worker

@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import PostgresNIO
+import ReclaimDomain
 
 /// `reclaim.refund_requests`: Apple's refund requests, the answers decided and sent, and Apple's decisions.
 public enum RefundRequestStore {
@@ -16,7 +17,13 @@ public enum RefundRequestStore {
         public var requestedAt: Date
         public var arm: String
         public var policyId: String?
-        public var body: String
+        /// A held-out request's counterpart: the policy whose conditions held, or "(no policy)".
+        public var counterpart: String?
+        /// The answer to send; nil when none is (`unanswered` says why).
+        public var body: String?
+        public var unanswered: String?
+        /// What the policies were given: stored so that a policy can be compared with like requests.
+        public var facts: RefundFacts
 
         public init(
             notificationUUID: UUID,
@@ -30,7 +37,10 @@ public enum RefundRequestStore {
             requestedAt: Date,
             arm: String,
             policyId: String?,
-            body: String
+            counterpart: String?,
+            body: String?,
+            unanswered: String?,
+            facts: RefundFacts
         ) {
             self.notificationUUID = notificationUUID
             self.bundleId = bundleId
@@ -43,19 +53,28 @@ public enum RefundRequestStore {
             self.requestedAt = requestedAt
             self.arm = arm
             self.policyId = policyId
+            self.counterpart = counterpart
             self.body = body
+            self.unanswered = unanswered
+            self.facts = facts
         }
     }
 
-    /// Records a request; nil when its notification was recorded before (a redelivery).
+    /// Records a request (`pending`, or `unanswered` with why); nil when its notification was recorded before (a
+    /// redelivery).
     public static func insert(_ request: NewRequest, connection: PostgresConnection, logger: Logger) async throws -> Int64? {
+        let facts = request.facts
+        let status = request.unanswered == nil ? "pending" : "unanswered"
         let rows = try await connection.query(
             """
             INSERT INTO reclaim.refund_requests (notification_uuid, bundle_id, environment, original_transaction_id, transaction_id,
-                product_id, product_type, reason, requested_at, arm, policy_id, body)
+                product_id, product_type, reason, requested_at, arm, policy_id, body, status, apple_error, counterpart_policy,
+                storefront, purchase_date, original_purchase_date, earlier_refunds, discount_redeemed, free_trial_seen)
             VALUES (\(request.notificationUUID), \(request.bundleId), \(request.environment), \(request.originalTransactionId),
                 \(request.transactionId), \(request.productId), \(request.productType), \(request.reason), \(request.requestedAt),
-                \(request.arm), \(request.policyId), \(request.body)::jsonb)
+                \(request.arm), \(request.policyId), \(request.body)::jsonb, \(status), \(request.unanswered), \(request.counterpart),
+                \(facts.storefront), \(facts.purchaseDate), \(facts.originalPurchaseDate), \(Int32(clamping: facts.earlierRefunds)),
+                \(facts.discountRedeemed), \(facts.freeTrialSeen))
             ON CONFLICT (notification_uuid) DO NOTHING
             RETURNING id
             """,
@@ -98,21 +117,24 @@ public enum RefundRequestStore {
         public let environment: String
         public let transactionId: String
         public let requestedAt: Date
-        public let status: String
         public let body: String
+        /// The last failed attempt's status and error (a 401 while the key is rotated).
+        public let appleStatus: Int?
+        public let appleError: String?
     }
 
-    /// The request, locked for this transaction (a redelivered job waits for the first).
-    public static func lock(_ id: Int64, connection: PostgresConnection, logger: Logger) async throws -> Pending? {
-        let rows = try await connection.query(
+    /// The request while it waits for its answer; nil once settled. Read without a lock: the answer is sent with no
+    /// transaction open, and a second sender (a job rescued after a crash) sends the same body.
+    public static func pending(_ id: Int64, database: Database, logger: Logger) async throws -> Pending? {
+        let rows = try await database.query(
             """
-            SELECT id, bundle_id, environment, transaction_id, requested_at, status, body::text
-            FROM reclaim.refund_requests WHERE id = \(id) FOR UPDATE
+            SELECT id, bundle_id, environment, transaction_id, requested_at, body::text, apple_status, apple_error
+            FROM reclaim.refund_requests WHERE id = \(id) AND status = 'pending' AND body IS NOT NULL
             """,
             logger: logger
         )
-        for try await (id, bundle, environment, transaction, requestedAt, status, body) in rows.decode(
-            (Int64, String, String, String, Date, String, String).self
+        for try await (id, bundle, environment, transaction, requestedAt, body, appleStatus, appleError) in rows.decode(
+            (Int64, String, String, String, Date, String, Int32?, String?).self
         ) {
             return Pending(
                 id: id,
@@ -120,14 +142,16 @@ public enum RefundRequestStore {
                 environment: environment,
                 transactionId: transaction,
                 requestedAt: requestedAt,
-                status: status,
-                body: body
+                body: body,
+                appleStatus: appleStatus.map(Int.init),
+                appleError: appleError
             )
         }
         return nil
     }
 
-    /// Apple's answer to the request: `sent` (202), `refused` (an error no retry cures) or `expired` (not sent).
+    /// Apple's answer to the request: `sent` (202), `refused` (an error no retry cures) or `expired` (not sent). Only a
+    /// pending request is settled: the first record stands.
     public static func settle(
         _ id: Int64,
         status: String,
@@ -141,7 +165,18 @@ public enum RefundRequestStore {
             UPDATE reclaim.refund_requests
             SET status = \(status), apple_status = \(appleStatus), apple_error = \(appleError),
                 sent_at = CASE WHEN \(status) = 'sent' THEN now() END
-            WHERE id = \(id)
+            WHERE id = \(id) AND status = 'pending'
+            """,
+            logger: logger
+        )
+    }
+
+    /// A failed attempt of a request still pending (retried later): its status and error, for the operator.
+    public static func noteAttempt(_ id: Int64, appleStatus: Int?, appleError: String, database: Database, logger: Logger) async throws {
+        try await database.query(
+            """
+            UPDATE reclaim.refund_requests SET apple_status = \(appleStatus), apple_error = \(appleError)
+            WHERE id = \(id) AND status = 'pending'
             """,
             logger: logger
         )
@@ -186,6 +221,11 @@ public enum RefundRequestStore {
         public let difference: Double?
         public let differenceLower: Double?
         public let differenceUpper: Double?
+        /// The policy's own held-out counterparts that Apple decided (``difference`` compares with them).
+        public let holdoutRefunded: Int
+        public let holdoutDeclined: Int
+        /// Requests not answered: the answer would have stated a fact Reclaim does not know.
+        public let unanswered: Int
     }
 
     /// `reclaim.refund_policy_rates`, in one environment or all.
@@ -193,7 +233,7 @@ public enum RefundRequestStore {
         let rows = try await connection.query(
             """
             SELECT bundle_id, environment, policy, requests, answered, refunded, declined, refund_rate, refund_rate_lower,
-                   refund_rate_upper, difference, difference_lower, difference_upper
+                   refund_rate_upper, difference, difference_lower, difference_upper, holdout_refunded, holdout_declined, unanswered
             FROM reclaim.refund_policy_rates
             WHERE \(environment)::text IS NULL OR environment = \(environment)
             ORDER BY bundle_id, environment, policy
@@ -204,6 +244,11 @@ public enum RefundRequestStore {
         for try await row in rows {
             let (bundle, environment, policy, requests, answered, refunded, declined, rate, lower, upper, difference, dLower, dUpper) =
                 try row.decode((String, String, String, Int64, Int64, Int64, Int64, Double?, Double?, Double?, Double?, Double?, Double?).self)
+            // Past the 13 columns above, by name.
+            let named = row.makeRandomAccess()
+            let holdoutRefunded = try named["holdout_refunded"].decode(Int64.self)
+            let holdoutDeclined = try named["holdout_declined"].decode(Int64.self)
+            let unanswered = try named["unanswered"].decode(Int64.self)
             rates.append(
                 Rate(
                     bundleId: bundle,
@@ -218,7 +263,10 @@ public enum RefundRequestStore {
                     refundRateUpper: upper,
                     difference: difference,
                     differenceLower: dLower,
-                    differenceUpper: dUpper
+                    differenceUpper: dUpper,
+                    holdoutRefunded: Int(holdoutRefunded),
+                    holdoutDeclined: Int(holdoutDeclined),
+                    unanswered: Int(unanswered)
                 )
             )
         }

@@ -30,5 +30,6 @@ public enum SchemaSQL {
         18: PackageResources._18_cancel_sheet_first_decisions_sql,
         19: PackageResources._19_apple_api_pace_sql,
         20: PackageResources._20_refund_requests_sql,
+        21: PackageResources._21_refund_answers_apart_sql,
     ].mapValues { String(decoding: $0, as: UTF8.self) }
 }

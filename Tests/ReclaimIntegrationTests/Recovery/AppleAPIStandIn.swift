@@ -47,6 +47,10 @@ final class AppleAPIStandIn: Sendable {
     /// Send Consumption Information bodies accepted (202), by transaction id, in order; and the product type of each
     /// transaction Apple knows (auto-renewable unless given), for the consumption-percentage rules.
     let consumptionAnswers: Mutex<[(transactionId: String, body: String)]> = Mutex([])
+    /// Send Consumption Information's failures by transaction id: attempts answered 500 before one is accepted.
+    let consumptionFailures: Mutex<[String: Int]> = Mutex([:])
+    /// While true, Send Consumption Information answers nothing (an Apple that takes its time); each request waits.
+    let consumptionHeld: Mutex<Bool> = Mutex(false)
     /// Retention Messaging set-up: uploaded message bodies, images' states, default messages ("product locale" to a
     /// message id), the realtime URL, and performance tests by request id (polls left before the result).
     let messageBodies: Mutex<[String: String]> = Mutex([:])
@@ -112,8 +116,15 @@ final class AppleAPIStandIn: Sendable {
             }
         }
         router.put("/inApps/v2/transactions/consumption/:id") { request, context in
-            try await self.answer(request, context, endpoint: "sendConsumptionInformation") { body in
+            while self.consumptionHeld.withLock({ $0 }) { try await Task.sleep(for: .milliseconds(10)) }
+            return try await self.answer(request, context, endpoint: "sendConsumptionInformation") { body in
                 let id = context.parameters.get("id") ?? ""
+                let fails = self.consumptionFailures.withLock { failures -> Bool in
+                    guard let left = failures[id], left > 0 else { return false }
+                    failures[id] = left - 1
+                    return true
+                }
+                if fails { return (.internalServerError, #"{"errorCode":5000000,"errorMessage":"An unknown error occurred."}"#) }
                 if let refusal = self.consumptionRefusal(body, transactionId: id) { return (.badRequest, refusal) }
                 let text = String(decoding: body, as: UTF8.self)
                 self.consumptionAnswers.withLock { $0.append((id, text)) }

@@ -162,20 +162,22 @@ struct RefundRequestTests {
         try #require(result.status == 0, "statsmodels: \(result.errors)")
         let expected = try #require(result.output.split(separator: "\n").first?.split(separator: " ").compactMap { Double($0) })
         try await withTestDatabase { client, _ in
-            // decline-all: 3 refunded, 9 declined, 2 undecided; the holdout: 6 refunded, 4 declined.
-            var rows: [(arm: String, policy: String?, outcome: String?)] = []
-            rows += Array(repeating: ("policy", "decline-all", "refunded"), count: 3)
-            rows += Array(repeating: ("policy", "decline-all", "declined"), count: 9)
-            rows += Array(repeating: ("policy", "decline-all", nil), count: 2)
-            rows += Array(repeating: ("holdout", nil, "refunded"), count: 6)
-            rows += Array(repeating: ("holdout", nil, "declined"), count: 4)
+            // decline-all: 3 refunded, 9 declined, 2 undecided; its held-out counterparts: 6 refunded, 4 declined. Other
+            // held-out requests (another policy's counterparts: 0 of 10 refunded) are not compared with it.
+            var rows: [(arm: String, policy: String?, counterpart: String?, outcome: String?)] = []
+            rows += Array(repeating: ("policy", "decline-all", nil, "refunded"), count: 3)
+            rows += Array(repeating: ("policy", "decline-all", nil, "declined"), count: 9)
+            rows += Array(repeating: ("policy", "decline-all", nil, nil), count: 2)
+            rows += Array(repeating: ("holdout", nil, "decline-all", "refunded"), count: 6)
+            rows += Array(repeating: ("holdout", nil, "decline-all", "declined"), count: 4)
+            rows += Array(repeating: ("holdout", nil, "grant-accidental", "declined"), count: 10)
             for (index, row) in rows.enumerated() {
                 try await client.query(
                     """
                     INSERT INTO reclaim.refund_requests (notification_uuid, bundle_id, environment, original_transaction_id, transaction_id,
-                        requested_at, arm, policy_id, body, status, outcome)
+                        requested_at, arm, policy_id, counterpart_policy, body, status, outcome)
                     VALUES (\(UUID()), 'com.example.app', 'Production', \("\(index)"), \("\(index)"), now(), \(row.arm), \(row.policy),
-                        '{}'::jsonb, 'sent', \(row.outcome))
+                        \(row.counterpart), '{}'::jsonb, 'sent', \(row.outcome))
                     """,
                     logger: logger
                 )
@@ -194,8 +196,9 @@ struct RefundRequestTests {
                 abs((policy.differenceLower ?? 9) - expected[2]) < 1e-9 && abs((policy.differenceUpper ?? 9) - expected[3]) < 1e-9,
                 "\(policy) \(expected)"
             )
+            #expect(policy.holdoutRefunded == 6 && policy.holdoutDeclined == 4)
             let holdout = try #require(rates.first { $0.policy == "(holdout)" })
-            #expect(holdout.refundRate == 0.6 && holdout.difference == nil)
+            #expect(holdout.refundRate == 0.3 && holdout.difference == nil)
         }
     }
 
@@ -228,7 +231,7 @@ struct RefundRequestTests {
         let coinsDecision = policies.decide(originalTransactionId: "1", facts: facts)
         #expect(coinsDecision.policyId == "prorate-coins")
         #expect(
-            coinsDecision.body
+            coinsDecision.body!
                 == ConsumptionRequestBody(
                     consumptionPercentage: 40_000,
                     deliveryStatus: "DELIVERED",
@@ -239,12 +242,80 @@ struct RefundRequestTests {
         facts.productType = "Auto-Renewable Subscription"
         facts.purchaseDate = now.addingTimeInterval(-25 * 86_400)
         let late25 = policies.decide(originalTransactionId: "1", facts: facts)
-        #expect(late25.policyId == "decline-late" && late25.body.consumptionPercentage == nil)
+        #expect(late25.policyId == "decline-late" && late25.body?.consumptionPercentage == nil)
         facts.purchaseDate = nil
         #expect(policies.decide(originalTransactionId: "1", facts: facts).arm == "unmatched", "an unknown purchase date meets no bound")
-        let everyone = RefundPolicies(holdoutPercent: 100, policies: policies.policies)
+        let fallback = RefundDefault(deliveryStatus: "DELIVERED", sampleContentProvided: false)
+        let everyone = RefundPolicies(holdoutPercent: 100, policies: policies.policies, fallback: fallback)
         let held = everyone.decide(originalTransactionId: "1", facts: facts)
-        #expect(held.arm == "holdout" && held.body.refundPreference == nil && held.body.deliveryStatus == "DELIVERED")
+        #expect(held.arm == "holdout" && held.body?.refundPreference == nil && held.body?.deliveryStatus == "DELIVERED")
+        #expect(held.counterpart == RefundPolicies.noPolicy && held.body?.sampleContentProvided == false, "the default's facts, as stated")
+    }
+
+    @Test(
+        "only known facts: no default, no answer; a fulfilment issue told DELIVERED only by a policy for it; the held-out answered with their counterpart's facts"
+    )
+    func knownFacts() {
+        let now = Date()
+        var facts = RefundFacts(
+            productId: "com.example.monthly",
+            productType: "Auto-Renewable Subscription",
+            storefront: "FRA",
+            reason: "UNSATISFIED_WITH_PURCHASE",
+            purchaseDate: now.addingTimeInterval(-25 * 86_400),
+            originalPurchaseDate: now.addingTimeInterval(-90 * 86_400),
+            earlierRefunds: 0,
+            discountRedeemed: false,
+            freeTrialSeen: false,
+            now: now
+        )
+        var late = RefundConditions()
+        late.minDaysSincePurchase = 20
+        var france = RefundConditions()
+        france.storefronts = ["FRA"]
+        france.reasons = ["FULFILLMENT_ISSUE"]
+        let lateDecline = RefundPolicy(id: "decline-late", conditions: late, refundPreference: "DECLINE", sampleContentProvided: true)
+        let outage = RefundPolicy(
+            id: "outage-france",
+            conditions: france,
+            refundPreference: "GRANT_FULL",
+            deliveryStatus: "UNDELIVERED_SERVER_OUTAGE"
+        )
+        // Without a default, a request no policy matches is recorded and not answered, with why.
+        var early = facts
+        early.purchaseDate = now.addingTimeInterval(-2 * 86_400)
+        let bare = RefundPolicies(holdoutPercent: 0, policies: [lateDecline])
+        let unmatched = bare.decide(originalTransactionId: "1", facts: early)
+        #expect(unmatched.arm == "unmatched" && unmatched.body == nil)
+        #expect(unmatched.unanswered?.contains("no default") == true, "\(unmatched)")
+        let stated = RefundPolicies(
+            holdoutPercent: 0,
+            policies: [lateDecline],
+            fallback: RefundDefault(deliveryStatus: "DELIVERED", sampleContentProvided: true)
+        )
+        #expect(stated.decide(originalTransactionId: "1", facts: early).body?.sampleContentProvided == true)
+        // A fulfilment issue: the general policy and the default do not say DELIVERED; a policy for the reason may.
+        facts.reason = "FULFILLMENT_ISSUE"
+        let general = stated.decide(originalTransactionId: "1", facts: facts)
+        #expect(general.policyId == "decline-late" && general.body == nil && general.unanswered?.contains("FULFILLMENT_ISSUE") == true)
+        early.reason = "FULFILLMENT_ISSUE"
+        #expect(stated.decide(originalTransactionId: "1", facts: early).unanswered != nil, "the default's DELIVERED is not said either")
+        var delivered = RefundConditions()
+        delivered.reasons = ["FULFILLMENT_ISSUE"]
+        let checked = RefundPolicies(
+            holdoutPercent: 0,
+            policies: [RefundPolicy(id: "checked-delivery", conditions: delivered, refundPreference: "DECLINE")],
+            fallback: stated.fallback
+        )
+        #expect(checked.decide(originalTransactionId: "1", facts: facts).body?.deliveryStatus == "DELIVERED")
+        let undelivered = RefundPolicies(holdoutPercent: 0, policies: [outage, lateDecline])
+        #expect(undelivered.decide(originalTransactionId: "1", facts: facts).body?.deliveryStatus == "UNDELIVERED_SERVER_OUTAGE")
+        // Held out: the counterpart's facts without its preference, and the counterpart named.
+        facts.reason = "OTHER"
+        let heldOut = RefundPolicies(holdoutPercent: 100, policies: [lateDecline], fallback: stated.fallback)
+        let held = heldOut.decide(originalTransactionId: "1", facts: facts)
+        #expect(held.arm == "holdout" && held.policyId == nil && held.counterpart == "decline-late")
+        #expect(held.body == ConsumptionRequestBody(deliveryStatus: "DELIVERED", refundPreference: nil, sampleContentProvided: true))
     }
 
     @Test("refunds' configuration: consent other than terms, unknown values and Apple's percentage rules refused with why")
@@ -275,6 +346,31 @@ struct RefundRequestTests {
         )
         let noKey = (try? ReclaimConfig.parse(yaml: "apps: [{bundleId: a, environments: [Sandbox], refunds: {consent: terms}}]")) == nil
         #expect(noKey, "refunds without serverAPI is refused")
+        #expect(problems("{consent: terms, holdoutPercent: 10}").contains("needs refunds.default"))
+        #expect(problems("{consent: terms, holdoutPercent: 10, default: {deliveryStatus: DELIVERED, sampleContentProvided: false}}").isEmpty)
+        #expect(problems("{consent: terms, default: {deliveryStatus: DELIVERED}}").contains("sampleContentProvided"))
+        #expect(problems("{consent: terms, default: {deliveryStatus: MAYBE, sampleContentProvided: true}}").contains("MAYBE is not one of"))
+    }
+
+    @Test("serverAPI.baseURL: https, or plain http only to this machine (the bearer token never travels in clear)")
+    func baseURLSchemes() throws {
+        func problems(_ base: String) -> String {
+            do {
+                _ = try ReclaimConfig.parse(
+                    yaml: "apps: [{bundleId: a, environments: [Sandbox], serverAPI: {keyId: K, issuerId: I, file: /k.p8, baseURL: \"\(base)\"}}]"
+                )
+                return ""
+            } catch { return "\(error)" }
+        }
+        for accepted in [
+            "https://api.storekit.itunes.apple.com", "https://proxy.internal:8443/apple", "http://127.0.0.1:8080", "http://localhost:9",
+            "http://[::1]:80",
+        ] {
+            #expect(problems(accepted).isEmpty, "\(accepted): \(problems(accepted))")
+        }
+        #expect(problems("http://proxy.internal:8080").contains("bearer token would travel in clear"))
+        #expect(problems("http://127.0.0.1.example.com").contains("bearer token would travel in clear"))
+        #expect(problems("ftp://example.com").contains("not an https URL"))
     }
 
     /// Each body through app-store-server-library's `ConsumptionRequest` (cattrs, as the library reads and writes it):

@@ -185,7 +185,7 @@ struct ConfigProblemReportTests {
         )
         for expected in [
             "server.databaseConnections must be at most 1000 and at least worker.concurrency + 5 (13)",
-            "app a: serverAPI.baseURL ftp://example.com is not an http(s) URL",
+            "app a: serverAPI.baseURL ftp://example.com is not an https URL",
             "reconciliation.interval must be 0s (off) or at least 1m",
             "reconciliation.lookBack must be from 1h to 180d",
         ] {

@@ -10,10 +10,14 @@ import Glibc
 /// keeps both sockets open, so neither Reclaim nor PostgreSQL learns that anything happened. Connections made
 /// afterwards pass traffic again.
 ///
+/// With a `delay`, each direction holds what it reads that long before passing it on: a database far away (a round
+/// trip of twice the delay for a statement and its answer).
+///
 /// Blocking sockets, two threads per connection: a test tool, not a server.
 final class TCPProxy: @unchecked Sendable {
     let port: Int
     private let upstreamPort: Int
+    private let delay: Duration
     private let listener: Int32
     private struct Link {
         var client: Int32
@@ -25,8 +29,9 @@ final class TCPProxy: @unchecked Sendable {
     private let closed = Atomic(false)
 
     /// Listens on 127.0.0.1 (a free port) and forwards to 127.0.0.1:`upstreamPort`.
-    init(upstreamPort: Int) throws {
+    init(upstreamPort: Int, delay: Duration = .zero) throws {
         self.upstreamPort = upstreamPort
+        self.delay = delay
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         var yes: Int32 = 1
         setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &yes, socklen_t(MemoryLayout<Int32>.size))
@@ -113,6 +118,10 @@ final class TCPProxy: @unchecked Sendable {
                 return
             }
             if isCut { continue }
+            if delay > .zero {
+                let (seconds, attoseconds) = delay.components
+                Thread.sleep(forTimeInterval: Double(seconds) + Double(attoseconds) / 1e18)
+            }
             var offset = 0
             while offset < count {
                 let sent = buffer.withUnsafeBytes { send(destination, $0.baseAddress! + offset, count - offset, Int32(MSG_NOSIGNAL)) }

@@ -1,0 +1,222 @@
+import Foundation
+import Hummingbird
+import HummingbirdTesting
+import PostgresNIO
+import ReclaimDomain
+import ReclaimStore
+import ReclaimTestSupport
+import Synchronization
+import Testing
+
+@testable import ReclaimService
+
+/// Issue 58: refund answers on call lanes of their own. Apple slow, failing or refusing the key costs nothing but
+/// the answer's own retry: no other job waits for it, and no answer Apple accepted is sent again.
+@Suite("Refund answers on their own path: a slow or failing Apple holds up nothing and hears each answer once", .poolWatchdog)
+struct RefundAnswerPathTests {
+    let logger = TestPostgres.logger
+    typealias Setup = RecoveryTests.Setup
+
+    static let refunds =
+        "{consent: terms, default: {deliveryStatus: DELIVERED, sampleContentProvided: false}, policies: [{id: decline-all, refundPreference: DECLINE}]}"
+
+    func withStandIn(_ standIn: AppleAPIStandIn, _ body: @Sendable (Int) async throws -> Void) async throws {
+        let app = Application(router: standIn.router(), configuration: .init(address: .hostname("127.0.0.1", port: 0)))
+        try await app.test(.live) { http in try await body(try #require(http.port)) }
+    }
+
+    static func request(_ setup: Setup, _ id: String) throws -> Data {
+        try RefundRequestTests.notification(setup, type: "CONSUMPTION_REQUEST", id: id, data: ["consumptionRequestReason": "UNINTENDED_PURCHASE"])
+    }
+
+    func count(_ sql: String, _ client: Database) async throws -> Int {
+        let rows = try await client.query(PostgresQuery(unsafeSQL: sql), logger: logger)
+        for try await value in rows.decode(Int64.self) { return Int(value) }
+        return 0
+    }
+
+    @Test("one request failing at Apple is retried alone: every other answer Apple accepted is sent once, never again")
+    func oneFailureResendsNothing() async throws {
+        let setup = try Setup()
+        defer { setup.remove() }
+        let standIn = setup.standIn()
+        // Five 500s: the client's own attempts for one call, all failed; the job's next attempt is accepted.
+        standIn.consumptionFailures.withLock { $0["8100000000000003"] = 5 }
+        try await withStandIn(standIn) { port in
+            try await withTestDatabase { client, _ in
+                let config = try RefundRequestTests.config(setup, port: port, refunds: Self.refunds)
+                let dependencies = try Dependencies.test(postgres: client, config: config)
+                let ids = (1...6).map { "810000000000000\($0)" }
+                try await processNotifications(try ids.map { try Self.request(setup, $0) }, client: client, dependencies: dependencies)
+                let accepted = standIn.consumptionAnswers.withLock { $0 }.map(\.transactionId)
+                for id in ids {
+                    #expect(accepted.filter { $0 == id }.count == 1, "\(id) accepted \(accepted.filter { $0 == id }.count) times: \(accepted)")
+                }
+                #expect(try await count("SELECT count(*) FROM reclaim.refund_requests WHERE status = 'sent'", client) == 6)
+                #expect(try await count("SELECT count(*) FROM reclaim.jobs WHERE kind = 'refund_answer' AND attempts > 1", client) == 1)
+            }
+        }
+    }
+
+    @Test("while Apple answers nothing, notifications keep being processed: the refund answers wait on their own lanes")
+    func slowAppleHoldsNothing() async throws {
+        let setup = try Setup()
+        defer { setup.remove() }
+        let standIn = setup.standIn()
+        standIn.consumptionHeld.withLock { $0 = true }
+        try await withStandIn(standIn) { port in
+            try await withTestDatabase { client, _ in
+                let config = try RefundRequestTests.config(setup, port: port, refunds: Self.refunds)
+                let dependencies = try Dependencies.test(postgres: client, config: config)
+                // One lane for the batches: before, it claimed the refund answers with the notifications behind them
+                // and waited on Apple inside the batch's transaction.
+                let pool = WorkerPool(
+                    queue: JobQueue(postgres: client),
+                    handlers: jobHandlers(dependencies),
+                    options: .init(concurrency: 1, callConcurrency: 2, batchSize: 16, pollInterval: .milliseconds(50)),
+                    logger: logger
+                )
+                try await withServices([pool]) {
+                    try await ingestNotifications(try (1...4).map { try Self.request(setup, "820000000000000\($0)") }, dependencies: dependencies)
+                    try await eventually("the refund answers queued") {
+                        try await count("SELECT count(*) FROM reclaim.jobs WHERE kind = 'refund_answer'", client) == 4
+                    }
+                    var later: [Data] = []
+                    for index in 1...6 {
+                        later.append(
+                            try RefundRequestTests.notification(setup, type: "DID_CHANGE_RENEWAL_STATUS", id: "830000000000000\(index)")
+                        )
+                    }
+                    try await ingestNotifications(later, dependencies: dependencies)
+                    try await eventually("every notification processed while Apple answers nothing", timeout: .seconds(15)) {
+                        try await count("SELECT count(*) FROM reclaim.jobs WHERE kind = 'process_notification' AND state <> 'completed'", client) == 0
+                    }
+                    #expect(try await count("SELECT count(*) FROM reclaim.refund_requests WHERE status = 'sent'", client) == 0)
+                    standIn.consumptionHeld.withLock { $0 = false }
+                    try await eventually("the answers sent once Apple answers") {
+                        try await count("SELECT count(*) FROM reclaim.refund_requests WHERE status = 'sent'", client) == 4
+                    }
+                }
+                #expect(standIn.consumptionAnswers.withLock { $0 }.count == 4)
+            }
+        }
+    }
+
+    @Test("Apple's 401 keeps the request pending, noted, and tries it again in 10 minutes; the retry is counted")
+    func unauthorizedRetried() async throws {
+        let setup = try Setup()
+        defer { setup.remove() }
+        let standIn = setup.standIn(failures: [1: .unauthorized])
+        try await withStandIn(standIn) { port in
+            try await withTestDatabase { client, _ in
+                let config = try RefundRequestTests.config(setup, port: port, refunds: Self.refunds)
+                let dependencies = try Dependencies.test(postgres: client, config: config)
+                let retries = { TestMetrics.counterValue("reclaim_refund_answer_retries_total", dimensions: [("reason", "unauthorized")]) }
+                let before = retries()
+                try await ingestNotifications([try Self.request(setup, "8400000000000001")], dependencies: dependencies)
+                let pool = WorkerPool(
+                    queue: JobQueue(postgres: client),
+                    handlers: jobHandlers(dependencies),
+                    options: .init(concurrency: 1, callConcurrency: 1, batchSize: 16, pollInterval: .milliseconds(50)),
+                    logger: logger
+                )
+                try await withServices([pool]) {
+                    try await eventually("the answer's first attempt failed") {
+                        try await count("SELECT count(*) FROM reclaim.jobs WHERE kind = 'refund_answer' AND state = 'retryable'", client) == 1
+                    }
+                }
+                let rows = try await client.query(
+                    """
+                    SELECT r.status, r.apple_status, extract(epoch FROM j.run_at - now())::float8
+                    FROM reclaim.refund_requests r JOIN reclaim.jobs j ON j.kind = 'refund_answer'
+                    """,
+                    logger: logger
+                )
+                for try await (status, appleStatus, wait) in rows.decode((String, Int32?, Double).self) {
+                    #expect(status == "pending" && appleStatus == 401, "\(status) \(String(describing: appleStatus))")
+                    #expect(wait > 540 && wait <= 600, "retried in \(wait) s")
+                }
+                #expect(retries() == before + 1)
+                #expect(standIn.consumptionAnswers.withLock { $0 }.isEmpty)
+            }
+        }
+    }
+
+    @Test("a request past Apple's 12 hours after 401s is expired, with the last attempt's error kept")
+    func unauthorizedUntilExpiry() async throws {
+        try await withTestDatabase { client, _ in
+            let setup = try Setup()
+            defer { setup.remove() }
+            let config = try RefundRequestTests.config(setup, port: 9, refunds: Self.refunds)
+            let dependencies = try Dependencies.test(postgres: client, config: config)
+            try await client.query(
+                """
+                INSERT INTO reclaim.refund_requests (notification_uuid, bundle_id, environment, original_transaction_id, transaction_id,
+                    requested_at, arm, policy_id, body, apple_status, apple_error)
+                VALUES (\(UUID()), 'com.example.app', 'Sandbox', '1', '1', now() - interval '13 hours', 'policy', 'decline-all', '{}'::jsonb,
+                    401, 'HTTP 401 from Apple')
+                """,
+                logger: logger
+            )
+            try await client.query(
+                "INSERT INTO reclaim.jobs (kind, payload) SELECT 'refund_answer', jsonb_build_object('request', id) FROM reclaim.refund_requests",
+                logger: logger
+            )
+            let pool = WorkerPool(
+                queue: JobQueue(postgres: client),
+                handlers: jobHandlers(dependencies),
+                options: .init(concurrency: 1, callConcurrency: 1, batchSize: 16, pollInterval: .milliseconds(50)),
+                logger: logger
+            )
+            try await withServices([pool]) {
+                try await eventually("the job completed") {
+                    try await count("SELECT count(*) FROM reclaim.jobs WHERE state = 'completed'", client) == 1
+                }
+            }
+            let rows = try await client.query("SELECT status, apple_status, apple_error FROM reclaim.refund_requests", logger: logger)
+            for try await (status, appleStatus, error) in rows.decode((String, Int32?, String?).self) {
+                #expect(status == "expired" && appleStatus == 401)
+                #expect(error?.contains("HTTP 401 from Apple") == true, "\(error ?? "")")
+            }
+        }
+    }
+
+    @Test("a calling job handed to a transaction refuses, naming its lanes; the batches' claim never takes one")
+    func callJobsNeverBatched() async throws {
+        try await withTestDatabase { client, _ in
+            let dependencies = try Dependencies.test(postgres: client)
+            let handler = try #require(jobHandlers(dependencies)[RefundRequests.jobKind])
+            #expect(handler is any CallingJobHandler)
+            try await client.query(
+                "INSERT INTO reclaim.jobs (kind, payload) VALUES ('refund_answer', '{\"request\":1}'), ('process_notification', '{}')",
+                logger: logger
+            )
+            let queue = JobQueue(postgres: client)
+            let batch = try await queue.claim(limit: 10, worker: "w", lease: .seconds(60), excluding: [RefundRequests.jobKind], logger: logger)
+            #expect(batch.map(\.kind) == ["process_notification"])
+            let call = try await queue.claimCall(kind: RefundRequests.jobKind, worker: "w", lease: .seconds(60), logger: logger)
+            #expect(call?.kind == RefundRequests.jobKind)
+            let job = try #require(call)
+            await #expect(throws: CallInsideTransaction.self) {
+                try await client.withConnection(logger: logger) { try await handler.handle(job, connection: $0, logger: logger) }
+            }
+            // The call lanes' claim reads its own index, not the batches' (a table this small is read whole unless
+            // told otherwise).
+            let lines = try await client.withConnection(logger: logger) { connection in
+                try await connection.query("SET enable_seqscan = off", logger: logger)
+                let plan = try await connection.query(
+                    """
+                    EXPLAIN SELECT id FROM reclaim.jobs
+                    WHERE state IN ('available', 'retryable') AND run_at <= now() AND target IS NULL AND kind = \(RefundRequests.jobKind)
+                    ORDER BY run_at, id LIMIT 1 FOR UPDATE SKIP LOCKED
+                    """,
+                    logger: logger
+                )
+                var lines: [String] = []
+                for try await line in plan.decode(String.self) { lines.append(line) }
+                return lines
+            }
+            #expect(lines.joined(separator: "\n").contains("jobs_call_claim_idx"), "\(lines.joined(separator: "\n"))")
+        }
+    }
+}
