@@ -255,7 +255,9 @@ public struct RefundPolicies: Sendable, Equatable {
     }
 
     /// A customer who reports a fulfilment issue is never told `DELIVERED` unless a policy for that reason says so
-    /// (`conditions.reasons` names it): a general policy or the default states delivery without having looked.
+    /// (`conditions.reasons` names it): a general policy or the default states delivery without having looked. Apple's
+    /// `deliveryStatus` is "A value that indicates whether the app successfully delivered an In-App Purchase that works
+    /// properly", required, and has no "unknown": a request whose answer Reclaim cannot vouch for is not answered.
     private static func checked(
         _ decision: RefundDecision,
         body: ConsumptionRequestBody,

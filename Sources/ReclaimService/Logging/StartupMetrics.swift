@@ -75,6 +75,16 @@ enum StartupMetrics {
         for label in ["reclaim_jobs_completed_total", "reclaim_jobs_failed_total", "reclaim_jobs_dead_total"] {
             Counter(label: label).increment(by: 0)
         }
+        // Refund answers, for an app with `refunds`: retries that wait on Apple (ReclaimRefundAnswersUnauthorized reads
+        // the unauthorized ones) and the settled answers.
+        if config.apps.contains(where: { $0.refunds != nil }) {
+            for reason in ["unauthorized", "unavailable"] {
+                Counter(label: "reclaim_refund_answer_retries_total", dimensions: [("reason", reason)]).increment(by: 0)
+            }
+            for status in ["sent", "refused", "expired", "unanswered"] {
+                Counter(label: "reclaim_refund_answers_total", dimensions: [("status", status)]).increment(by: 0)
+            }
+        }
         // Reconciliation, for each app it runs for (those with serverAPI) and each environment it accepts.
         for app in config.apps where app.serverAPI != nil {
             for environment in app.environments where ["Production", "Sandbox"].contains(environment) {
