@@ -5,7 +5,7 @@
 -- at once, leaves one consistent schema. The binary compiles this file in (Package.swift embeds
 -- it; ReclaimStore's SchemaSQL): there is no other copy.
 --
--- reclaim-schema-version: 21
+-- reclaim-schema-version: 22
 --
 -- A database at an older version is upgraded by the scripts in migrations/ (NNN-name.sql takes
 -- version NNN-1 to NNN); applying this file to an empty database gives the same result.
@@ -767,6 +767,30 @@ COMMENT ON COLUMN reclaim.campaign_funnel.shown IS 'Offers the app reported as s
 COMMENT ON COLUMN reclaim.campaign_funnel.redeemed IS 'Offers Apple reported as redeemed.';
 COMMENT ON COLUMN reclaim.campaign_funnel.withdrawn IS 'Offers withdrawn (superseded, or the subscriber came back without them).';
 COMMENT ON COLUMN reclaim.campaign_funnel.expired IS 'Offers that reached deliverable_until unredeemed.';
+
+CREATE VIEW reclaim.campaign_decisions_by_source AS
+SELECT d.bundle_id,
+       d.environment,
+       d.campaign_id,
+       coalesce(d.variant_id, '')                                 AS variant_id,
+       CASE n.source WHEN 'backfill' THEN 'backfill' ELSE 'live' END AS source,
+       count(*)                                                   AS decided,
+       count(*) FILTER (WHERE d.outcome = 'offered')              AS offered,
+       count(*) FILTER (WHERE d.outcome = 'held_out')             AS held_out,
+       count(*) FILTER (WHERE d.outcome = 'skipped')              AS skipped
+FROM reclaim.campaign_decisions d
+JOIN reclaim.notifications n ON n.notification_uuid = d.notification_uuid
+GROUP BY 1, 2, 3, 4, 5;
+COMMENT ON VIEW reclaim.campaign_decisions_by_source IS 'Per campaign (and variant) and environment, all time: decisions made on live notifications and on the state reclaim backfill --evaluate imported, apart (campaign_funnel and the lift views count both together). A decision''s source is its triggering notification''s (a delayed campaign''s fire keeps its trigger''s).';
+COMMENT ON COLUMN reclaim.campaign_decisions_by_source.bundle_id IS 'The app.';
+COMMENT ON COLUMN reclaim.campaign_decisions_by_source.environment IS 'Production or Sandbox.';
+COMMENT ON COLUMN reclaim.campaign_decisions_by_source.campaign_id IS 'The campaign.';
+COMMENT ON COLUMN reclaim.campaign_decisions_by_source.variant_id IS 'The variant of an experiment; empty without variants.';
+COMMENT ON COLUMN reclaim.campaign_decisions_by_source.source IS 'live (a notification Apple sent, or its history returned) or backfill (an implied notification of reclaim backfill --evaluate).';
+COMMENT ON COLUMN reclaim.campaign_decisions_by_source.decided IS 'Decisions: offered + held out + skipped.';
+COMMENT ON COLUMN reclaim.campaign_decisions_by_source.offered IS 'Offers issued.';
+COMMENT ON COLUMN reclaim.campaign_decisions_by_source.held_out IS 'Held out (the control group).';
+COMMENT ON COLUMN reclaim.campaign_decisions_by_source.skipped IS 'Turned down by a rule (campaign_decisions.reason).';
 
 CREATE VIEW reclaim.discount_channels_daily AS
 SELECT r.bundle_id,

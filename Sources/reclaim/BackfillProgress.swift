@@ -7,12 +7,18 @@ import Synchronization
 /// second; otherwise a line every five seconds (`N/M ids, R/s, ETA …`), for a log; and the summary at the end.
 final class BackfillProgress: Sendable {
     let terminal: Bool
+    /// Nothing but the caller's own output (`--json`).
+    let quiet: Bool
     let started = ContinuousClock.now
     private let state = Mutex<(last: ContinuousClock.Instant?, firstDone: Int?, drawn: Bool)>((nil, nil, false))
 
-    init(terminal: Bool) { self.terminal = terminal }
+    init(terminal: Bool, quiet: Bool = false) {
+        self.terminal = terminal
+        self.quiet = quiet
+    }
 
     func update(_ counts: Backfill.Counts) {
+        guard !quiet else { return }
         let now = ContinuousClock.now
         let due = state.withLock { state -> Bool in
             if state.firstDone == nil { state.firstDone = counts.done }
@@ -40,6 +46,7 @@ final class BackfillProgress: Sendable {
 
     /// A line of its own (an invalid id, say), without breaking the bar.
     func print(_ text: String) {
+        guard !quiet else { return FileHandle.standardError.write(Data((text + "\n").utf8)) }
         let drawn = state.withLock { state -> Bool in
             defer { state.drawn = false }
             return state.drawn

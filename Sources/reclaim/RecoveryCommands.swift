@@ -69,7 +69,8 @@ struct BackfillCommand: AsyncParsableCommand {
         abstract: "Seed subscription state from Get All Subscription Statuses for transaction ids (one a line), at Apple's rate limit.",
         discussion: """
             Ids come from --transactions FILE, or standard input. Verified like notifications; no campaign fires on backfilled \
-            state unless --evaluate. Concurrent up to the endpoint's rate budget (Apple's 50 requests a second in Production, 5 \
+            state unless --evaluate. Ids are asked of Production only unless --environment says otherwise. Run --dry-run first: \
+            it asks Apple and writes nothing, and says what each campaign would do. Concurrent up to the endpoint's rate budget (Apple's 50 requests a second in Production, 5 \
             in Sandbox, shared with every Reclaim process on the database). Resumable: ids already handled \
             (reclaim.backfill_transactions) are skipped, so a run stopped by Ctrl-C, a crash or kill -9 goes on where it \
             stopped when run again. An id that is not a transaction id, or whose answer fails, is recorded with its reason and \
@@ -79,13 +80,20 @@ struct BackfillCommand: AsyncParsableCommand {
     @Option(help: "A file with one transaction id a line (blank lines and lines starting with # are ignored); - or none: standard input.")
     var transactions: String?
     @Option(help: "The app (bundle id); may be omitted when one app has serverAPI.") var app: String?
-    @Option(help: "Production or Sandbox, when you know where the ids are: one call per id (default: Production, then Sandbox).")
+    @Option(help: "Production or Sandbox: where the ids are asked (default: Production; Sandbox for an app that accepts only Sandbox).")
     var environment: String?
     @Flag(
         help:
             "Let the campaigns evaluate each subscription as the notification its status implies (e.g. expired by choice: EXPIRED/VOLUNTARY); by default backfill seeds state only and offers nothing."
     )
     var evaluate = false
+    @Flag(
+        name: .customLong("dry-run"),
+        help:
+            "Ask Apple as a real run does and write nothing (only the shared rate budget): print what would be stored and, with --evaluate, what each campaign and arm would decide (offer, hold out, skip by reason), with counts."
+    )
+    var dryRun = false
+    @Flag(help: "With --dry-run: print its counts as JSON rows.") var json = false
     @OptionGroup var configOptions: ConfigOptions
     @OptionGroup var database: DatabaseOptions
 
@@ -109,7 +117,8 @@ struct BackfillCommand: AsyncParsableCommand {
         guard let bundleId = app ?? (candidates.count == 1 ? candidates[0] : nil) else {
             throw ValidationError("name the app with --app (apps with serverAPI: \(candidates.joined(separator: ", ")))")
         }
-        let meter = BackfillProgress(terminal: isatty(STDOUT_FILENO) == 1)
+        if json && !dryRun { throw ValidationError("--json goes with --dry-run (a real run prints its progress and a summary)") }
+        let meter = BackfillProgress(terminal: isatty(STDOUT_FILENO) == 1, quiet: json)
         let counts = try await Backfill.run(
             config: config,
             url: try database.resolved(),
@@ -117,11 +126,20 @@ struct BackfillCommand: AsyncParsableCommand {
             environment: environment,
             transactionIds: ids,
             evaluate: evaluate,
+            dryRun: dryRun,
             logger: logger,
             progress: { meter.update($0) },
             report: { meter.print($0) }
         )
-        meter.finish(counts)
+        guard dryRun else { return meter.finish(counts) }
+        if json {
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+            print(String(decoding: try encoder.encode(Backfill.dryRunRows(counts, evaluate: evaluate)), as: UTF8.self))
+        } else {
+            meter.finish(counts)
+            print(Backfill.dryRunSummary(counts, evaluate: evaluate))
+        }
     }
 }
 

@@ -11,16 +11,28 @@ public struct CampaignConditions: Sendable, Equatable, Codable {
     public var expirationIntents: [Int]?
     /// The subscription's storefront (three letters, e.g. USA) is one of these.
     public var storefronts: [String]?
+    /// The subscription expired (its stored expiresDate is past) no longer than this before the decision (seconds):
+    /// a base imported by `reclaim backfill --evaluate` offers to recent lapsers only, not to everyone who ever left.
+    public var lapsedWithinSeconds: Int64?
 
-    public init(products: [String]? = nil, minimumTenureSeconds: Int64? = nil, expirationIntents: [Int]? = nil, storefronts: [String]? = nil) {
+    public init(
+        products: [String]? = nil,
+        minimumTenureSeconds: Int64? = nil,
+        expirationIntents: [Int]? = nil,
+        storefronts: [String]? = nil,
+        lapsedWithinSeconds: Int64? = nil
+    ) {
         self.products = products
         self.minimumTenureSeconds = minimumTenureSeconds
         self.expirationIntents = expirationIntents
         self.storefronts = storefronts
+        self.lapsedWithinSeconds = lapsedWithinSeconds
     }
 
-    /// nil when the subscriber qualifies, else the reason they do not.
-    func unmet(by state: SubscriptionState, at time: Date) -> String? {
+    /// nil when the subscriber qualifies, else the reason they do not. Tenure is measured at the trigger (`time`);
+    /// the lapse at the decision (`now`: a delayed campaign's fire time), since what matters is how long ago the
+    /// subscriber left when the offer is made.
+    func unmet(by state: SubscriptionState, at time: Date, now: Date) -> String? {
         if let products, !products.contains(state.productId ?? "") {
             return "product \(state.productId ?? "unknown") is not one of \(products.joined(separator: ", "))"
         }
@@ -37,6 +49,15 @@ public struct CampaignConditions: Sendable, Equatable, Codable {
         }
         if let storefronts, !storefronts.contains(state.storefront ?? "") {
             return "storefront \(state.storefront ?? "unknown") is not one of \(storefronts.joined(separator: ", "))"
+        }
+        if let lapsedWithinSeconds {
+            guard let expiresAt = state.expiresAt else { return "lapsedWithin: expiry unknown (no expiresDate seen)" }
+            guard expiresAt <= now else { return "lapsedWithin: not expired (expires \(CampaignEvaluator.iso(expiresAt)))" }
+            let lapsed = now.timeIntervalSince(expiresAt)
+            if lapsed > Double(lapsedWithinSeconds) {
+                let ago = lapsed >= 86_400 ? "\(Int(lapsed / 86_400))d" : "\(Int(lapsed / 3600))h"
+                return "lapsedWithin: expired \(ago) ago, more than \(CampaignEvaluator.duration(TimeInterval(lapsedWithinSeconds)))"
+            }
         }
         return nil
     }

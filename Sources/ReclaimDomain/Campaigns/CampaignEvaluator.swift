@@ -119,7 +119,7 @@ public enum CampaignEvaluator {
         if let startsAt = campaign.startsAt, at < startsAt { return "not started: the campaign starts \(iso(startsAt))" }
         if let endsAt = campaign.endsAt, at >= endsAt { return "ended: the campaign ended \(iso(endsAt))" }
         if !state.hasOrHadSubscription { return "no subscription: Apple offers promotional offers only to subscribers who have or had one" }
-        if let unmet = campaign.conditions.unmet(by: state, at: at) { return "condition not met: \(unmet)" }
+        if let unmet = campaign.conditions.unmet(by: state, at: at, now: now) { return "condition not met: \(unmet)" }
         if campaign.standAsideForWinBack, !state.eligibleWinBackOfferIds.isEmpty {
             return "standing aside: Apple lists win-back offers \(state.eligibleWinBackOfferIds.joined(separator: ", ")) for this subscriber"
         }

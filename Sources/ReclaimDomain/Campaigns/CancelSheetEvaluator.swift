@@ -100,7 +100,7 @@ public enum CancelSheetEvaluator {
     private static func skipReason(_ campaign: Campaign, state: SubscriptionState, request: Request) -> String? {
         if let startsAt = campaign.startsAt, request.now < startsAt { return "not started: the campaign starts \(CampaignEvaluator.iso(startsAt))" }
         if let endsAt = campaign.endsAt, request.now >= endsAt { return "ended: the campaign ended \(CampaignEvaluator.iso(endsAt))" }
-        if let unmet = campaign.conditions.unmet(by: state, at: request.now) { return "condition not met: \(unmet)" }
+        if let unmet = campaign.conditions.unmet(by: state, at: request.now, now: request.now) { return "condition not met: \(unmet)" }
         if campaign.standAsideForWinBack, !state.eligibleWinBackOfferIds.isEmpty {
             return "standing aside: Apple lists win-back offers \(state.eligibleWinBackOfferIds.joined(separator: ", ")) for this subscriber"
         }

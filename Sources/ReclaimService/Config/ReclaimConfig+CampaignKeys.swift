@@ -103,6 +103,9 @@ extension ReclaimConfig {
             public var minimumTenure: ConfigDuration?
             public var expirationIntents: [Int]?
             public var storefronts: [String]?
+            /// Expired no longer than this before the decision: `reclaim backfill --evaluate` over an existing base
+            /// offers to recent lapsers only.
+            public var lapsedWithin: ConfigDuration?
 
             public init() {}
 
@@ -112,9 +115,10 @@ extension ReclaimConfig {
                 minimumTenure = try container.decodeDurationIfPresent(forKey: .minimumTenure)
                 expirationIntents = try container.decodeIfPresent([Int].self, forKey: .expirationIntents)
                 storefronts = try container.decodeIfPresent([String].self, forKey: .storefronts)
+                lapsedWithin = try container.decodeDurationIfPresent(forKey: .lapsedWithin)
             }
 
-            enum CodingKeys: String, ConfigKeys { case products, minimumTenure, expirationIntents, storefronts }
+            enum CodingKeys: String, ConfigKeys { case products, minimumTenure, expirationIntents, storefronts, lapsedWithin }
         }
 
         enum CodingKeys: String, ConfigKeys {

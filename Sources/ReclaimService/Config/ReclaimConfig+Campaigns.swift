@@ -14,7 +14,8 @@ extension ReclaimConfig {
                     products: campaign.conditions.products,
                     minimumTenureSeconds: campaign.conditions.minimumTenure?.seconds,
                     expirationIntents: campaign.conditions.expirationIntents,
-                    storefronts: campaign.conditions.storefronts
+                    storefronts: campaign.conditions.storefronts,
+                    lapsedWithinSeconds: campaign.conditions.lapsedWithin?.seconds
                 ),
                 productId: campaign.offer?.productId ?? "",
                 offerIdentifier: campaign.offer?.offerIdentifier ?? "",
@@ -154,6 +155,17 @@ extension ReclaimConfig {
                 problem("conditions.storefronts", "'\(bad)' is not a three-letter storefront code such as USA")
             }
             if let products = conditions.products, products.isEmpty { problem("conditions.products", "is empty: no product would qualify") }
+            if let lapsed = conditions.lapsedWithin, lapsed.seconds < 3600 {
+                problem("conditions.lapsedWithin", "\(lapsed) is shorter than an hour: hardly anyone would qualify (e.g. 30d)")
+            }
+            if conditions.lapsedWithin != nil, let trigger = try? CampaignTrigger(parsing: campaign.trigger),
+                ["RETENTION_MESSAGING", "SUBSCRIBED", "DID_RENEW", "OFFER_REDEEMED"].contains(trigger.type)
+            {
+                problem(
+                    "conditions.lapsedWithin",
+                    "trigger \(campaign.trigger) comes while the subscription runs: lapsedWithin needs an expired subscription, so it would never be met"
+                )
+            }
         }
         return problems
     }

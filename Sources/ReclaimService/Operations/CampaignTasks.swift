@@ -134,21 +134,35 @@ public enum CampaignTasks {
         url: DatabaseURL,
         logger: Logger
     ) async throws -> String {
-        let (rows, saves) = try await Database.withDatabase(url, maxConnections: 1, logger: logger) { client in
+        let (rows, saves, sources) = try await Database.withDatabase(url, maxConnections: 1, logger: logger) { client in
             try await client.withConnection(logger: logger) { connection in
                 (
                     try await LiftStatistics.load(environment: environment, campaign: campaign, since: since, connection: connection, logger: logger),
                     // Cancel-sheet decisions settle at their window's end; --since does not apply to them.
-                    try await SaveRateStatistics.load(environment: environment, campaign: campaign, connection: connection, logger: logger)
+                    try await SaveRateStatistics.load(environment: environment, campaign: campaign, connection: connection, logger: logger),
+                    // All time, live and backfill apart: an imported base's decisions are not the live funnel's.
+                    try await DecisionSourceCounts.load(environment: environment, campaign: campaign, connection: connection, logger: logger)
                 )
             }
         }
         if json {
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-            return String(decoding: try encoder.encode(rows.map(ReportRow.lift) + saves.map(ReportRow.saveRate)), as: UTF8.self)
+            let all = rows.map(ReportRow.lift) + saves.map(ReportRow.saveRate) + sources.map(ReportRow.decisions)
+            return String(decoding: try encoder.encode(all), as: UTF8.self)
+        }
+        var decisionLines: [String] = []
+        if sources.contains(where: { $0.source == "backfill" }) {
+            decisionLines.append("Decisions by source, all time (backfill: state imported by reclaim backfill --evaluate):")
+            for row in sources {
+                decisionLines.append(
+                    "\(row.campaignId)\(row.variantId.isEmpty ? "" : ", variant \(row.variantId)") [\(row.bundleId)] \(row.source): "
+                        + "offered \(row.offered), held out \(row.heldOut), skipped \(row.skipped)"
+                )
+            }
         }
         guard !rows.isEmpty || !saves.isEmpty else {
+            if !decisionLines.isEmpty { return decisionLines.joined(separator: "\n") }
             return "no campaign has treated or held out anyone in \(environment)" + (campaign.map { " (campaign \($0))" } ?? "")
         }
         func percent(_ rate: LiftStatistics.Rate, signed: Bool = false) -> String {
@@ -173,20 +187,23 @@ public enum CampaignTasks {
             lines.append("  save rate           \(percent(row.saveRate)), held out (Apple's fallback) \(percent(row.heldOutSaveRate))")
             lines.append("  lift in save rate   \(percent(row.lift, signed: true))")
         }
-        return lines.joined(separator: "\n")
+        return (lines + decisionLines).joined(separator: "\n")
     }
 }
 
-/// A row of `reclaim campaigns report --json`: a notification campaign's lift, or a cancel-sheet arm's save rate
-/// (`"kind": "cancel-sheet"`, `saveRate`).
+/// A row of `reclaim campaigns report --json`: a notification campaign's lift, a cancel-sheet arm's save rate
+/// (`"kind": "cancel-sheet"`, `saveRate`), or a campaign's decisions from one source (`"kind": "decisions"`, `source`
+/// `live` or `backfill`).
 enum ReportRow: Encodable {
     case lift(LiftStatistics)
     case saveRate(SaveRateStatistics)
+    case decisions(DecisionSourceCounts)
 
     func encode(to encoder: any Encoder) throws {
         switch self {
         case .lift(let row): try row.encode(to: encoder)
         case .saveRate(let row): try row.encode(to: encoder)
+        case .decisions(let row): try row.encode(to: encoder)
         }
     }
 }

@@ -40,11 +40,53 @@ public enum Backfill {
         public var rateLimited = 0
         /// Why ids failed, with how many failed so.
         public var failures: [String: Int] = [:]
+        /// A dry run with `evaluate`: what the campaigns would decide, grouped, with how many.
+        public var wouldDecide: [DryRunDecision: Int] = [:]
+        /// A dry run: the subscriptions that would be stored, by Apple's status (`active`, `expired`, …).
+        public var wouldStore: [String: Int] = [:]
 
         public init() {}
 
         /// Ids done, this run or before.
         public var done: Int { seeded + skipped + notFound + invalid + failed }
+    }
+
+    /// One line of a dry run's answer: a campaign (and variant) would decide this, for this reason (its kind: the
+    /// words before the details, e.g. `condition not met: lapsedWithin`).
+    public struct DryRunDecision: Hashable, Sendable, Codable, Comparable {
+        public var campaign: String
+        public var variant: String
+        /// `offered`, `held_out`, `skipped`, or `scheduled` (a delayed campaign, decided when it fires).
+        public var outcome: String
+        public var reason: String
+
+        public static func < (a: Self, b: Self) -> Bool {
+            (a.campaign, a.variant, a.outcome, a.reason) < (b.campaign, b.variant, b.outcome, b.reason)
+        }
+
+        /// A reason without its details (dates, counts), so that like decisions group together.
+        static func kind(of reason: String) -> String {
+            let parts = reason.split(whereSeparator: { $0 == ":" || $0 == ";" }).map { $0.trimmingCharacters(in: .whitespaces) }
+            guard var first = parts.first else { return reason }
+            if first == "condition not met", parts.count > 1 {
+                return "condition not met: " + (parts[1].split(separator: " ").first.map(String.init) ?? parts[1])
+            }
+            // The arm is the row's variant already.
+            if let arm = first.range(of: " (variant ") { first = String(first[..<arm.lowerBound]) }
+            return first
+        }
+    }
+
+    /// Apple's subscription status, named (Get All Subscription Statuses' `status`).
+    static func statusName(_ status: Int64?) -> String {
+        switch status {
+        case 1: "active"
+        case 2: "expired"
+        case 3: "billing retry"
+        case 4: "grace period"
+        case 5: "revoked"
+        default: "unknown"
+        }
     }
 
     /// What `reclaim backfill` may be given; anything else is recorded as invalid.
@@ -57,6 +99,7 @@ public enum Backfill {
         environment: String? = nil,
         transactionIds: [String],
         evaluate: Bool = false,
+        dryRun: Bool = false,
         concurrency: Int? = nil,
         logger: Logger,
         progress: @escaping @Sendable (Counts) -> Void = { _ in },
@@ -72,8 +115,11 @@ public enum Backfill {
         if let environment, !app.environments.contains(environment) {
             throw ConfigError("app \(bundleId) does not accept \(environment) (its environments: \(app.environments.joined(separator: ", ")))")
         }
-        let environments = environment.map { [$0] } ?? ["Production", "Sandbox"].filter(app.environments.contains)
-        guard !environments.isEmpty else { throw ConfigError("app \(bundleId) accepts neither Production nor Sandbox") }
+        // Production unless told: an id Production does not know is not asked of Sandbox (a real base lives in
+        // Production; asking again doubles the calls and mixes test purchases in). An app that accepts only Sandbox
+        // is asked in Sandbox.
+        guard let environments = environment.map({ [$0] }) ?? ["Production", "Sandbox"].first(where: app.environments.contains).map({ [$0] })
+        else { throw ConfigError("app \(bundleId) accepts neither Production nor Sandbox") }
         return try await RecoveryTasks.withDependencies(config: config, url: url, logger: logger) { dependencies, http in
             let clients = try environments.map {
                 try AppStoreServerAPIClient(app: app, environment: $0, http: http, pacer: dependencies.applePacer, logger: logger)
@@ -94,7 +140,7 @@ public enum Backfill {
                 }
                 if isTransactionId(id) { pending.append(id) } else { invalid.append(id) }
             }
-            if !invalid.isEmpty {
+            if !invalid.isEmpty, !dryRun {
                 try await dependencies.postgres.withConnection(logger: logger) { [invalid] connection in
                     for id in invalid {
                         try await BackfillStore.record(
@@ -110,7 +156,9 @@ public enum Backfill {
                     }
                 }
                 counts.invalid = invalid.count
-                for id in invalid.prefix(10) { report("\(id.prefix(70)): not a transaction id (digits, at most 64); recorded as invalid") }
+                for id in invalid.prefix(10) {
+                    report("\(id.prefix(70)): not a transaction id (digits, at most 64)\(dryRun ? "" : "; recorded as invalid")")
+                }
             }
             let shared = Shared(counts)
             progress(counts)
@@ -119,7 +167,15 @@ public enum Backfill {
             let rate = api.rate(.getAllSubscriptionStatuses, in: environments[0])
             let workers = concurrency ?? min(100, max(2, Int((rate * 2).rounded(.up))))
             let todo = pending
-            let item = Item(bundleId: bundleId, evaluate: evaluate, clients: clients, engine: engine, dependencies: dependencies, logger: logger)
+            let item = Item(
+                bundleId: bundleId,
+                evaluate: evaluate,
+                dryRun: dryRun,
+                clients: clients,
+                engine: engine,
+                dependencies: dependencies,
+                logger: logger
+            )
             try await withThrowingTaskGroup(of: Void.self) { group in
                 for _ in 0..<min(workers, max(1, todo.count)) {
                     group.addTask {
@@ -133,9 +189,11 @@ public enum Backfill {
                             let outcome = try await item.handle(id)
                             let now = shared.counts.withLock { counts -> Counts in
                                 switch outcome {
-                                case .seeded(let subscriptions):
+                                case .seeded(let subscriptions, let statuses, let decisions):
                                     counts.seeded += 1
                                     counts.subscriptions += subscriptions
+                                    for status in statuses { counts.wouldStore[status, default: 0] += 1 }
+                                    for decision in decisions { counts.wouldDecide[decision, default: 0] += 1 }
                                 case .notFound: counts.notFound += 1
                                 case .failed(let reason):
                                     counts.failed += 1
@@ -165,7 +223,8 @@ public enum Backfill {
     }
 
     enum Outcome: Sendable {
-        case seeded(subscriptions: Int)
+        /// Stored (or, in a dry run, what would be: the statuses and the campaigns' decisions).
+        case seeded(subscriptions: Int, statuses: [String] = [], decisions: [DryRunDecision] = [])
         case notFound
         case failed(reason: String)
     }
@@ -175,6 +234,8 @@ public enum Backfill {
     struct Item: Sendable {
         let bundleId: String
         let evaluate: Bool
+        /// Asks Apple and evaluates as a real run does, in a transaction rolled back: writes nothing.
+        let dryRun: Bool
         let clients: [AppStoreServerAPIClient]
         let engine: CampaignEngine
         let dependencies: Dependencies
@@ -201,6 +262,7 @@ public enum Backfill {
                 throw CancellationError()
             } catch {
                 let reason = Backfill.reason(error)
+                if dryRun { return .failed(reason: reason) }
                 try await dependencies.postgres.withConnection(logger: logger) { [bundleId, logger] connection in
                     try await BackfillStore.record(
                         bundleId: bundleId,
@@ -216,7 +278,22 @@ public enum Backfill {
                 return .failed(reason: reason)
             }
             let answer = found
-            try await dependencies.postgres.transaction(logger: logger) { [bundleId, engine, logger] connection in
+            let statuses = (answer?.snapshots ?? []).map { Backfill.statusName($0.0.appleStatus) }
+            if dryRun, !evaluate {
+                return answer.map { .seeded(subscriptions: $0.snapshots.count, statuses: statuses) } ?? .notFound
+            }
+            do {
+                try await store(answer, id: id)
+            } catch let rolledBack as DryRunRolledBack {
+                return answer.map { .seeded(subscriptions: $0.snapshots.count, statuses: statuses, decisions: rolledBack.decisions) } ?? .notFound
+            }
+            return found.map { .seeded(subscriptions: $0.snapshots.count) } ?? .notFound
+        }
+
+        /// Stores the answer's state, the implied notifications and the campaigns' decisions, and records the id, in
+        /// one transaction; a dry run reads back what it decided and rolls it all back (``DryRunRolledBack``).
+        private func store(_ answer: (environment: String, snapshots: [(SubscriptionSnapshot, String)])?, id: String) async throws {
+            try await dependencies.postgres.transaction(logger: logger) { [bundleId, engine, dryRun, logger] connection in
                 for (snapshot, signedTransaction) in answer?.snapshots ?? [] {
                     if snapshot.notificationType != Backfill.stateOnly {
                         let implied = NotificationRecord(
@@ -242,6 +319,10 @@ public enum Backfill {
                     }
                     try await engine.process(snapshot, connection: connection, logger: logger)
                 }
+                if dryRun {
+                    let uuids = (answer?.snapshots ?? []).map(\.0.notificationUUID)
+                    throw DryRunRolledBack(decisions: try await Self.decisions(of: uuids, connection: connection, logger: logger))
+                }
                 try await BackfillStore.record(
                     bundleId: bundleId,
                     transactionId: id,
@@ -253,8 +334,32 @@ public enum Backfill {
                     logger: logger
                 )
             }
-            return found.map { .seeded(subscriptions: $0.snapshots.count) } ?? .notFound
         }
+
+        /// The decisions the campaigns made in this transaction for these implied notifications, and the delayed
+        /// campaigns they scheduled.
+        static func decisions(of uuids: [UUID], connection: PostgresConnection, logger: Logger) async throws -> [DryRunDecision] {
+            var decisions: [DryRunDecision] = []
+            let rows = try await connection.query(
+                """
+                SELECT campaign_id, coalesce(variant_id, ''), outcome, reason FROM reclaim.campaign_decisions
+                WHERE notification_uuid = ANY(\(uuids))
+                UNION ALL
+                SELECT payload->>'campaignId', '', 'scheduled', 'decided when it fires' FROM reclaim.jobs
+                WHERE kind = \(CampaignFire.jobKind) AND upper(payload->>'notificationUUID') = ANY(\(uuids.map(\.uuidString)))
+                """,
+                logger: logger
+            )
+            for try await (campaign, variant, outcome, reason) in rows.decode((String, String, String, String).self) {
+                decisions.append(DryRunDecision(campaign: campaign, variant: variant, outcome: outcome, reason: DryRunDecision.kind(of: reason)))
+            }
+            return decisions
+        }
+    }
+
+    /// Ends a dry run's transaction (rolled back, so nothing is written), carrying what it decided.
+    struct DryRunRolledBack: Error {
+        let decisions: [DryRunDecision]
     }
 
     /// A failure's reason as the summary groups it: Apple's answer without the id, or the kind of verification

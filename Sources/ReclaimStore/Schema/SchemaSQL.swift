@@ -31,5 +31,6 @@ public enum SchemaSQL {
         19: PackageResources._19_apple_api_pace_sql,
         20: PackageResources._20_refund_requests_sql,
         21: PackageResources._21_refund_answers_apart_sql,
+        22: PackageResources._22_decisions_by_source_sql,
     ].mapValues { String(decoding: $0, as: UTF8.self) }
 }

@@ -3,8 +3,8 @@ import ReclaimDomain
 import ReclaimTestSupport
 import Testing
 
-/// Who qualifies beyond the trigger: products, tenure, expiration intent, storefront. Every condition set must
-/// hold; an unset one lets anyone through.
+/// Who qualifies beyond the trigger: products, tenure, expiration intent, storefront, how recently the subscription
+/// lapsed. Every condition set must hold; an unset one lets anyone through.
 @Suite(.poolWatchdog) struct CampaignConditionsTests: CampaignFactories {
     struct Case: Sendable, CustomStringConvertible {
         var name: String
@@ -14,6 +14,8 @@ import Testing
         var tenureDays: Double? = 365
         var expirationIntent: Int? = 1
         var storefront: String? = "USA"
+        /// Days before the event (t0) the subscription expired (negative: it expires after); nil when unknown.
+        var expiredDaysBefore: Double? = 1
         /// Seconds after the event that the worker evaluates it.
         var evaluatedAfter: Double = 3600
         var expected: Expected
@@ -83,6 +85,34 @@ import Testing
         ),
         Case(name: "storefront unknown", conditions: CampaignConditions(storefronts: ["USA"]), storefront: nil, expected: .skipped("storefront")),
 
+        // lapsedWithin: measured at the decision, from the stored expiry.
+        Case(name: "lapsed recently", conditions: CampaignConditions(lapsedWithinSeconds: 30 * 86_400), expiredDaysBefore: 5, expected: .offered()),
+        Case(
+            name: "lapsed long ago",
+            conditions: CampaignConditions(lapsedWithinSeconds: 30 * 86_400),
+            expiredDaysBefore: 700,
+            expected: .skipped("lapsedWithin: expired 700d ago")
+        ),
+        Case(
+            name: "not expired",
+            conditions: CampaignConditions(lapsedWithinSeconds: 30 * 86_400),
+            expiredDaysBefore: -10,
+            expected: .skipped("lapsedWithin: not expired")
+        ),
+        Case(
+            name: "expiry unknown",
+            conditions: CampaignConditions(lapsedWithinSeconds: 30 * 86_400),
+            expiredDaysBefore: nil,
+            expected: .skipped("lapsedWithin: expiry unknown")
+        ),
+        Case(
+            name: "within at the trigger, past it at the decision",
+            conditions: CampaignConditions(lapsedWithinSeconds: 30 * 86_400),
+            expiredDaysBefore: 29,
+            evaluatedAfter: 2 * 86_400,
+            expected: .skipped("lapsedWithin: expired 31d ago")
+        ),
+
         Case(
             name: "every condition met",
             conditions: CampaignConditions(
@@ -105,12 +135,13 @@ import Testing
         ),
     ])
     func conditions(_ row: Case) throws {
-        let subscriber = state(
+        var subscriber = state(
             productId: row.productId,
             storefront: row.storefront,
             firstPurchaseAt: row.tenureDays.map { Fixture.days(-$0) },
             expirationIntent: row.expirationIntent
         )
+        subscriber.expiresAt = row.expiredDaysBefore.map { Fixture.days(-$0) }
         let decision = try decide(
             campaign(conditions: row.conditions),
             state: subscriber,

@@ -1,0 +1,190 @@
+import Foundation
+import Hummingbird
+import HummingbirdTesting
+import PostgresNIO
+import ReclaimDev
+import ReclaimStore
+import ReclaimTestSupport
+import Synchronization
+import Testing
+
+@testable import ReclaimService
+
+/// Issue 60: importing an existing base with `reclaim backfill --evaluate`: a dry run that counts before anything is
+/// offered, `conditions.lapsedWithin` so that only recent lapsers are offered, Production unless told, and the
+/// backfilled decisions reported apart from the live ones.
+@Suite("Importing an existing base: lapsedWithin, a dry run first, Production unless told, backfill reported apart", .poolWatchdog)
+struct BackfillImportTests {
+    let logger = TestPostgres.logger
+    typealias Setup = RecoveryTests.Setup
+
+    static let recent = "7100000000000001"
+    static let old = "7100000000000002"
+    static let unknown = "7199999999999999"
+
+    func config(_ setup: Setup, port: Int) throws -> ReclaimConfig {
+        try ReclaimConfig.parse(
+            yaml: """
+                apps:
+                  - bundleId: com.example.app
+                    appAppleId: 1234567890
+                    environments: [Production, Sandbox]
+                    issuerId: 11111111-2222-3333-4444-555555555555
+                    signingKeys: [{keyId: OFFERKEY01, file: \(setup.directory.path)/offer.p8}]
+                    rootCertificates: [\(setup.directory.path)/root.pem]
+                    serverAPI: {keyId: APIKEY0001, issuerId: 99999999-2222-3333-4444-555555555555, file: \(setup.directory.path)/api.p8, baseURL: "http://127.0.0.1:\(port)"}
+                campaigns:
+                  - id: winback
+                    app: com.example.app
+                    trigger: EXPIRED
+                    offer: {productId: com.example.monthly, offerIdentifier: WINBACK50}
+                    conditions: {lapsedWithin: 30d}
+                """
+        )
+    }
+
+    /// Two subscribers Production knows, expired by their own choice 5 and 700 days ago.
+    static func lapsers(_ setup: Setup, into standIn: AppleAPIStandIn) throws {
+        let now = Int64(Date().timeIntervalSince1970 * 1000)
+        for (otid, days) in [(recent, Int64(5)), (old, Int64(700))] {
+            let expired = now - days * 86_400_000
+            let transaction: [String: Any] = [
+                "originalTransactionId": otid, "transactionId": otid, "bundleId": "com.example.app", "productId": "com.example.monthly",
+                "environment": "Production", "signedDate": now, "type": "Auto-Renewable Subscription", "expiresDate": expired,
+                "purchaseDate": expired - 30 * 86_400_000, "originalPurchaseDate": expired - 300 * 86_400_000,
+                "appAccountToken": UUID().uuidString.lowercased(),
+            ]
+            let renewal: [String: Any] = [
+                "originalTransactionId": otid, "productId": "com.example.monthly", "autoRenewProductId": "com.example.monthly",
+                "autoRenewStatus": 0, "environment": "Production", "signedDate": now, "expirationIntent": 1,
+            ]
+            let fixture = AppStoreStatusFixture(
+                environment: "Production",
+                bundleId: "com.example.app",
+                status: 2,
+                originalTransactionId: otid,
+                signedTransactionInfo: try setup.ca.sign(json: transaction),
+                signedRenewalInfo: try setup.ca.sign(json: renewal)
+            )
+            standIn.statuses.withLock { $0[otid] = fixture }
+        }
+    }
+
+    func rows(_ client: Database, _ table: String) async throws -> Int {
+        let rows = try await client.query(PostgresQuery(unsafeSQL: "SELECT count(*) FROM reclaim.\(table)"), logger: logger)
+        for try await count in rows.decode(Int64.self) { return Int(count) }
+        return 0
+    }
+
+    @Test("a dry run names the campaign and writes nothing; the real run offers to the one who lapsed 5 days ago, not 700; Production only")
+    func importBase() async throws {
+        let setup = try Setup()
+        defer { setup.remove() }
+        let standIn = setup.standIn()
+        try Self.lapsers(setup, into: standIn)
+        let app = Application(router: standIn.router(), configuration: .init(address: .hostname("127.0.0.1", port: 0)))
+        try await app.test(.live) { http in
+            let port = try #require(http.port)
+            try await withTestDatabase { client, url in
+                let config = try config(setup, port: port)
+                let ids = [Self.recent, Self.old, Self.unknown]
+                let dry = try await Backfill.run(
+                    config: config,
+                    url: url,
+                    app: "com.example.app",
+                    transactionIds: ids,
+                    evaluate: true,
+                    dryRun: true,
+                    logger: logger
+                ) { _ in }
+                #expect(dry.seeded == 2 && dry.notFound == 1 && dry.wouldStore == ["expired": 2])
+                #expect(
+                    dry.wouldDecide == [
+                        .init(campaign: "winback", variant: "", outcome: "offered", reason: "eligible"): 1,
+                        .init(campaign: "winback", variant: "", outcome: "skipped", reason: "condition not met: lapsedWithin"): 1,
+                    ],
+                    "\(dry.wouldDecide)"
+                )
+                let summary = Backfill.dryRunSummary(dry, evaluate: true)
+                #expect(summary.contains("campaign winback:") && summary.contains("offer: 1"), "\(summary)")
+                #expect(summary.contains("skip, condition not met: lapsedWithin: 1"), "\(summary)")
+                for table in ["subscriptions", "campaign_decisions", "offers", "backfill_transactions", "notifications", "jobs"] {
+                    #expect(try await rows(client, table) == 0, "the dry run wrote to reclaim.\(table)")
+                }
+                #expect(try await rows(client, "apple_api_pace") == 1, "the dry run shares the rate budget")
+
+                let counts = try await Backfill.run(
+                    config: config,
+                    url: url,
+                    app: "com.example.app",
+                    transactionIds: ids,
+                    evaluate: true,
+                    logger: logger
+                ) {
+                    _ in
+                }
+                #expect(counts.seeded == 2 && counts.notFound == 1)
+                let offered = try await client.query("SELECT original_transaction_id FROM reclaim.offers", logger: logger)
+                var holders: [String] = []
+                for try await otid in offered.decode(String.self) { holders.append(otid) }
+                #expect(holders == [Self.recent])
+                // Each id asked once: Production only, the unknown one not asked again of Sandbox.
+                let asked = standIn.received.filter { $0.path.hasPrefix("/inApps/v1/subscriptions/") }.map(\.path)
+                #expect(asked.filter { $0.hasSuffix(Self.unknown) }.count == 2, "once by the dry run, once by the real run: \(asked)")
+                #expect(asked.count == 6, "\(asked)")
+
+                // Reported apart from live decisions.
+                let sources = try await client.withConnection(logger: logger) {
+                    try await DecisionSourceCounts.load(environment: "Production", campaign: nil, connection: $0, logger: logger)
+                }
+                #expect(sources.map { "\($0.campaignId) \($0.source) \($0.offered)/\($0.skipped)" } == ["winback backfill 1/1"])
+                let report = try await CampaignTasks.report(campaign: nil, environment: "Production", json: false, url: url, logger: logger)
+                #expect(report.contains("winback [com.example.app] backfill: offered 1, held out 0, skipped 1"), "\(report)")
+                let json = try await CampaignTasks.report(campaign: nil, environment: "Production", json: true, url: url, logger: logger)
+                #expect(json.contains("\"kind\" : \"decisions\"") && json.contains("\"source\" : \"backfill\""), "\(json)")
+            }
+        }
+    }
+
+    @Test("lapsedWithin: shorter than an hour, or on a trigger that comes while the subscription runs, refused with why")
+    func lapsedWithinChecked() {
+        func problems(_ trigger: String, _ lapsed: String) -> String {
+            let yaml = """
+                apps: [{bundleId: a, environments: [Sandbox], signingKeys: [{keyId: K, file: /k.p8}]}]
+                campaigns:
+                  - {id: c, app: a, trigger: \(trigger), offer: {productId: p, offerIdentifier: o}, conditions: {lapsedWithin: \(lapsed)}}
+                """
+            do {
+                _ = try ReclaimConfig.parse(yaml: yaml)
+                return ""
+            } catch { return "\(error)" }
+        }
+        #expect(!problems("EXPIRED", "30d").contains("lapsedWithin"), "\(problems("EXPIRED", "30d"))")
+        #expect(problems("EXPIRED", "10m").contains("shorter than an hour"))
+        #expect(problems("DID_RENEW", "30d").contains("would never be met"))
+    }
+
+    @Test("an app that accepts only Sandbox is asked in Sandbox, once per id")
+    func environments() async throws {
+        let setup = try Setup()
+        defer { setup.remove() }
+        let standIn = setup.standIn()
+        let app = Application(router: standIn.router(), configuration: .init(address: .hostname("127.0.0.1", port: 0)))
+        try await app.test(.live) { http in
+            let port = try #require(http.port)
+            try await withTestDatabase { _, url in
+                // Sandbox only (RecoveryTests' config): the unknown id is asked once, in Sandbox.
+                let counts = try await Backfill.run(
+                    config: try setup.config(port: port),
+                    url: url,
+                    app: "com.example.app",
+                    transactionIds: [Self.unknown],
+                    dryRun: true,
+                    logger: logger
+                ) { _ in }
+                #expect(counts.notFound == 1)
+                #expect(standIn.received.count == 1)
+            }
+        }
+    }
+}
