@@ -54,19 +54,23 @@ final class BackfillProgress: Sendable {
         write((drawn ? "\r\u{1B}[2K" : "") + text + "\n")
     }
 
-    func finish(_ counts: Backfill.Counts) {
+    /// The summary; a dry run's says what would have been seeded.
+    func finish(_ counts: Backfill.Counts, dryRun: Bool = false) {
         if state.withLock({ $0.drawn }) { write("\n") }
         let seconds = (ContinuousClock.now - started).seconds
         let handled = counts.done - counts.skipped
         var summary =
-            "backfill: \(counts.total) ids: \(counts.seeded) seeded (\(counts.subscriptions) subscriptions), \(counts.skipped) done before, "
+            "backfill\(dryRun ? " (dry run)" : ""): \(counts.total) ids: \(counts.seeded) \(dryRun ? "would be seeded" : "seeded") "
+            + "(\(counts.subscriptions) subscriptions), \(counts.skipped) done before, "
             + "\(counts.notFound) not found, \(counts.invalid) invalid, \(counts.failed) failed; "
             + "\(handled) in \(Self.duration(seconds)) (\(Self.rate(Double(handled) / max(seconds, 0.001)))/s); "
             + "Apple's rate limit (429) met \(counts.rateLimited) time\(counts.rateLimited == 1 ? "" : "s")"
         for (reason, count) in counts.failures.sorted(by: { $0.value > $1.value }).prefix(10) {
             summary += "\n  failed \(count)× \(reason)"
         }
-        if counts.failed > 0 { summary += "\n  (reclaim.backfill_transactions has each id's reason; run again to retry the failed ones)" }
+        if counts.failed > 0, !dryRun {
+            summary += "\n  (reclaim.backfill_transactions has each id's reason; run again to retry the failed ones)"
+        }
         write(summary + "\n")
     }
 

@@ -7,7 +7,7 @@ struct CampaignsCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "campaigns",
         abstract: "Check the campaign config, try it on a folder of notifications, report on it, or switch a campaign off and on.",
-        subcommands: [Check.self, Simulate.self, Report.self, Pause.self, Resume.self, Paused.self]
+        subcommands: [Check.self, Simulate.self, Report.self, Pause.self, Resume.self, Withdraw.self, Paused.self]
     )
 
     struct Check: AsyncParsableCommand {
@@ -78,7 +78,7 @@ struct CampaignsCommand: AsyncParsableCommand {
     struct Pause: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract:
-                "Switch a campaign off at once on every server, without a restart: it decides nothing (the cancel sheet falls through) until resume."
+                "Switch a campaign off at once on every server, without a restart: it decides nothing and its offers are not handed out (the cancel sheet falls through) until resume."
         )
         @Argument(help: "The campaign's id.") var campaign: String
         @Option(help: "Why, kept beside the switch (reclaim campaigns paused shows it).") var reason: String?
@@ -108,6 +108,27 @@ struct CampaignsCommand: AsyncParsableCommand {
                     false,
                     campaignId: campaign,
                     reason: nil,
+                    url: try database.resolved(),
+                    logger: Bootstrap.logging()
+                )
+            )
+        }
+    }
+
+    struct Withdraw: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract:
+                "Pause a campaign and end its live offers for good (withdrawn, with the reason; offer.withdrawn webhooks); resume never revives them."
+        )
+        @Argument(help: "The campaign's id.") var campaign: String
+        @Option(help: "Why, kept with the switch and each offer's end reason.") var reason: String?
+        @OptionGroup var database: DatabaseOptions
+
+        func run() async throws {
+            print(
+                try await CampaignSwitchTasks.withdraw(
+                    campaignId: campaign,
+                    reason: reason,
                     url: try database.resolved(),
                     logger: Bootstrap.logging()
                 )

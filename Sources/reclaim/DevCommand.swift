@@ -22,12 +22,24 @@ struct DevCommand: AsyncParsableCommand {
             "Once serving, post a demo subscriber's notifications for the config's first notification-triggered campaign (signed by a demo CA trusted for that app in this process only), so the printed curl returns a real offer."
     )
     var demo = false
+    @Option(
+        help:
+            "Use this PostgreSQL instead of the private one (it is migrated). DATABASE_URL is ignored here: a URL exported for another backend must not get Reclaim's schema."
+    )
+    var databaseURL: String?
 
     func run() async throws {
         let logger = Bootstrap.logging()
         let registry = Bootstrap.metrics()
-        let explicit = ProcessInfo.processInfo.environment["DATABASE_URL"].flatMap { $0.isEmpty ? nil : $0 }
+        if let exported = ProcessInfo.processInfo.environment["DATABASE_URL"], !exported.isEmpty, databaseURL == nil {
+            FileHandle.standardError.write(
+                Data(
+                    "reclaim dev: DATABASE_URL is set and ignored; dev uses its own PostgreSQL under \(directory) (pass --database-url to use another)\n"
+                        .utf8
+                )
+            )
+        }
         let environment = DevEnvironment(root: URL(fileURLWithPath: directory), port: port, host: host, demo: demo)
-        try await environment.run(databaseURL: try explicit.map(DatabaseURL.init), metricsRegistry: registry, logger: logger)
+        try await environment.run(databaseURL: try databaseURL.map(DatabaseURL.init), metricsRegistry: registry, logger: logger)
     }
 }

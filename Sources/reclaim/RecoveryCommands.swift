@@ -137,7 +137,7 @@ struct BackfillCommand: AsyncParsableCommand {
             encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
             print(String(decoding: try encoder.encode(Backfill.dryRunRows(counts, evaluate: evaluate)), as: UTF8.self))
         } else {
-            meter.finish(counts)
+            meter.finish(counts, dryRun: true)
             print(Backfill.dryRunSummary(counts, evaluate: evaluate))
         }
     }

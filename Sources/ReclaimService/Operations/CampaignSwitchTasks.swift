@@ -2,9 +2,9 @@ import Foundation
 import Logging
 import ReclaimStore
 
-/// `reclaim campaigns pause` and `resume`: the kill switch. The switch is a column of `reclaim.campaigns`, which
-/// every cancel-sheet answer reads in its one statement and the workers read with every batch, so it takes effect on
-/// every server at once, without a restart or a config change.
+/// `reclaim campaigns pause`, `resume` and `withdraw`: the kill switch. The switch is a column of `reclaim.campaigns`,
+/// which every cancel-sheet answer and every offer delivery reads in its statement and the workers read with every
+/// batch, so it takes effect on every server at once, without a restart or a config change.
 public enum CampaignSwitchTasks {
     /// Switches `campaignId` off or on; the line to print. Throws when no campaign of that id was ever configured (a
     /// campaign appears in `reclaim.campaigns` once a server started with it).
@@ -15,7 +15,23 @@ public enum CampaignSwitchTasks {
                     "no campaign \(campaignId) in reclaim.campaigns: a campaign is listed there once a server has started with it in its config"
                 )
             }
-            return paused ? "paused \(campaignId): it decides nothing until reclaim campaigns resume \(campaignId)" : "resumed \(campaignId)"
+            return paused
+                ? "paused \(campaignId): it decides nothing and its offers are not handed out until reclaim campaigns resume \(campaignId)"
+                : "resumed \(campaignId)"
+        }
+    }
+
+    /// Pauses `campaignId` and withdraws its live offers for good; the line to print. A later resume decides anew and
+    /// never revives them.
+    public static func withdraw(campaignId: String, reason: String?, url: DatabaseURL, logger: Logger) async throws -> String {
+        try await Database.withDatabase(url, maxConnections: 1, logger: logger) { client in
+            guard let count = try await CampaignStore.withdraw(campaignId: campaignId, reason: reason, postgres: client, logger: logger) else {
+                throw ConfigError(
+                    "no campaign \(campaignId) in reclaim.campaigns: a campaign is listed there once a server has started with it in its config"
+                )
+            }
+            return "withdrew \(campaignId): paused, and \(count) live offer\(count == 1 ? "" : "s") ended for good (an app that already "
+                + "fetched one may still show it until it fetches again); reclaim campaigns resume \(campaignId) decides anew"
         }
     }
 

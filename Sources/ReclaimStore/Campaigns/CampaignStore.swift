@@ -50,6 +50,37 @@ public enum CampaignStore {
         )
     }
 
+    /// `reclaim campaigns withdraw`: pauses the campaign and ends its live offers for good, in one transaction
+    /// (`withdrawn`, with the reason: the offer.withdrawn webhook and the funnel's `withdrawn` count follow from the
+    /// state). nil when no campaign of that id was ever configured; else how many offers were withdrawn.
+    public static func withdraw(campaignId: String, reason: String?, postgres: Database, logger: Logger) async throws -> Int? {
+        try await postgres.transaction(logger: logger) { connection in
+            let paused = try await connection.query(
+                """
+                UPDATE reclaim.campaigns
+                SET paused_at = coalesce(paused_at, now()), paused_reason = coalesce(\(reason), paused_reason, 'withdrawn')
+                WHERE id = \(campaignId) RETURNING id
+                """,
+                logger: logger
+            )
+            var found = false
+            for try await _ in paused { found = true }
+            guard found else { return nil }
+            let ended = try await connection.query(
+                """
+                UPDATE reclaim.offers SET state = 'withdrawn', ended_at = now(),
+                    end_reason = 'withdrawn with its campaign (reclaim campaigns withdraw)' || coalesce(': ' || \(reason), '')
+                WHERE campaign_id = \(campaignId) AND state IN ('ready', 'delivered')
+                RETURNING 1
+                """,
+                logger: logger
+            )
+            var count = 0
+            for try await _ in ended { count += 1 }
+            return count
+        }
+    }
+
     /// The ids of the campaigns switched off (`reclaim campaigns pause`).
     public static func paused(connection: PostgresConnection, logger: Logger) async throws -> Set<String> {
         let rows = try await connection.query("SELECT id FROM reclaim.campaigns WHERE paused_at IS NOT NULL", logger: logger)

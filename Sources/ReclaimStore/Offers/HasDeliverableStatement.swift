@@ -7,6 +7,7 @@ struct HasDeliverableStatement: PostgresPreparedStatement {
     static let sql = """
         SELECT 1 FROM reclaim.offers
         WHERE app_account_token = $1 AND bundle_id = $2 AND state IN ('ready', 'delivered') AND deliverable_until > now()
+          AND NOT EXISTS (SELECT 1 FROM reclaim.campaigns paused WHERE paused.id = offers.campaign_id AND paused.paused_at IS NOT NULL)
         LIMIT 1
         """
     typealias Row = Int

@@ -100,7 +100,7 @@ public enum OfferStore {
         try await select(
             """
             WHERE bundle_id = \(bundleId) AND app_account_token = \(appAccountToken) AND state IN ('ready', 'delivered')
-              AND deliverable_until > now()
+              AND deliverable_until > now() \(unescaped: Self.campaignNotPaused)
             ORDER BY priority DESC, created_at
             FOR UPDATE
             """,
@@ -116,7 +116,7 @@ public enum OfferStore {
             """
             WHERE bundle_id = \(subscriber.bundleId) AND environment = \(subscriber.environment)
               AND original_transaction_id = \(subscriber.originalTransactionId) AND state IN ('ready', 'delivered')
-              AND deliverable_until > now()
+              AND deliverable_until > now() \(unescaped: Self.campaignNotPaused)
             ORDER BY priority DESC, created_at
             FOR UPDATE
             """,
@@ -355,7 +355,15 @@ public enum OfferStore {
         """
         WHERE bundle_id = \(subscriber.bundleId) AND environment = \(subscriber.environment)
           AND original_transaction_id = \(subscriber.originalTransactionId) AND state IN ('ready', 'delivered')
-          AND deliverable_until > now()
+          AND deliverable_until > now() \(unescaped: Self.campaignNotPaused)
         """
     }
+
+    /// What every delivery adds to "live": the offer's campaign is not paused (`reclaim campaigns pause`). A paused
+    /// campaign's offers stay stored and live, so they still count as the subscriber's live offer for the campaigns'
+    /// rules (a resume never leaves two), and come back with `resume` while still deliverable. Read from
+    /// `reclaim.campaigns` by every delivery, so a pause takes effect on every server at once. A grant's offer has
+    /// no campaign row and is never held back.
+    public static let campaignNotPaused =
+        "AND NOT EXISTS (SELECT 1 FROM reclaim.campaigns paused WHERE paused.id = offers.campaign_id AND paused.paused_at IS NOT NULL)"
 }

@@ -1,5 +1,7 @@
 import Foundation
+import PostgresNIO
 import ReclaimDomain
+import ReclaimStore
 import ReclaimTestSupport
 import Testing
 
@@ -131,5 +133,36 @@ struct DevOwnConfigTests {
         #expect(second.contains(try #require(keys["com.acme.one"])) && second.contains(two), "the second run made new app keys")
         again.signal(SIGINT)
         try await eventually("the second run stops on Ctrl-C", timeout: .seconds(30), every: .milliseconds(100)) { !again.isRunning }
+    }
+
+    @Test("a DATABASE_URL exported in the shell is ignored, with a line saying so: that database stays untouched")
+    func exportedDatabaseURLIgnored() async throws {
+        try await withTestDatabase(migrated: false) { other, url in
+            let root = FileManager.default.temporaryDirectory.appendingPathComponent("reclaim-dev-url-\(UUID().uuidString.prefix(8))")
+            try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
+            chmod(root.path, 0o755)  // the cluster runs as the postgres user when the tests run as root
+            defer { try? FileManager.default.removeItem(at: root) }
+            let log = root.appendingPathComponent("dev.log")
+            var environment = ProcessInfo.processInfo.environment
+            environment["DATABASE_URL"] = url.connectionString
+            let dev = try Subprocess(
+                try Binaries.path("reclaim"),
+                ["dev", "--directory", "D", "--port", "\(try LoopbackPort.free())"],
+                environment: environment,
+                directory: root.path,
+                output: log.path
+            )
+            defer { dev.signal(SIGINT) }
+            try await eventually("reclaim dev is ready (or ends)", timeout: .seconds(120), every: .milliseconds(200)) {
+                ((try? String(contentsOf: log, encoding: .utf8)) ?? "").contains("Ctrl-C stops") || !dev.isRunning
+            }
+            let output = try String(contentsOf: log, encoding: .utf8)
+            try #require(dev.isRunning, "reclaim dev ended:\n\(output)")
+            #expect(output.contains("DATABASE_URL is set and ignored"), "\(output)")
+            let rows = try await other.query("SELECT count(*) FROM pg_namespace WHERE nspname = 'reclaim'", logger: TestPostgres.logger)
+            for try await count in rows.decode(Int64.self) { #expect(count == 0, "reclaim dev created its schema in the exported database") }
+            dev.signal(SIGINT)
+            try await eventually("reclaim dev stops on Ctrl-C", timeout: .seconds(30), every: .milliseconds(100)) { !dev.isRunning }
+        }
     }
 }

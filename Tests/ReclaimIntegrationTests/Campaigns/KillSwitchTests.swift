@@ -1,0 +1,116 @@
+import Foundation
+import Hummingbird
+import HummingbirdTesting
+import PostgresNIO
+import ReclaimDomain
+import ReclaimService
+import ReclaimStore
+import ReclaimTestSupport
+import Testing
+
+/// Issue 61: the kill switch stops delivery. A paused campaign's offers are handed out by no door (GET /v1/offers,
+/// the lookup by signed transactions, the cancel sheet's fallback) until it resumes; `withdraw` ends them for good.
+@Suite("The kill switch: pause stops delivery at once, resume brings the offers back, withdraw ends them for good", .poolWatchdog)
+struct KillSwitchTests {
+    let logger = TestPostgres.logger
+    static let token = "00000000-0000-0000-0000-000000000051"
+
+    struct Answer: Decodable {
+        struct Offer: Decodable { let campaign: String }
+        let offers: [Offer]
+    }
+
+    func count(_ client: Database, _ sql: String) async throws -> Int {
+        let rows = try await client.query(PostgresQuery(unsafeSQL: sql), logger: logger)
+        for try await value in rows.decode(Int64.self) { return Int(value) }
+        return 0
+    }
+
+    @Test("pause: no door hands the campaign's offers out, which stay live; resume: back; withdraw: ended, counted, never revived")
+    func pauseResumeWithdraw() async throws {
+        let setup = try CampaignTestSetup()
+        defer { setup.remove() }
+        try await withProcessedCorpus(setup) { client, dependencies in
+            // As a server does at start-up: the config's campaigns mirrored, where the switch lives.
+            try await client.transaction(logger: logger) {
+                try await CampaignStore.sync(try setup.config.domainCampaigns(), connection: $0, logger: logger)
+            }
+            let appKey = try await TestKeys(client: client).create(scope: .app, bundleId: "GeniusParentingAI", logger: logger)
+            let app = Application(router: buildRouter(dependencies), configuration: .init(address: .hostname("127.0.0.1", port: 0)))
+            try await app.test(.live) { http in
+                func offers() async throws -> [String] {
+                    var headers = HTTPFields()
+                    headers[.authorization] = "Bearer \(appKey)"
+                    return try await http.execute(uri: "/v1/offers?appAccountToken=\(Self.token)", method: .get, headers: headers) {
+                        #expect($0.status == .ok)
+                        return try JSONDecoder().decode(Answer.self, from: Data(String(buffer: $0.body).utf8)).offers.map(\.campaign)
+                    }
+                }
+                // The doors that read the database for one subscriber: the lookup by signed transactions and the cancel sheet.
+                func otherDoors() async throws -> (lookup: Int, cancelSheet: Bool) {
+                    let subscriber = try await client.withConnection(logger: logger) { connection -> SubscriberKey in
+                        let rows = try await connection.query(
+                            "SELECT bundle_id, environment, original_transaction_id FROM reclaim.offers WHERE app_account_token = \(UUID(uuidString: Self.token)!) LIMIT 1",
+                            logger: logger
+                        )
+                        for try await (bundle, environment, otid) in rows.decode((String, String, String).self) {
+                            return SubscriberKey(bundleId: bundle, environment: environment, originalTransactionId: otid)
+                        }
+                        throw DeadlineExceeded(description: "no offer of \(Self.token)")
+                    }
+                    return try await client.transaction(logger: logger) { connection in
+                        (
+                            try await OfferStore.lockDeliverable(subscriber: subscriber, connection: connection, logger: logger).count,
+                            try await OfferStore.liveOfferWithGrantMessage(of: subscriber, connection: connection, logger: logger) != nil
+                        )
+                    }
+                }
+                #expect(try await offers() == ["winback-expired"])
+                #expect(try await otherDoors() == (1, true))
+
+                #expect(
+                    try await CancelSheetStore.setPaused(true, campaignId: "winback-expired", reason: "bad copy", postgres: client, logger: logger)
+                )
+                #expect(try await offers() == [], "a paused campaign's offer was handed out")
+                #expect(try await otherDoors() == (0, false))
+                #expect(
+                    try await count(
+                        client,
+                        "SELECT count(*) FROM reclaim.offers WHERE campaign_id = 'winback-expired' AND state IN ('ready', 'delivered')"
+                    ) > 0,
+                    "paused offers stay stored and live"
+                )
+
+                #expect(try await CancelSheetStore.setPaused(false, campaignId: "winback-expired", reason: nil, postgres: client, logger: logger))
+                #expect(try await offers() == ["winback-expired"])
+
+                let live = try await count(
+                    client,
+                    "SELECT count(*) FROM reclaim.offers WHERE campaign_id = 'winback-expired' AND state IN ('ready', 'delivered')"
+                )
+                let withdrawn = try await CampaignStore.withdraw(
+                    campaignId: "winback-expired",
+                    reason: "wrong price",
+                    postgres: client,
+                    logger: logger
+                )
+                #expect(withdrawn == live)
+                #expect(try await offers() == [])
+                #expect(
+                    try await count(
+                        client,
+                        "SELECT count(*) FROM reclaim.offers WHERE campaign_id = 'winback-expired' AND state = 'withdrawn' AND end_reason LIKE '%reclaim campaigns withdraw%wrong price'"
+                    ) == live
+                )
+                #expect(
+                    try await count(client, "SELECT sum(withdrawn)::bigint FROM reclaim.campaign_funnel WHERE campaign_id = 'winback-expired'")
+                        >= live
+                )
+                // Resumed, it decides anew; the withdrawn offers stay withdrawn.
+                #expect(try await CancelSheetStore.setPaused(false, campaignId: "winback-expired", reason: nil, postgres: client, logger: logger))
+                #expect(try await offers() == [])
+                #expect(try await CampaignStore.withdraw(campaignId: "no-such-campaign", reason: nil, postgres: client, logger: logger) == nil)
+            }
+        }
+    }
+}
