@@ -5,7 +5,7 @@
 -- at once, leaves one consistent schema. The binary compiles this file in (Package.swift embeds
 -- it; ReclaimStore's SchemaSQL): there is no other copy.
 --
--- reclaim-schema-version: 22
+-- reclaim-schema-version: 24
 --
 -- A database at an older version is upgraded by the scripts in migrations/ (NNN-name.sql takes
 -- version NNN-1 to NNN); applying this file to an empty database gives the same result.
@@ -306,6 +306,8 @@ CREATE TABLE reclaim.cancel_sheet_decisions (
 CREATE INDEX cancel_sheet_decisions_subscriber_idx ON reclaim.cancel_sheet_decisions (bundle_id, environment, original_transaction_id, decided_at) WHERE repeat_of IS NULL;
 CREATE INDEX cancel_sheet_decisions_campaign_idx ON reclaim.cancel_sheet_decisions (campaign_id, decided_at);
 CREATE INDEX cancel_sheet_decisions_unsettled_idx ON reclaim.cancel_sheet_decisions (decided_at) WHERE settled_at IS NULL AND repeat_of IS NULL;
+-- A replayed realtime request (the same requestIdentifier) is answered from its recorded decision.
+CREATE INDEX cancel_sheet_decisions_request_idx ON reclaim.cancel_sheet_decisions (request_identifier);
 CREATE UNIQUE INDEX cancel_sheet_decisions_first_idx ON reclaim.cancel_sheet_decisions (bundle_id, environment, original_transaction_id, campaign_id, follows) WHERE repeat_of IS NULL AND follows IS NOT NULL;
 COMMENT ON TABLE reclaim.cancel_sheet_decisions IS 'Every answer a cancel-sheet campaign (trigger RETENTION_MESSAGING) gave Apple''s Retention Messaging realtime request, or would have given (shadow): the campaign, the arm or the holdout, and the answer. A request within the campaign''s cooldown of an earlier decision repeats it (repeat_of); first decisions are the unit of the campaign''s statistics.';
 COMMENT ON COLUMN reclaim.cancel_sheet_decisions.id IS 'Decision id.';
@@ -1133,6 +1135,25 @@ COMMENT ON COLUMN reclaim.rejected_inputs_daily.rejections IS 'Refusals.';
 -- ---------------------------------------------------------------------------------------------
 -- Refund requests (CONSUMPTION_REQUEST) answered by policy.
 -- ---------------------------------------------------------------------------------------------
+CREATE TABLE reclaim.messaging_uploads (
+    bundle_id    text        NOT NULL,
+    environment  text        NOT NULL,
+    kind         text        NOT NULL CHECK (kind IN ('message', 'image')),
+    id           text        NOT NULL,
+    sha256       text        NOT NULL,
+    uploaded_at  timestamptz,
+    attempted_at timestamptz NOT NULL DEFAULT now(),
+    PRIMARY KEY (bundle_id, environment, kind, id)
+);
+COMMENT ON TABLE reclaim.messaging_uploads IS 'Every Retention Messaging message and image reclaim messaging apply uploaded (or tried to), per app and environment: Apple has no update (a message or image is uploaded once under its id) and its lists give ids and review states only, so the hash kept here is how a changed text under an uploaded id is caught.';
+COMMENT ON COLUMN reclaim.messaging_uploads.bundle_id IS 'The app.';
+COMMENT ON COLUMN reclaim.messaging_uploads.environment IS 'Production or Sandbox: Apple keeps each apart.';
+COMMENT ON COLUMN reclaim.messaging_uploads.kind IS 'message or image.';
+COMMENT ON COLUMN reclaim.messaging_uploads.id IS 'The message or image identifier (a UUID, lowercase).';
+COMMENT ON COLUMN reclaim.messaging_uploads.sha256 IS 'SHA-256 (hex) of what was sent: the message body as JSON with sorted keys, or the PNG and its size.';
+COMMENT ON COLUMN reclaim.messaging_uploads.uploaded_at IS 'When Apple accepted it (2xx, or 409 for this same content after a lost answer); NULL: tried, not known to have landed.';
+COMMENT ON COLUMN reclaim.messaging_uploads.attempted_at IS 'The latest attempt.';
+
 CREATE TABLE reclaim.refund_requests (
     id                       bigint      GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
     notification_uuid        uuid        NOT NULL UNIQUE,

@@ -12,7 +12,8 @@ struct MessagingCommand: AsyncParsableCommand {
 
     struct Target: ParsableArguments {
         @Option(help: "The app (bundle id).") var app: String
-        @Option(help: "Sandbox or Production; default each the app accepts, Sandbox first (Apple keeps each apart).") var environment: String?
+        @Option(help: "Sandbox or Production (Apple keeps each apart). Required by apply; plan and status show each the app accepts, Sandbox first.")
+        var environment: String?
         @OptionGroup var configOptions: ConfigOptions
         @OptionGroup var database: DatabaseOptions
     }
@@ -34,6 +35,7 @@ struct MessagingCommand: AsyncParsableCommand {
                 for change in plan.changes { print("  \(change)") }
                 for line in plan.waiting { print("  waiting: \(line)") }
                 for line in plan.notes { print("  note: \(line)") }
+                for line in plan.refused { print("  refused: \(line)") }
             }
         }
     }

@@ -111,7 +111,11 @@ extension ReclaimConfig {
         var problems: [String] = []
         var bundles = Set<String>()
         for app in apps {
-            if app.bundleId.isEmpty { problems.append("an app has an empty bundleId") }
+            if app.bundleId.isEmpty {
+                problems.append("an app has an empty bundleId")
+            } else if let problem = Self.bundleIdProblem(app.bundleId) {
+                problems.append("app \(app.bundleId.debugDescription): bundleId \(problem)")
+            }
             if !bundles.insert(app.bundleId).inserted { problems.append("app \(app.bundleId) is listed twice") }
             for environment in app.environments where !Self.knownEnvironments.contains(environment) {
                 problems.append(
@@ -280,5 +284,22 @@ extension ReclaimConfig {
         if host == "localhost" || host == "::1" { return true }
         let parts = host.split(separator: ".", omittingEmptySubsequences: false)
         return parts.count == 4 && parts.first == "127" && parts.allSatisfy { UInt8($0) != nil }
+    }
+}
+
+extension ReclaimConfig {
+    /// Why a bundle id is not one Apple issues, or nil. Apple: "A bundle ID string needs to be a uniform type
+    /// identifier (UTI) that contains only alphanumeric characters (A-Z, a-z, 0-9), hyphens (-), and/or periods (.).
+    /// The string should be in reverse-DNS format." (glossary, "bundle ID"). Checked before a bundle id names a file
+    /// (`reclaim dev`'s `app-keys/<bundle id>`) or a label: no slash, no `..`, nothing a path could climb with.
+    static func bundleIdProblem(_ bundleId: String) -> String? {
+        guard bundleId.utf8.count <= 155 else { return "is longer than 155 characters" }
+        guard bundleId.unicodeScalars.allSatisfy({ $0.isASCII && (CharacterSet.alphanumerics.contains($0) || $0 == "-" || $0 == ".") }) else {
+            return "may hold only A-Z, a-z, 0-9, hyphens and periods (Apple's bundle ID rule)"
+        }
+        if bundleId.hasPrefix(".") || bundleId.hasSuffix(".") || bundleId.contains("..") {
+            return "must not start or end with a period or hold two in a row (reverse-DNS, e.g. com.example.app)"
+        }
+        return nil
     }
 }

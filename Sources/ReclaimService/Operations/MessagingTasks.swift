@@ -1,4 +1,5 @@
 import AsyncHTTPClient
+import Crypto
 import Foundation
 import Logging
 import ReclaimStore
@@ -10,6 +11,11 @@ import ReclaimStore
 /// environment, the system automatically sets message and image states to APPROVED", and "The URL it provides is
 /// specific to the environment (sandbox or production) you use to call Get Realtime URL". So each runs per environment.
 /// Nothing is deleted: a message at Apple the config does not declare is reported and left alone.
+///
+/// Apple has no update: a message or image is uploaded once under its id, and Get Message List returns ids and review
+/// states only. So Reclaim keeps, per environment and id, a hash of what it uploaded (`reclaim.messaging_uploads`):
+/// a declared text that changed under an uploaded id is refused with what to do (a new id), a 409 after an answer that
+/// was lost counts as uploaded, and ids at Apple that Reclaim never uploaded are reported as such.
 public enum MessagingTasks {
     public enum Change: Sendable, Equatable, CustomStringConvertible {
         case uploadImage(id: String, file: String, size: String)
@@ -34,6 +40,22 @@ public enum MessagingTasks {
         public var waiting: [String] = []
         /// What Apple holds that the config does not name, and other remarks.
         public var notes: [String] = []
+        /// What apply refuses to do, with what to do instead (a changed text under an uploaded id).
+        public var refused: [String] = []
+    }
+
+    /// The hash Reclaim keeps of an upload: the message's JSON with sorted keys, or the PNG and its size.
+    static func sha256(_ data: Data) -> String { SHA256.hash(data: data).map { String(format: "%02x", $0) }.joined() }
+
+    static func sha256(_ message: ReclaimConfig.Message) throws -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        return sha256(try encoder.encode(message.upload))
+    }
+
+    static func sha256(image file: String, size: String) throws -> String {
+        guard let png = FileManager.default.contents(atPath: file) else { throw ConfigError("cannot read image \(file)") }
+        return sha256(png + Data(size.utf8))
     }
 
     /// Each environment the app accepts that the App Store Server API has, Sandbox first (Apple: configure the sandbox URL
@@ -59,9 +81,30 @@ public enum MessagingTasks {
         return (app, messaging)
     }
 
-    /// What apply would change in `client`'s environment.
-    static func changes(_ messaging: ReclaimConfig.RetentionMessaging, client: AppStoreServerAPIClient) async throws -> Plan {
+    /// What apply would change in `client`'s environment; `uploads` is what Reclaim uploaded there before.
+    static func changes(
+        _ messaging: ReclaimConfig.RetentionMessaging,
+        client: AppStoreServerAPIClient,
+        uploads: [String: MessagingUploadStore.Upload]
+    ) async throws -> Plan {
         var plan = Plan(environment: client.environment)
+        /// A declared item Apple holds: compared with what Reclaim uploaded under its id.
+        func compare(_ kind: String, _ id: String, sha: String, state: String) {
+            guard let prior = uploads["\(kind) \(id)"] else {
+                plan.notes.append("\(kind) \(id) (\(state)) was uploaded outside Reclaim: its content cannot be compared with the config's")
+                return
+            }
+            if prior.sha256 != sha {
+                plan.refused.append(
+                    "\(kind) \(id) changed in the config since Reclaim uploaded it (\(state) at Apple), and Apple has no update: an id is uploaded once. Give the new \(kind == "message" ? "text" : "image") a new id (a new UUID) and name that id wherever this one is named"
+                )
+            }
+            if state == "REJECTED" {
+                plan.notes.append(
+                    "\(kind) \(id) was REJECTED in Apple's review and will never be approved: change it under a new id (a new UUID) and apply again"
+                )
+            }
+        }
         var messageStates: [String: String] = [:]
         for item in try await client.messageList().messageIdentifiers ?? [] {
             if let id = item.messageIdentifier?.lowercased() { messageStates[id] = item.messageState ?? "unknown" }
@@ -73,12 +116,20 @@ public enum MessagingTasks {
                 if let id = item.imageIdentifier?.lowercased() { imageStates[id] = item.imageState ?? "unknown" }
             }
             var seen = Set<String>()
-            for (image, size) in images where imageStates[image.id] == nil && seen.insert(image.id).inserted {
-                plan.changes.append(.uploadImage(id: image.id, file: image.file, size: size))
+            for (image, size) in images where seen.insert(image.id).inserted {
+                if let state = imageStates[image.id] {
+                    compare("image", image.id, sha: try sha256(image: image.file, size: size), state: state)
+                } else {
+                    plan.changes.append(.uploadImage(id: image.id, file: image.file, size: size))
+                }
             }
         }
-        for message in messaging.messages where messageStates[message.id] == nil {
-            plan.changes.append(.uploadMessage(id: message.id))
+        for message in messaging.messages {
+            if let state = messageStates[message.id] {
+                compare("message", message.id, sha: try sha256(message), state: state)
+            } else {
+                plan.changes.append(.uploadMessage(id: message.id))
+            }
         }
         for id in messageStates.keys.sorted() where !messaging.messages.contains(where: { $0.id == id }) {
             plan.notes.append("message \(id) (\(messageStates[id] ?? "?")) is at Apple but not declared: left alone")
@@ -91,6 +142,10 @@ public enum MessagingTasks {
             let state = messageStates[entry.message] ?? (client.environment == "Sandbox" ? "APPROVED" : "PENDING")
             if state == "APPROVED" {
                 plan.changes.append(.configureDefault(productId: entry.productId, locale: entry.locale, message: entry.message))
+            } else if state == "REJECTED" {
+                plan.waiting.append(
+                    "the default of \(entry.productId) in \(entry.locale): message \(entry.message) was REJECTED at Apple and will never be set; give the message a new id and name it here"
+                )
             } else {
                 plan.waiting.append(
                     "the default of \(entry.productId) in \(entry.locale): message \(entry.message) is \(state) at Apple; a later apply sets it once Apple approves it"
@@ -110,7 +165,7 @@ public enum MessagingTasks {
         app bundleId: String,
         environment: String?,
         logger: Logger,
-        _ body: @Sendable (ReclaimConfig.RetentionMessaging, [AppStoreServerAPIClient]) async throws -> T
+        _ body: @Sendable (ReclaimConfig.RetentionMessaging, [AppStoreServerAPIClient], Database) async throws -> T
     ) async throws -> T {
         let (app, messaging) = try declared(config, app: bundleId)
         let environments = try environments(app, environment)
@@ -118,14 +173,21 @@ public enum MessagingTasks {
             let clients = try environments.map {
                 try AppStoreServerAPIClient(app: app, environment: $0, http: http, pacer: dependencies.applePacer, logger: logger)
             }
-            return try await body(messaging, clients)
+            return try await body(messaging, clients, dependencies.postgres)
         }
     }
 
+    static func uploads(_ client: AppStoreServerAPIClient, _ database: Database, logger: Logger) async throws -> [String: MessagingUploadStore.Upload]
+    {
+        try await MessagingUploadStore.uploads(bundleId: client.bundleId, environment: client.environment, database: database, logger: logger)
+    }
+
     public static func plan(config: ReclaimConfig, url: DatabaseURL, app: String, environment: String?, logger: Logger) async throws -> [Plan] {
-        try await withClients(config: config, url: url, app: app, environment: environment, logger: logger) { messaging, clients in
+        try await withClients(config: config, url: url, app: app, environment: environment, logger: logger) { messaging, clients, database in
             var plans: [Plan] = []
-            for client in clients { plans.append(try await changes(messaging, client: client)) }
+            for client in clients {
+                plans.append(try await changes(messaging, client: client, uploads: try await uploads(client, database, logger: logger)))
+            }
             return plans
         }
     }
@@ -139,19 +201,54 @@ public enum MessagingTasks {
         logger: Logger,
         report: @escaping @Sendable (String) -> Void
     ) async throws -> [Plan] {
-        try await withClients(config: config, url: url, app: app, environment: environment, logger: logger) { messaging, clients in
+        guard environment != nil else {
+            throw ConfigError(
+                "reclaim messaging apply changes one environment at a time: give --environment Sandbox (first) or --environment Production (which also sets the realtime URL your customers' cancel sheets reach); plan and status without it show every environment"
+            )
+        }
+        return try await withClients(config: config, url: url, app: app, environment: environment, logger: logger) { messaging, clients, database in
             var done: [Plan] = []
             for client in clients {
-                var plan = try await changes(messaging, client: client)
+                let uploads = try await uploads(client, database, logger: logger)
+                var plan = try await changes(messaging, client: client, uploads: uploads)
+                guard plan.refused.isEmpty else {
+                    throw ConfigError(plan.refused.map { "\(client.environment): refused: \($0)" }.joined(separator: "\n"))
+                }
+                /// Records the upload's hash before sending (a lost answer leaves it behind), sends, and records its
+                /// landing; a 409 (Apple holds the id already) for content Reclaim itself tried to upload is that lost
+                /// answer's upload: done.
+                func upload(_ kind: String, _ id: String, sha: String, _ send: () async throws -> Void) async throws {
+                    func record(landed: Bool) async throws {
+                        try await MessagingUploadStore.record(
+                            bundleId: client.bundleId,
+                            environment: client.environment,
+                            kind: kind,
+                            id: id,
+                            sha256: sha,
+                            landed: landed,
+                            database: database,
+                            logger: logger
+                        )
+                    }
+                    let prior = uploads["\(kind) \(id)"]
+                    try await record(landed: false)
+                    do {
+                        try await send()
+                    } catch let error as AppStoreAPIError where error.status == 409 && (prior == nil || prior?.sha256 == sha) {
+                        report("\(client.environment): \(kind) \(id) is already at Apple (an earlier attempt's answer was lost): counted as uploaded")
+                    }
+                    try await record(landed: true)
+                }
+
                 var uploaded = false
                 for change in plan.changes {
                     switch change {
                     case .uploadImage(let id, let file, let size):
                         guard let png = FileManager.default.contents(atPath: file) else { throw ConfigError("cannot read image \(file)") }
-                        try await client.uploadImage(id, png: png, size: size)
+                        try await upload("image", id, sha: sha256(png + Data(size.utf8))) { try await client.uploadImage(id, png: png, size: size) }
                     case .uploadMessage(let id):
                         guard let message = messaging.messages.first(where: { $0.id == id }) else { continue }
-                        try await client.uploadMessage(id, message.upload)
+                        try await upload("message", id, sha: try sha256(message)) { try await client.uploadMessage(id, message.upload) }
                         uploaded = true
                     case .configureDefault(let product, let locale, let message):
                         try await client.configureDefaultMessage(productId: product, locale: locale, messageIdentifier: message)
@@ -171,7 +268,7 @@ public enum MessagingTasks {
                 }
                 if uploaded {
                     // Defaults of messages just uploaded wait for Apple's review, except in Sandbox.
-                    let again = try await changes(messaging, client: client)
+                    let again = try await changes(messaging, client: client, uploads: try await Self.uploads(client, database, logger: logger))
                     for change in again.changes {
                         guard case .configureDefault(let product, let locale, let message) = change else { continue }
                         try await client.configureDefaultMessage(productId: product, locale: locale, messageIdentifier: message)
@@ -190,7 +287,7 @@ public enum MessagingTasks {
 
     /// Each message's and image's review state, each default, the realtime URL.
     public static func status(config: ReclaimConfig, url: DatabaseURL, app: String, environment: String?, logger: Logger) async throws -> [String] {
-        try await withClients(config: config, url: url, app: app, environment: environment, logger: logger) { messaging, clients in
+        try await withClients(config: config, url: url, app: app, environment: environment, logger: logger) { messaging, clients, _ in
             var lines: [String] = []
             for client in clients {
                 lines.append("\(client.environment):")
@@ -227,7 +324,7 @@ public enum MessagingTasks {
         logger: Logger,
         report: @escaping @Sendable (String) -> Void
     ) async throws -> Bool {
-        try await withClients(config: config, url: url, app: app, environment: "Sandbox", logger: logger) { _, clients in
+        try await withClients(config: config, url: url, app: app, environment: "Sandbox", logger: logger) { _, clients, _ in
             guard let client = clients.first else { return false }
             let started = try await client.initiatePerformanceTest(originalTransactionId: originalTransactionId)
             let total = started.config?.totalDuration.map { Double($0) / 1000 } ?? 300

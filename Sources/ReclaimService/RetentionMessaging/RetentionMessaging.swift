@@ -32,6 +32,8 @@ public struct RetentionMessaging: Sendable {
     let issuer: OfferIssuer
     /// Records decisions by group commit; each output says whether its record was inserted.
     let recorder: CommitBatcher<CancelSheetStore.Record, Bool>
+    /// Marks a recorded decision `too_late` when its answer missed the budget, until the mark lands.
+    let tooLate: TooLateMarks
     /// The whole answer's budget, from the request's arrival (`server.retentionBudgetMilliseconds`). Apple's
     /// performance test of the realtime URL: the server must respond "within approximately 700 ms".
     var budget: Duration = .milliseconds(300)
@@ -52,19 +54,17 @@ public struct RetentionMessaging: Sendable {
         self.postgres = postgres
         self.issuer = issuer
         self.recorder = recorder
+        self.tooLate = TooLateMarks(postgres: postgres, logger: Logger(label: "reclaim.retention"))
         self.now = now
     }
 
     /// Verifies `signedPayload` and answers it, within ``budget`` of `arrival`; a refusal when it does not verify.
     func answer(signedPayload: String, arrivedAt arrival: ContinuousClock.Instant, logger: Logger) async -> Result<RealtimeAnswer, IngestRefusal> {
         let deadline = arrival + budget
-        // The same moment by the wall clock, which the database compares with its own: past it, a decision is not
-        // recorded (its answer could not leave in time). Not `now`, which tests set to the notifications' time.
-        let recordDeadline = Date().addingTimeInterval(Double((deadline - .now) / .milliseconds(1)) / 1000)
         let outcome = await DeadlineRace<Result<RealtimeAnswer, any Error>>.run(until: deadline) { race in
             do {
                 let realtime = try await verifier.verifyRealtimeRequest(signedPayload)
-                return .success(try await answer(realtime, race: race, recordDeadline: recordDeadline, logger: logger))
+                return .success(try await answer(realtime, race: race, deadline: deadline, logger: logger))
             } catch {
                 return .failure(error)
             }
@@ -90,13 +90,28 @@ public struct RetentionMessaging: Sendable {
         return .success(RealtimeAnswer())
     }
 
+    /// How far a realtime request's `signedDate` may be from now: further, it is a replay (or a clock Reclaim cannot
+    /// trust) and is answered `{}`, recording nothing. Apple's `signedDate`: "The UNIX time, in milliseconds, that the
+    /// App Store signed the JSON Web Signature data"; Apple waits about 700 ms for the answer, so a genuine request
+    /// is seconds old at most.
+    static let replayWindow: TimeInterval = 300
+
     /// The answer to a verified request.
     private func answer(
         _ realtime: RealtimeRequest,
         race: DeadlineRace<Result<RealtimeAnswer, any Error>>,
-        recordDeadline: Date,
+        deadline: ContinuousClock.Instant,
         logger: Logger
     ) async throws -> RealtimeAnswer {
+        let age = now().timeIntervalSince(Date(unixMilliseconds: realtime.signedDate))
+        guard abs(age) <= Self.replayWindow else {
+            Counter(label: "reclaim_retention_replays_total", dimensions: [("kind", "stale")]).increment()
+            logger.notice(
+                "retention request signed too far from now: answered {} and not recorded (a replay?)",
+                metadata: ["requestIdentifier": "\(realtime.requestIdentifier)", "ageSeconds": "\(Int(age))"]
+            )
+            return RealtimeAnswer()
+        }
         let environment = realtime.environment.rawValue
         guard let app = config.apps.first(where: { $0.appAppleId == realtime.appAppleId && $0.environments.contains(environment) }) else {
             logger.notice(
@@ -116,7 +131,7 @@ public struct RetentionMessaging: Sendable {
                 app: app,
                 campaigns: appCampaigns,
                 race: race,
-                recordDeadline: recordDeadline,
+                deadline: deadline,
                 logger: logger
             ) {
                 return answer
@@ -133,13 +148,24 @@ public struct RetentionMessaging: Sendable {
         app: ReclaimConfig.App,
         campaigns appCampaigns: [Campaign],
         race: DeadlineRace<Result<RealtimeAnswer, any Error>>,
-        recordDeadline: Date,
+        deadline: ContinuousClock.Instant,
         logger: Logger
     ) async throws
         -> RealtimeAnswer?
     {
         let context = try await postgres.withConnection(logger: logger) {
-            try await CancelSheetStore.context(of: subscriber, connection: $0, logger: logger)
+            try await CancelSheetStore.context(of: subscriber, requestIdentifier: realtime.requestIdentifier, connection: $0, logger: logger)
+        }
+        if let recorded = context.recorded {
+            // The same request again (Apple's retry, or a replay): the answer recorded for it, nothing recorded anew.
+            Counter(label: "reclaim_retention_replays_total", dimensions: [("kind", "repeated")]).increment()
+            return try replayed(
+                recorded,
+                realtime: realtime,
+                campaigns: appCampaigns,
+                appAccountToken: context.state?.appAccountToken,
+                bundleId: app.bundleId
+            )
         }
         let (decision, skipped) = CancelSheetEvaluator.decide(
             campaigns: appCampaigns,
@@ -175,19 +201,18 @@ public struct RetentionMessaging: Sendable {
             requestIdentifier: realtime.requestIdentifier,
             productId: realtime.productId,
             decision: decision,
-            deadline: recordDeadline
+            deadline: deadline
         )
         guard try await recorder.submit(record) else {
             // Not inserted: past its deadline (then the race has answered {}), or another request's first decision
             // after the same one came first.
-            if Date() >= recordDeadline { throw RetentionBudgetPassed() }
+            if ContinuousClock.now >= deadline { throw RetentionBudgetPassed() }
             return nil
         }
         // The holdout, a shadow or a held-back arm answer {} whatever the time: their record is true either way.
         if decision.answer != nil, !race.commit() {
             // The budget answered {} while the record committed: it must not say Apple saw the arm.
-            let (postgres, id) = (self.postgres, record.id)
-            Task { try? await CancelSheetStore.markTooLate(id, postgres: postgres, logger: logger) }
+            tooLate.mark(record.id)
             throw RetentionBudgetPassed()
         }
         logger.debug(
@@ -205,6 +230,37 @@ public struct RetentionMessaging: Sendable {
             ]
         ).increment()
         return answer
+    }
+
+    /// The answer recorded for a request, given again: `{}` unless it was answered (not a shadow's); a promotional offer
+    /// signed anew (a signature's nonce serves one purchase), in the format its campaign's arm asks for.
+    private func replayed(
+        _ recorded: CancelSheetStore.RecordedAnswer,
+        realtime: RealtimeRequest,
+        campaigns appCampaigns: [Campaign],
+        appAccountToken: UUID?,
+        bundleId: String
+    ) throws -> RealtimeAnswer {
+        guard recorded.outcome == CancelSheetDecision.Outcome.answered.rawValue, !recorded.shadow, let message = recorded.messageIdentifier else {
+            return RealtimeAnswer()
+        }
+        let arm = appCampaigns.first { $0.id == recorded.campaignId }?.variants.first { ($0.id.isEmpty ? nil : $0.id) == recorded.variantId }?.answer
+        let answer: CancelSheetAnswer?
+        switch recorded.answer {
+        case "message": answer = .message(messageIdentifier: message)
+        case "alternate_product":
+            guard let product = recorded.answerProductId else { return RealtimeAnswer() }
+            var plan: CancelSheetAnswer.BillingPlanType?
+            if case .switchTo(_, _, let armPlan)? = arm { plan = armPlan }
+            answer = .switchTo(productId: product, messageIdentifier: message, billingPlanType: plan)
+        case "promotional_offer":
+            guard let product = recorded.answerProductId, let offer = recorded.offerIdentifier else { return RealtimeAnswer() }
+            var format = CancelSheetAnswer.OfferSignatureFormat.v2
+            if case .offer(_, _, _, let armFormat)? = arm { format = armFormat }
+            answer = .offer(productId: product, offerIdentifier: offer, messageIdentifier: message, signature: format)
+        default: answer = nil
+        }
+        return try realtimeAnswer(answer, realtime: realtime, appAccountToken: appAccountToken, bundleId: bundleId)
     }
 
     /// An arm's answer as Apple reads it, its promotional offer signed now.

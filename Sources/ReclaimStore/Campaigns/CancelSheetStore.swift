@@ -17,6 +17,23 @@ public enum CancelSheetStore {
         public var paused: Set<String>
         /// Their discounted redemptions through every door (``DiscountBudget``).
         public var discounts: [DiscountBudget.Spent]
+        /// The decision recorded for this very request (Apple's `requestIdentifier`): a replay is answered from it and
+        /// records nothing new.
+        public var recorded: RecordedAnswer?
+    }
+
+    /// A decision as recorded, enough to answer its request again.
+    public struct RecordedAnswer: Sendable, Equatable {
+        public var campaignId: String
+        public var variantId: String?
+        /// `answered`, `held_out`, `held_back` or `too_late`.
+        public var outcome: String
+        public var shadow: Bool
+        /// `nothing`, `message`, `alternate_product` or `promotional_offer`.
+        public var answer: String
+        public var messageIdentifier: String?
+        public var answerProductId: String?
+        public var offerIdentifier: String?
     }
 
     /// A decision as it is recorded.
@@ -26,11 +43,19 @@ public enum CancelSheetStore {
         public var requestIdentifier: String
         public var productId: String
         public var decision: CancelSheetDecision
-        /// Past this time (the database's clock) the record is not inserted: its answer could no longer leave in time.
-        public var deadline: Date
+        /// Past this moment of this process's monotonic clock the record is not inserted: its answer could no longer
+        /// leave in time. The statement carries what remains of it when sent, and PostgreSQL compares that with its
+        /// own clock from the statement's start: one clock, so no skew between machines decides an answer.
+        public var deadline: ContinuousClock.Instant
 
-        public init(id: UUID, subscriber: SubscriberKey, requestIdentifier: String, productId: String, decision: CancelSheetDecision, deadline: Date)
-        {
+        public init(
+            id: UUID,
+            subscriber: SubscriberKey,
+            requestIdentifier: String,
+            productId: String,
+            decision: CancelSheetDecision,
+            deadline: ContinuousClock.Instant
+        ) {
             self.id = id
             self.subscriber = subscriber
             self.requestIdentifier = requestIdentifier
@@ -40,8 +65,13 @@ public enum CancelSheetStore {
         }
     }
 
-    public static func context(of subscriber: SubscriberKey, connection: PostgresConnection, logger: Logger) async throws -> Context {
-        let rows = try await connection.run(ContextStatement(subscriber: subscriber), logger: logger)
+    public static func context(
+        of subscriber: SubscriberKey,
+        requestIdentifier: String,
+        connection: PostgresConnection,
+        logger: Logger
+    ) async throws -> Context {
+        let rows = try await connection.run(ContextStatement(subscriber: subscriber, requestIdentifier: requestIdentifier), logger: logger)
         guard let row = rows.first else { throw PostgresRowMissing(what: "the cancel-sheet context row") }
         return row
     }
@@ -148,6 +178,7 @@ struct ContextStatement: PostgresPreparedStatement {
         SELECT
             (SELECT coalesce(array_agg(c.id), '{}') FROM reclaim.campaigns c WHERE c.bundle_id = $1 AND c.paused_at IS NOT NULL),
             d.ids, d.campaigns, d.outcomes, d.variants, d.times, r.times, r.offers,
+            q.campaign_id, q.variant_id, q.outcome, q.shadow, q.answer, q.message_identifier, q.answer_product_id, q.offer_identifier,
             s.bundle_id IS NOT NULL, \(SubscriptionStore.columns.split(separator: ",").map { "s." + $0.trimmingCharacters(in: .whitespacesAndNewlines) }.joined(separator: ", "))
         FROM (SELECT $1::text AS bundle_id, $2::text AS environment, $3::text AS original_transaction_id) k
         CROSS JOIN LATERAL (
@@ -159,18 +190,26 @@ struct ContextStatement: PostgresPreparedStatement {
               AND x.repeat_of IS NULL
         ) AS d(ids, campaigns, outcomes, variants, times)
         CROSS JOIN LATERAL \(DiscountsStatement.lateral(over: "k")) AS r(times, offers)
+        LEFT JOIN LATERAL (
+            SELECT * FROM reclaim.cancel_sheet_decisions y
+            WHERE y.request_identifier = $4 AND y.bundle_id = k.bundle_id AND y.environment = k.environment
+              AND y.original_transaction_id = k.original_transaction_id
+            ORDER BY y.decided_at LIMIT 1
+        ) AS q ON true
         LEFT JOIN reclaim.subscriptions s
           ON s.bundle_id = k.bundle_id AND s.environment = k.environment AND s.original_transaction_id = k.original_transaction_id
         """
     typealias Row = CancelSheetStore.Context
 
     let subscriber: SubscriberKey
+    let requestIdentifier: String
 
     func makeBindings() throws -> PostgresBindings {
-        var bindings = PostgresBindings(capacity: 3)
+        var bindings = PostgresBindings(capacity: 4)
         bindings.append(subscriber.bundleId)
         bindings.append(subscriber.environment)
         bindings.append(subscriber.originalTransactionId)
+        bindings.append(requestIdentifier)
         return bindings
     }
 
@@ -183,6 +222,14 @@ struct ContextStatement: PostgresPreparedStatement {
         let variants = try cells.next([String].self)
         let times = try cells.next([Date].self)
         let discounts = try DiscountsStatement.decode(&cells)
+        let recordedCampaign = try cells.next(String?.self)
+        let recordedVariant = try cells.next(String?.self)
+        let recordedOutcome = try cells.next(String?.self)
+        let recordedShadow = try cells.next(Bool?.self)
+        let recordedAnswer = try cells.next(String?.self)
+        let recordedMessage = try cells.next(String?.self)
+        let recordedProduct = try cells.next(String?.self)
+        let recordedOffer = try cells.next(String?.self)
         let known = try cells.next(Bool.self)
         var earlier: [CancelSheetEvaluator.PastDecision] = []
         // One aggregate pass gives the five arrays one length; checked all the same (an index out of range traps).
@@ -202,7 +249,19 @@ struct ContextStatement: PostgresPreparedStatement {
             state: known ? try SubscriptionStore.state(from: &cells) : nil,
             earlier: earlier,
             paused: Set(paused),
-            discounts: discounts
+            discounts: discounts,
+            recorded: recordedCampaign.map { campaign in
+                CancelSheetStore.RecordedAnswer(
+                    campaignId: campaign,
+                    variantId: recordedVariant,
+                    outcome: recordedOutcome ?? "",
+                    shadow: recordedShadow ?? false,
+                    answer: recordedAnswer ?? "nothing",
+                    messageIdentifier: recordedMessage,
+                    answerProductId: recordedProduct,
+                    offerIdentifier: recordedOffer
+                )
+            }
         )
     }
 }
@@ -212,8 +271,10 @@ struct ContextStatement: PostgresPreparedStatement {
 /// - A first decision's `follows` is unique with its subscriber and campaign (`cancel_sheet_decisions_first_idx`):
 ///   `ON CONFLICT DO NOTHING` leaves out the second of two concurrent first decisions after the same one, in this
 ///   batch or another, and its caller repeats the one recorded.
-/// - A record past its deadline is not inserted (`clock_timestamp()`, not the transaction's start): its answer would
-///   leave after Apple's budget, so it leaves as `{}` and nothing says otherwise.
+/// - A record past its deadline is not inserted: its answer would leave after Apple's budget, so it leaves as `{}` and
+///   nothing says otherwise. The deadline travels as the budget that remains when the statement is bound, measured
+///   by PostgreSQL from the statement's start to `clock_timestamp()`: no wall clock of either machine is compared
+///   with the other's (a skew near the budget once turned every answer into `{}`).
 /// - Apple waits for the answer, and the answer waits for this commit; it does not also wait for the WAL's flush to
 ///   disk (`synchronous_commit` off for this transaction, as the queue's claim does). A PostgreSQL crash may lose the
 ///   last fraction of a second of decisions, never a notification (ingest commits synchronously).
@@ -221,7 +282,8 @@ struct RecordStatement: PostgresPreparedStatement {
     static let sql = statement.sql
     static let statement: SQLFragment<[CancelSheetStore.Record]> = """
         \(columns.insert(into: "reclaim.cancel_sheet_decisions"))
-        WHERE r.deadline > clock_timestamp() AND set_config('synchronous_commit', 'off', true) IS NOT NULL
+        WHERE statement_timestamp() + make_interval(secs => r.remaining) > clock_timestamp()
+          AND set_config('synchronous_commit', 'off', true) IS NOT NULL
         ON CONFLICT DO NOTHING
         RETURNING id
         """
@@ -250,7 +312,8 @@ struct RecordStatement: PostgresPreparedStatement {
             .nullable("follows") { record in
                 record.decision.repeatOf == nil ? (record.decision.follows ?? CancelSheetStore.followsNothing) : nil
             },
-            .filter("deadline", "timestamptz") { $0.deadline },
+            // What remains of the budget as the statement is bound, just before it is sent.
+            .filter("remaining", "float8") { record in (record.deadline - .now) / .seconds(1) },
         ]
     )
 

@@ -32,5 +32,7 @@ public enum SchemaSQL {
         20: PackageResources._20_refund_requests_sql,
         21: PackageResources._21_refund_answers_apart_sql,
         22: PackageResources._22_decisions_by_source_sql,
+        23: PackageResources._23_cancel_sheet_replays_sql,
+        24: PackageResources._24_messaging_uploads_sql,
     ].mapValues { String(decoding: $0, as: UTF8.self) }
 }

@@ -20,12 +20,6 @@ struct KillSwitchTests {
         let offers: [Offer]
     }
 
-    func count(_ client: Database, _ sql: String) async throws -> Int {
-        let rows = try await client.query(PostgresQuery(unsafeSQL: sql), logger: logger)
-        for try await value in rows.decode(Int64.self) { return Int(value) }
-        return 0
-    }
-
     @Test("pause: no door hands the campaign's offers out, which stay live; resume: back; withdraw: ended, counted, never revived")
     func pauseResumeWithdraw() async throws {
         let setup = try CampaignTestSetup()
@@ -74,19 +68,21 @@ struct KillSwitchTests {
                 #expect(try await offers() == [], "a paused campaign's offer was handed out")
                 #expect(try await otherDoors() == (0, false))
                 #expect(
-                    try await count(
+                    try await firstInt(
                         client,
                         "SELECT count(*) FROM reclaim.offers WHERE campaign_id = 'winback-expired' AND state IN ('ready', 'delivered')"
-                    ) > 0,
+                    ) ?? 0 > 0,
                     "paused offers stay stored and live"
                 )
 
                 #expect(try await CancelSheetStore.setPaused(false, campaignId: "winback-expired", reason: nil, postgres: client, logger: logger))
                 #expect(try await offers() == ["winback-expired"])
 
-                let live = try await count(
-                    client,
-                    "SELECT count(*) FROM reclaim.offers WHERE campaign_id = 'winback-expired' AND state IN ('ready', 'delivered')"
+                let live = try #require(
+                    try await firstInt(
+                        client,
+                        "SELECT count(*) FROM reclaim.offers WHERE campaign_id = 'winback-expired' AND state IN ('ready', 'delivered')"
+                    )
                 )
                 let withdrawn = try await CampaignStore.withdraw(
                     campaignId: "winback-expired",
@@ -97,14 +93,14 @@ struct KillSwitchTests {
                 #expect(withdrawn == live)
                 #expect(try await offers() == [])
                 #expect(
-                    try await count(
+                    try await firstInt(
                         client,
                         "SELECT count(*) FROM reclaim.offers WHERE campaign_id = 'winback-expired' AND state = 'withdrawn' AND end_reason LIKE '%reclaim campaigns withdraw%wrong price'"
                     ) == live
                 )
                 #expect(
-                    try await count(client, "SELECT sum(withdrawn)::bigint FROM reclaim.campaign_funnel WHERE campaign_id = 'winback-expired'")
-                        >= live
+                    try await firstInt(client, "SELECT sum(withdrawn)::bigint FROM reclaim.campaign_funnel WHERE campaign_id = 'winback-expired'")
+                        ?? 0 >= live
                 )
                 // Resumed, it decides anew; the withdrawn offers stay withdrawn.
                 #expect(try await CancelSheetStore.setPaused(false, campaignId: "winback-expired", reason: nil, postgres: client, logger: logger))

@@ -58,6 +58,8 @@ final class AppleAPIStandIn: Sendable {
     let defaults: Mutex<[String: String]> = Mutex([:])
     let realtimeURL: Mutex<String?> = Mutex(nil)
     let performanceTests: Mutex<[String: Int]> = Mutex([:])
+    /// Message ids whose next upload Apple keeps but whose answer is lost.
+    let loseUploadAnswers: Mutex<Set<String>> = Mutex([])
     /// The state an uploaded message or image starts in: PENDING as in Production, APPROVED as in Sandbox.
     let reviewState: Mutex<String> = Mutex("PENDING")
     let productTypes: Mutex<[String: String]> = Mutex([:])
@@ -132,7 +134,7 @@ final class AppleAPIStandIn: Sendable {
             }
         }
         router.put("/inApps/v1/messaging/message/:id") { request, context in
-            try await self.answer(request, context, endpoint: "uploadMessage") { body in
+            let response = try await self.answer(request, context, endpoint: "uploadMessage") { body in
                 let id = (context.parameters.get("id") ?? "").lowercased()
                 guard UUID(uuidString: id) != nil else { return (.badRequest, #"{"errorMessage":"message identifier not a UUID"}"#) }
                 guard let fields = try? JSONSerialization.jsonObject(with: body) as? [String: Any],
@@ -153,6 +155,12 @@ final class AppleAPIStandIn: Sendable {
                 self.messageBodies.withLock { $0[id] = String(decoding: body, as: UTF8.self) }
                 return (.ok, "")
             }
+            // The upload is kept; its answer is lost (the connection closes before it is read).
+            let id = (context.parameters.get("id") ?? "").lowercased()
+            if response.status == .ok, self.loseUploadAnswers.withLock({ $0.remove(id) != nil }) {
+                return Response(status: .ok, headers: [.contentLength: "100"], body: ResponseBody { _ in throw CancellationError() })
+            }
+            return response
         }
         router.put("/inApps/v1/messaging/image/:id") { request, context in
             try await self.answer(request, context, endpoint: "uploadImage") { body in

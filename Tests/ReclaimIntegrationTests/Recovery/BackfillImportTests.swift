@@ -70,11 +70,7 @@ struct BackfillImportTests {
         }
     }
 
-    func rows(_ client: Database, _ table: String) async throws -> Int {
-        let rows = try await client.query(PostgresQuery(unsafeSQL: "SELECT count(*) FROM reclaim.\(table)"), logger: logger)
-        for try await count in rows.decode(Int64.self) { return Int(count) }
-        return 0
-    }
+    func rows(_ client: Database, _ table: String) async throws -> Int? { try await firstInt(client, "SELECT count(*) FROM reclaim.\(table)") }
 
     @Test("a dry run names the campaign and writes nothing; the real run offers to the one who lapsed 5 days ago, not 700; Production only")
     func importBase() async throws {

@@ -25,14 +25,18 @@ struct RefundAnswerPathTests {
         try await app.test(.live) { http in try await body(try #require(http.port)) }
     }
 
-    static func request(_ setup: Setup, _ id: String) throws -> Data {
-        try RefundRequestTests.notification(setup, type: "CONSUMPTION_REQUEST", id: id, data: ["consumptionRequestReason": "UNINTENDED_PURCHASE"])
+    /// One lane for the batches and `calls` call lanes, polling every 50 ms.
+    func pool(_ client: Database, _ dependencies: Dependencies, calls: Int) -> WorkerPool {
+        WorkerPool(
+            queue: JobQueue(postgres: client),
+            handlers: jobHandlers(dependencies),
+            options: .init(concurrency: 1, callConcurrency: calls, batchSize: 16, pollInterval: .milliseconds(50)),
+            logger: logger
+        )
     }
 
-    func count(_ sql: String, _ client: Database) async throws -> Int {
-        let rows = try await client.query(PostgresQuery(unsafeSQL: sql), logger: logger)
-        for try await value in rows.decode(Int64.self) { return Int(value) }
-        return 0
+    static func request(_ setup: Setup, _ id: String) throws -> Data {
+        try RefundRequestTests.notification(setup, type: "CONSUMPTION_REQUEST", id: id, data: ["consumptionRequestReason": "UNINTENDED_PURCHASE"])
     }
 
     @Test("one request failing at Apple is retried alone: every other answer Apple accepted is sent once, never again")
@@ -52,8 +56,8 @@ struct RefundAnswerPathTests {
                 for id in ids {
                     #expect(accepted.filter { $0 == id }.count == 1, "\(id) accepted \(accepted.filter { $0 == id }.count) times: \(accepted)")
                 }
-                #expect(try await count("SELECT count(*) FROM reclaim.refund_requests WHERE status = 'sent'", client) == 6)
-                #expect(try await count("SELECT count(*) FROM reclaim.jobs WHERE kind = 'refund_answer' AND attempts > 1", client) == 1)
+                #expect(try await firstInt(client, "SELECT count(*) FROM reclaim.refund_requests WHERE status = 'sent'") == 6)
+                #expect(try await firstInt(client, "SELECT count(*) FROM reclaim.jobs WHERE kind = 'refund_answer' AND attempts > 1") == 1)
             }
         }
     }
@@ -70,16 +74,11 @@ struct RefundAnswerPathTests {
                 let dependencies = try Dependencies.test(postgres: client, config: config)
                 // One lane for the batches: before, it claimed the refund answers with the notifications behind them
                 // and waited on Apple inside the batch's transaction.
-                let pool = WorkerPool(
-                    queue: JobQueue(postgres: client),
-                    handlers: jobHandlers(dependencies),
-                    options: .init(concurrency: 1, callConcurrency: 2, batchSize: 16, pollInterval: .milliseconds(50)),
-                    logger: logger
-                )
+                let pool = pool(client, dependencies, calls: 2)
                 try await withServices([pool]) {
                     try await ingestNotifications(try (1...4).map { try Self.request(setup, "820000000000000\($0)") }, dependencies: dependencies)
                     try await eventually("the refund answers queued") {
-                        try await count("SELECT count(*) FROM reclaim.jobs WHERE kind = 'refund_answer'", client) == 4
+                        try await firstInt(client, "SELECT count(*) FROM reclaim.jobs WHERE kind = 'refund_answer'") == 4
                     }
                     var later: [Data] = []
                     for index in 1...6 {
@@ -89,12 +88,13 @@ struct RefundAnswerPathTests {
                     }
                     try await ingestNotifications(later, dependencies: dependencies)
                     try await eventually("every notification processed while Apple answers nothing", timeout: .seconds(15)) {
-                        try await count("SELECT count(*) FROM reclaim.jobs WHERE kind = 'process_notification' AND state <> 'completed'", client) == 0
+                        try await firstInt(client, "SELECT count(*) FROM reclaim.jobs WHERE kind = 'process_notification' AND state <> 'completed'")
+                            == 0
                     }
-                    #expect(try await count("SELECT count(*) FROM reclaim.refund_requests WHERE status = 'sent'", client) == 0)
+                    #expect(try await firstInt(client, "SELECT count(*) FROM reclaim.refund_requests WHERE status = 'sent'") == 0)
                     standIn.consumptionHeld.withLock { $0 = false }
                     try await eventually("the answers sent once Apple answers") {
-                        try await count("SELECT count(*) FROM reclaim.refund_requests WHERE status = 'sent'", client) == 4
+                        try await firstInt(client, "SELECT count(*) FROM reclaim.refund_requests WHERE status = 'sent'") == 4
                     }
                 }
                 #expect(standIn.consumptionAnswers.withLock { $0 }.count == 4)
@@ -114,15 +114,10 @@ struct RefundAnswerPathTests {
                 let retries = { TestMetrics.counterValue("reclaim_refund_answer_retries_total", dimensions: [("reason", "unauthorized")]) }
                 let before = retries()
                 try await ingestNotifications([try Self.request(setup, "8400000000000001")], dependencies: dependencies)
-                let pool = WorkerPool(
-                    queue: JobQueue(postgres: client),
-                    handlers: jobHandlers(dependencies),
-                    options: .init(concurrency: 1, callConcurrency: 1, batchSize: 16, pollInterval: .milliseconds(50)),
-                    logger: logger
-                )
+                let pool = pool(client, dependencies, calls: 1)
                 try await withServices([pool]) {
                     try await eventually("the answer's first attempt failed") {
-                        try await count("SELECT count(*) FROM reclaim.jobs WHERE kind = 'refund_answer' AND state = 'retryable'", client) == 1
+                        try await firstInt(client, "SELECT count(*) FROM reclaim.jobs WHERE kind = 'refund_answer' AND state = 'retryable'") == 1
                     }
                 }
                 let rows = try await client.query(
@@ -162,15 +157,10 @@ struct RefundAnswerPathTests {
                 "INSERT INTO reclaim.jobs (kind, payload) SELECT 'refund_answer', jsonb_build_object('request', id) FROM reclaim.refund_requests",
                 logger: logger
             )
-            let pool = WorkerPool(
-                queue: JobQueue(postgres: client),
-                handlers: jobHandlers(dependencies),
-                options: .init(concurrency: 1, callConcurrency: 1, batchSize: 16, pollInterval: .milliseconds(50)),
-                logger: logger
-            )
+            let pool = pool(client, dependencies, calls: 1)
             try await withServices([pool]) {
                 try await eventually("the job completed") {
-                    try await count("SELECT count(*) FROM reclaim.jobs WHERE state = 'completed'", client) == 1
+                    try await firstInt(client, "SELECT count(*) FROM reclaim.jobs WHERE state = 'completed'") == 1
                 }
             }
             let rows = try await client.query("SELECT status, apple_status, apple_error FROM reclaim.refund_requests", logger: logger)

@@ -74,7 +74,13 @@ struct MessagingSetupTests {
             try await withTestDatabase { _, url in
                 let config = try ReclaimConfig.parse(yaml: Self.yaml(setup, port: port))
                 let lines = LineCollector()
-                let first = try await MessagingTasks.apply(config: config, url: url, app: "com.example.app", environment: nil, logger: logger) {
+                let first = try await MessagingTasks.apply(
+                    config: config,
+                    url: url,
+                    app: "com.example.app",
+                    environment: "Production",
+                    logger: logger
+                ) {
                     lines.append($0)
                 }
                 #expect(first.count == 1 && first[0].environment == "Production")
@@ -91,10 +97,17 @@ struct MessagingSetupTests {
 
                 // Apple approves them.
                 standIn.messages.withLock { for key in $0.keys { $0[key] = "APPROVED" } }
-                _ = try await MessagingTasks.apply(config: config, url: url, app: "com.example.app", environment: nil, logger: logger) { _ in }
+                _ = try await MessagingTasks.apply(config: config, url: url, app: "com.example.app", environment: "Production", logger: logger) { _ in
+                }
                 #expect(standIn.defaults.withLock { $0 } == ["com.example.monthly en-US": Self.welcome])
                 let before = standIn.received.count
-                let again = try await MessagingTasks.apply(config: config, url: url, app: "com.example.app", environment: nil, logger: logger) { _ in
+                let again = try await MessagingTasks.apply(
+                    config: config,
+                    url: url,
+                    app: "com.example.app",
+                    environment: "Production",
+                    logger: logger
+                ) { _ in
                 }
                 #expect(again[0].changes.isEmpty && again[0].waiting.isEmpty)
                 let writes = standIn.received.dropFirst(before).filter { $0.method != "GET" }
@@ -129,6 +142,71 @@ struct MessagingSetupTests {
                 ) { printed.append($0) }
                 #expect(passed)
                 #expect(printed.all.contains { $0.hasPrefix("PASS: success rate 100%") && $0.contains("p99 90 ms") }, "\(printed.all)")
+            }
+        }
+    }
+
+    @Test(
+        "apply converges: --environment required; a lost answer's 409 counts as uploaded; a changed text under an uploaded id refused; REJECTED and outside uploads reported"
+    )
+    func converges() async throws {
+        let setup = try Setup()
+        defer { setup.remove() }
+        try Self.png(width: 3840, height: 400).write(to: setup.directory.appendingPathComponent("wide.png"))
+        let standIn = setup.standIn()
+        // The discount message's first upload lands at Apple, but its answer is lost; the client sends it again.
+        standIn.loseUploadAnswers.withLock { $0.insert(Self.discount) }
+        let app = Application(router: standIn.router(), configuration: .init(address: .hostname("127.0.0.1", port: 0)))
+        try await app.test(.live) { http in
+            let port = try #require(http.port)
+            try await withTestDatabase { _, url in
+                let config = try ReclaimConfig.parse(yaml: Self.yaml(setup, port: port))
+                await #expect(throws: ConfigError.self) {
+                    _ = try await MessagingTasks.apply(config: config, url: url, app: "com.example.app", environment: nil, logger: logger) { _ in }
+                }
+                let lines = Mutex<[String]>([])
+                _ = try await MessagingTasks.apply(config: config, url: url, app: "com.example.app", environment: "Production", logger: logger) {
+                    line in lines.withLock { $0.append(line) }
+                }
+                #expect(
+                    lines.withLock { $0 }.contains { $0.contains("already at Apple (an earlier attempt's answer was lost)") },
+                    "\(lines.withLock { $0 })"
+                )
+                #expect(standIn.messages.withLock { $0.count } == 2)
+                // The same id with another text: refused, naming what to do.
+                let changed = try ReclaimConfig.parse(
+                    yaml: Self.yaml(setup, port: port).replacingOccurrences(of: "Half price for three months.", with: "Half price for six months.")
+                )
+                let plans = try await MessagingTasks.plan(config: changed, url: url, app: "com.example.app", environment: nil, logger: logger)
+                #expect(plans.first?.refused.first?.contains("a new id") == true, "\(plans)")
+                do {
+                    _ = try await MessagingTasks.apply(config: changed, url: url, app: "com.example.app", environment: "Production", logger: logger) {
+                        _ in
+                    }
+                    Issue.record("a changed text under an uploaded id was applied")
+                } catch {
+                    #expect("\(error)".contains("changed in the config since Reclaim uploaded it"), "\(error)")
+                }
+                // Apple rejects the welcome message; a message of the same app uploaded by someone else appears.
+                standIn.messages.withLock {
+                    $0[Self.welcome] = "REJECTED"
+                    $0["5f0c3e2a-9b1d-4c6e-8a7f-1d2e3f4a5b77"] = "APPROVED"
+                }
+                let outside = try ReclaimConfig.parse(
+                    yaml: Self.yaml(setup, port: port).replacingOccurrences(
+                        of: "5f0c3e2a-9b1d-4c6e-8a7f-1d2e3f4a5b02",
+                        with: "5f0c3e2a-9b1d-4c6e-8a7f-1d2e3f4a5b77"
+                    )
+                )
+                let plan = try #require(
+                    try await MessagingTasks.plan(config: outside, url: url, app: "com.example.app", environment: nil, logger: logger).first
+                )
+                #expect(plan.notes.contains { $0.contains("REJECTED in Apple's review") && $0.contains("new id") }, "\(plan.notes)")
+                #expect(plan.waiting.contains { $0.contains("REJECTED at Apple and will never be set") }, "\(plan.waiting)")
+                #expect(
+                    plan.notes.contains { $0.contains("5f0c3e2a-9b1d-4c6e-8a7f-1d2e3f4a5b77") && $0.contains("uploaded outside Reclaim") },
+                    "\(plan.notes)"
+                )
             }
         }
     }

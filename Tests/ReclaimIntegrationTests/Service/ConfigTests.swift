@@ -194,6 +194,23 @@ struct ConfigProblemReportTests {
         #expect(throws: Never.self) { try ReclaimConfig.parse(yaml: "server: {databaseConnections: 13}\nworker: {concurrency: 8}") }
     }
 
+    @Test("bundle ids are Apple's (A-Z, a-z, 0-9, hyphens, periods, reverse-DNS) before one names a file such as reclaim dev's app-keys/<bundle id>")
+    func bundleIds() throws {
+        func problems(_ bundleId: String) -> String {
+            do {
+                _ = try ReclaimConfig.parse(yaml: "apps: [{bundleId: \"\(bundleId)\", environments: [Sandbox]}]")
+                return ""
+            } catch { return "\(error)" }
+        }
+        for accepted in ["com.example.app", "GeniusParentingAI", "com.example.my-app2", "a"] {
+            #expect(problems(accepted).isEmpty, "\(accepted): \(problems(accepted))")
+        }
+        for refused in ["../../etc/cron.d/x", "com/example", "com..example", ".hidden", "com.example.", "com.example app", "com_example", "café.app"]
+        {
+            #expect(problems(refused).contains("bundleId"), "\(refused) was accepted")
+        }
+    }
+
     @Test("server.retentionBudgetMilliseconds: 300 by default, 10 to 700 accepted, past Apple's ~700 ms refused with why")
     func retentionBudget() throws {
         #expect(ReclaimConfig.Server().retentionBudgetMilliseconds == 300)

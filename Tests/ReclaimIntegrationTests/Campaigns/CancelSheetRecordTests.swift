@@ -1,0 +1,143 @@
+import Foundation
+import Hummingbird
+import HummingbirdTesting
+import PostgresNIO
+import ReclaimDev
+import ReclaimDomain
+import ReclaimStore
+import ReclaimTestSupport
+import Testing
+
+@testable import ReclaimService
+
+/// Issue 59: every cancel-sheet record says what happened. A `too_late` mark lands even when the database fails
+/// its first attempt, a replayed request records nothing new, and the record's deadline is one clock's.
+@Suite("Cancel-sheet records true under overload: durable too_late marks, replays answered from their record", .poolWatchdog)
+struct CancelSheetRecordTests {
+    let logger = TestPostgres.logger
+
+    static func request(_ ca: TestCertificateAuthority, id: String, requestIdentifier: String, signedAt: Date = Date()) throws -> String {
+        let jws = try ca.sign(
+            RealtimeRequest(
+                originalTransactionId: id,
+                appAppleId: 6_747_332_178,
+                productId: CancelSheetTests.monthly,
+                userLocale: "en-US",
+                requestIdentifier: requestIdentifier,
+                signedDate: Int64(signedAt.timeIntervalSince1970 * 1000),
+                environment: .sandbox
+            )
+        )
+        return "{\"signedPayload\": \"\(jws)\"}"
+    }
+
+    @Test("the same requestIdentifier twice: the answer recorded for it, one record; a request signed two hours ago: {} and no record")
+    func replays() async throws {
+        let ca = try TestCertificateAuthority()
+        let setup = try CampaignTestSetup(ca: ca, settings: CancelSheetTests.campaigns())
+        defer { setup.remove() }
+        try await withTestDatabase { client, _ in
+            try await CancelSheetTests.withServer(setup, database: client) { post in
+                var answered = 0
+                for index in 0..<12 {
+                    let requestIdentifier = UUID().uuidString.lowercased()
+                    let body = try Self.request(ca, id: String(3_100_000_000_000_000 + index), requestIdentifier: requestIdentifier)
+                    let (firstStatus, first) = try await post(body)
+                    let (againStatus, again) = try await post(body)
+                    #expect(firstStatus == .ok && againStatus == .ok)
+                    let (one, two) = (try CancelSheetTests.json(first), try CancelSheetTests.json(again))
+                    #expect(one.keys.sorted() == two.keys.sorted(), "\(first) then \(again)")
+                    for key in ["message", "alternateProduct", "promotionalOffer"] {
+                        let a = one[key] as? [String: Any]
+                        let b = two[key] as? [String: Any]
+                        #expect(a?["messageIdentifier"] as? String == b?["messageIdentifier"] as? String)
+                        #expect(a?["productId"] as? String == b?["productId"] as? String)
+                        #expect(a?["offerIdentifier"] as? String == b?["offerIdentifier"] as? String)
+                    }
+                    if !one.isEmpty { answered += 1 }
+                    #expect(
+                        try await firstInt(
+                            client,
+                            "SELECT count(*) FROM reclaim.cancel_sheet_decisions WHERE request_identifier = '\(requestIdentifier)'"
+                        )
+                            == 1
+                    )
+                }
+                #expect(answered > 0, "no arm answered any of the twelve")
+                let stale = try Self.request(
+                    ca,
+                    id: "3100000000000099",
+                    requestIdentifier: UUID().uuidString.lowercased(),
+                    signedAt: Date().addingTimeInterval(-7200)
+                )
+                let (status, body) = try await post(stale)
+                #expect(status == .ok && body == "{}", "\(body)")
+                #expect(
+                    try await firstInt(
+                        client,
+                        "SELECT count(*) FROM reclaim.cancel_sheet_decisions WHERE original_transaction_id = '3100000000000099'"
+                    )
+                        == 0
+                )
+            }
+        }
+    }
+
+    @Test("a too_late mark whose first attempt the database never answers is tried again until it lands")
+    func tooLateMarkLands() async throws {
+        try await withTestDatabase { client, url in
+            let id = UUID()
+            try await client.query(
+                """
+                INSERT INTO reclaim.cancel_sheet_decisions (id, campaign_id, bundle_id, environment, original_transaction_id,
+                    request_identifier, product_id, outcome, shadow, answer, message_identifier, reason)
+                VALUES (\(id), 'cancel-sheet', 'GeniusParentingAI', 'Sandbox', '1', \(UUID().uuidString), 'p', 'answered', false,
+                    'message', 'm', 'an arm')
+                """,
+                logger: logger
+            )
+            let proxy = try TCPProxy(upstreamPort: url.port)
+            defer { proxy.stop() }
+            var far = url
+            far.host = "127.0.0.1"
+            far.port = proxy.port
+            far.socketDirectory = nil
+            let deadlines = Database.Deadlines(acquire: .seconds(5), query: .seconds(1), transaction: .seconds(2))
+            try await Database.withDatabase(far, maxConnections: 1, deadlines: deadlines, logger: logger) { database in
+                try await database.query("SELECT 1", logger: logger)
+                // The pool's one connection now swallows everything: the first attempt gets no answer.
+                #expect(proxy.cut() >= 1)
+                let marking = TooLateMarks(postgres: database, logger: logger).mark(id)
+                try await eventually("the mark landed", timeout: .seconds(30)) {
+                    try await firstInt(client, "SELECT count(*) FROM reclaim.cancel_sheet_decisions WHERE outcome = 'too_late'") == 1
+                }
+                await marking.value
+            }
+        }
+    }
+
+    @Test("a record carries the budget that remains, measured by PostgreSQL: inserted with time left, not past it, whatever the wall clocks say")
+    func oneClock() async throws {
+        let ca = try TestCertificateAuthority()
+        let setup = try CampaignTestSetup(ca: ca, settings: CancelSheetTests.campaigns())
+        defer { setup.remove() }
+        let campaign = try #require(try setup.config.domainCampaigns().first { $0.id == "cancel-sheet" })
+        try await withTestDatabase { client, _ in
+            func record(_ deadline: ContinuousClock.Instant, _ id: String) -> CancelSheetStore.Record {
+                CancelSheetStore.Record(
+                    id: UUID(),
+                    subscriber: SubscriberKey(bundleId: "GeniusParentingAI", environment: "Sandbox", originalTransactionId: id),
+                    requestIdentifier: UUID().uuidString.lowercased(),
+                    productId: CancelSheetTests.monthly,
+                    decision: CancelSheetDecision(campaign: campaign, outcome: .heldOut, variant: nil, reason: "held out", repeatOf: nil),
+                    deadline: deadline
+                )
+            }
+            let records = [record(.now + .seconds(5), "1"), record(.now - .milliseconds(1), "2")]
+            let inserted = try await client.withConnection(logger: logger) { connection in
+                try await CancelSheetStore.record(records, connection: connection, logger: logger)
+            }
+            #expect(inserted == [true, false])
+        }
+    }
+}
