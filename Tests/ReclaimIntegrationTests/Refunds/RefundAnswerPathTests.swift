@@ -102,6 +102,56 @@ struct RefundAnswerPathTests {
         }
     }
 
+    @Test(
+        "Apple silent while 12 refund requests wait: 60 subscribers turning auto-renew off all get their offers first; then each answer is accepted once"
+    )
+    func offersWhileAppleSilent() async throws {
+        let setup = try Setup()
+        defer { setup.remove() }
+        let standIn = setup.standIn()
+        standIn.consumptionHeld.withLock { $0 = true }
+        try await withStandIn(standIn) { port in
+            try await withTestDatabase { client, _ in
+                // RecoveryTests' app and its campaign `retain` (AUTO_RENEW_DISABLED), with refunds.
+                let api = "baseURL: \"http://127.0.0.1:\(port)\"}"
+                let config = try ReclaimConfig.parse(
+                    yaml: setup.yaml(port: port).replacingOccurrences(of: api, with: api + "\n    refunds: \(Self.refunds)")
+                )
+                let dependencies = try Dependencies.test(postgres: client, config: config)
+                let pool = WorkerPool(
+                    queue: JobQueue(postgres: client),
+                    handlers: jobHandlers(dependencies),
+                    options: .init(concurrency: 2, callConcurrency: 4, batchSize: 64, pollInterval: .milliseconds(50)),
+                    logger: logger
+                )
+                try await withServices([pool]) {
+                    let requests = (1...12).map { String(8_500_000_000_000_000 + $0) }
+                    try await ingestNotifications(try requests.map { try Self.request(setup, $0) }, dependencies: dependencies)
+                    var lapsing: [Data] = []
+                    for index in 1...60 {
+                        lapsing.append(
+                            try setup.notifications.body(originalTransactionId: String(8_600_000_000_000_000 + index), appAccountToken: UUID())
+                        )
+                    }
+                    try await ingestNotifications(lapsing, dependencies: dependencies)
+                    let ingested = ContinuousClock.now
+                    try await eventually("60 offers while Apple answers nothing") {
+                        try await firstInt(client, "SELECT count(*) FROM reclaim.offers WHERE campaign_id = 'retain'") == 60
+                    }
+                    // A figure, not a bound: how long after the last notification the 60th offer stood.
+                    print("refund answers held by Apple: the 60th offer \(ContinuousClock.now - ingested) after the last notification")
+                    #expect(try await firstInt(client, "SELECT count(*) FROM reclaim.refund_requests WHERE status = 'sent'") == 0)
+                    standIn.consumptionHeld.withLock { $0 = false }
+                    try await eventually("the 12 answers sent once Apple answers") {
+                        try await firstInt(client, "SELECT count(*) FROM reclaim.refund_requests WHERE status = 'sent'") == 12
+                    }
+                    let accepted = standIn.consumptionAnswers.withLock { $0 }.map(\.transactionId)
+                    #expect(accepted.sorted() == requests.sorted(), "each answer accepted once: \(accepted)")
+                }
+            }
+        }
+    }
+
     @Test("Apple's 401 keeps the request pending, noted, and tries it again in 10 minutes; the retry is counted")
     func unauthorizedRetried() async throws {
         let setup = try Setup()
