@@ -1,4 +1,6 @@
 import Foundation
+import Logging
+import PostgresNIO
 
 /// What `reclaim backfill --dry-run` prints: what a real run would store and what the campaigns would decide, counted
 /// per campaign and arm, with nothing written but the shared rate budget.
@@ -50,5 +52,74 @@ extension Backfill {
             }
         }
         return lines.joined(separator: "\n")
+    }
+}
+
+extension Backfill {
+    /// One line of a dry run's answer: a campaign (and variant) would decide this, for this reason (its kind: the
+    /// words before the details, e.g. `condition not met: lapsedWithin`).
+    public struct DryRunDecision: Hashable, Sendable, Codable, Comparable {
+        public var campaign: String
+        public var variant: String
+        /// `offered`, `held_out`, `skipped`, or `scheduled` (a delayed campaign, decided when it fires).
+        public var outcome: String
+        public var reason: String
+
+        public static func < (a: Self, b: Self) -> Bool {
+            (a.campaign, a.variant, a.outcome, a.reason) < (b.campaign, b.variant, b.outcome, b.reason)
+        }
+
+        /// A reason without its details (dates, counts), so that like decisions group together.
+        static func kind(of reason: String) -> String {
+            let parts = reason.split(whereSeparator: { $0 == ":" || $0 == ";" }).map { $0.trimmingCharacters(in: .whitespaces) }
+            guard var first = parts.first else { return reason }
+            if first == "condition not met", parts.count > 1 {
+                return "condition not met: " + (parts[1].split(separator: " ").first.map(String.init) ?? parts[1])
+            }
+            // The arm is the row's variant already.
+            if let arm = first.range(of: " (variant ") { first = String(first[..<arm.lowerBound]) }
+            return first
+        }
+    }
+
+    /// Apple's subscription status, named (Get All Subscription Statuses' `status`).
+    static func statusName(_ status: Int64?) -> String {
+        switch status {
+        case 1: "active"
+        case 2: "expired"
+        case 3: "billing retry"
+        case 4: "grace period"
+        case 5: "revoked"
+        default: "unknown"
+        }
+    }
+
+    /// Ends a dry run's transaction (rolled back, so nothing is written), carrying what it decided.
+    struct DryRunRolledBack: Error {
+        let decisions: [DryRunDecision]
+    }
+}
+
+extension Backfill.Item {
+    /// The decisions the campaigns made in this transaction for these implied notifications, and the delayed
+    /// campaigns they scheduled.
+    static func decisions(of uuids: [UUID], connection: PostgresConnection, logger: Logger) async throws -> [Backfill.DryRunDecision] {
+        var decisions: [Backfill.DryRunDecision] = []
+        let rows = try await connection.query(
+            """
+            SELECT campaign_id, coalesce(variant_id, ''), outcome, reason FROM reclaim.campaign_decisions
+            WHERE notification_uuid = ANY(\(uuids))
+            UNION ALL
+            SELECT payload->>'campaignId', '', 'scheduled', 'decided when it fires' FROM reclaim.jobs
+            WHERE kind = \(CampaignFire.jobKind) AND upper(payload->>'notificationUUID') = ANY(\(uuids.map(\.uuidString)))
+            """,
+            logger: logger
+        )
+        for try await (campaign, variant, outcome, reason) in rows.decode((String, String, String, String).self) {
+            decisions.append(
+                Backfill.DryRunDecision(campaign: campaign, variant: variant, outcome: outcome, reason: Backfill.DryRunDecision.kind(of: reason))
+            )
+        }
+        return decisions
     }
 }
