@@ -226,7 +226,7 @@ extension Database {
     /// before the pool has learnt of the close, and the pool would hand it to the next caller, whose first query
     /// would then never be answered. So: a leased connection found closed is given back only once its close has
     /// completed (the pool drops it then) and another is leased in its place; and a body that failed on a closed
-    /// connection gives it back only once the close has completed.
+    /// connection, or on an error that ends the session (``endsSession(_:)``), gives it back only once closed.
     fileprivate static func lease<Result: Sendable>(
         _ client: PostgresClient,
         _ body: @Sendable (PostgresConnection) async throws -> Result
@@ -241,7 +241,14 @@ extension Database {
                     do {
                         return try await body(connection)
                     } catch {
-                        if connection.isClosed { try? await connection.closeFuture.get() }
+                        if connection.isClosed {
+                            try? await connection.closeFuture.get()
+                        } else if endsSession(error) {
+                            // PostgresNIO hands the caller the server's FATAL error before its channel has closed:
+                            // still "open", the connection would go back to the pool and fail the next caller's
+                            // query (stop 67's CI: a LISTEN session ended by pg_terminate_backend). Close it first.
+                            try? await connection.close()
+                        }
                         throw error
                     }
                 }
@@ -250,6 +257,21 @@ extension Database {
             }
         }
         throw ClosedLease()
+    }
+}
+
+/// Whether `error` means the session is over: the server ended it (FATAL or PANIC: PostgreSQL closes the connection
+/// after sending one) or the connection itself failed.
+func endsSession(_ error: any Error) -> Bool {
+    guard let error = error as? PSQLError else { return false }
+    switch error.code {
+    case .server:
+        let severity = error.serverInfo?[.severity]
+        return severity == "FATAL" || severity == "PANIC"
+    case .serverClosedConnection, .uncleanShutdown, .connectionError, .messageDecodingFailure, .unexpectedBackendMessage:
+        return true
+    default:
+        return false
     }
 }
 

@@ -154,3 +154,26 @@ struct DatabaseDeadlineTests {
         }
     }
 }
+
+extension DatabaseDeadlineTests {
+    /// The CI failure of stop 67: the server ended a session while it was leased (LiveOfferIndexTests ends the
+    /// LISTEN session with pg_terminate_backend). PostgresNIO fails the body with the server's FATAL error a moment
+    /// before its channel closes, so the connection went back to the pool still open, and the next caller's query
+    /// went out on it and failed with a PSQLError.
+    @Test("after the server ends a leased session (FATAL), the next caller gets an open connection and its answer, 30 times")
+    func nextCallerAfterServerEndedSession() async throws {
+        try await withDatabase(.commandLine, maxConnections: 1) { database in
+            try await connected(database)
+            for round in 1...30 {
+                await #expect(throws: PSQLError.self, "round \(round)") {
+                    try await database.withConnection(deadline: nil, logger: logger) { connection in
+                        let rows = try await connection.query("SELECT pg_terminate_backend(pg_backend_pid())", logger: logger)
+                        for try await _ in rows {}
+                    }
+                }
+                let one = try await within(.seconds(20)) { try await firstInt(database, "SELECT 1") }
+                #expect(one == 1, "round \(round)")
+            }
+        }
+    }
+}
