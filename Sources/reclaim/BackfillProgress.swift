@@ -65,6 +65,9 @@ final class BackfillProgress: Sendable {
             + "\(counts.notFound) not found, \(counts.invalid) invalid, \(counts.failed) failed; "
             + "\(handled) in \(Self.duration(seconds)) (\(Self.rate(Double(handled) / max(seconds, 0.001)))/s); "
             + "Apple's rate limit (429) met \(counts.rateLimited) time\(counts.rateLimited == 1 ? "" : "s")"
+        if counts.forgotten > 0 {
+            summary += "\n  \(counts.forgotten) of forgotten subscribers (reclaim subscribers forget): nothing stored, not recorded"
+        }
         for (reason, count) in counts.failures.sorted(by: { $0.value > $1.value }).prefix(10) {
             summary += "\n  failed \(count)× \(reason)"
         }

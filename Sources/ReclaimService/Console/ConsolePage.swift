@@ -112,8 +112,18 @@ struct ConsolePage {
     let rejectionsPerProblem: [ProblemCount]
     let hasRejectionsPerProblem: Bool
     let queries: [Query]
+    /// The subscriber search (admin keys: it shows one person's data).
+    let searchesSubscribers: Bool
 
-    init(report: ConsoleReport, bundleId: String?, environment: String = "Production", now: Date = Date(), refresh: Int = 30) {
+    init(
+        report: ConsoleReport,
+        bundleId: String?,
+        environment: String = "Production",
+        now: Date = Date(),
+        refresh: Int = 30,
+        searchesSubscribers: Bool = false
+    ) {
+        self.searchesSubscribers = searchesSubscribers
         self.refresh = refresh
         self.environment = environment
         otherEnvironment = environment == "Production" ? "Sandbox" : "Production"

@@ -26,6 +26,7 @@ struct ConsoleRoutes: Sendable {
     func register(on router: Router<ReclaimRequestContext>) {
         let sessions = router.group().add(middleware: ConsoleSessionAuthenticator(authentication: authentication))
         sessions.get("/console") { request, context in try await page(request, context: context) }
+        sessions.get("/console/subscriber") { request, context in try await subscriber(request, context: context) }
         router.post("/console/session") { request, context in try await signIn(request, context: context) }
         sessions.post("/console/logout") { request, context in try await signOut(request, context: context) }
     }
@@ -44,10 +45,47 @@ struct ConsoleRoutes: Sendable {
         let environment = dashboard.environment(asked: request.uri.queryParameters["environment"].map(String.init))
         let report = try await dashboard.report(for: caller, environment: environment, logger: context.logger)
         let html = ConsoleTemplates.library.render(
-            ConsolePage(report: report, bundleId: bundleId, environment: environment, now: now(), refresh: refreshSeconds),
+            ConsolePage(
+                report: report,
+                bundleId: bundleId,
+                environment: environment,
+                now: now(),
+                refresh: refreshSeconds,
+                searchesSubscribers: caller.scope == .admin
+            ),
             withTemplate: "page"
         )
         return Self.html(html ?? "", status: .ok)
+    }
+
+    /// One subscriber's story, searched by original transaction id or appAccountToken (admin keys only).
+    private func subscriber(_ request: Request, context: ReclaimRequestContext) async throws -> Response {
+        guard case .signedIn(_, let caller) = context.consoleSession else { return Self.redirect() }
+        let query = request.uri.queryParameters["id"].map(String.init)?.trimmingCharacters(in: .whitespaces) ?? ""
+        let app = request.uri.queryParameters["app"].map(String.init)?.trimmingCharacters(in: .whitespaces) ?? ""
+        func render(_ page: ConsoleSubscriberPage, _ status: HTTPResponse.Status) -> Response {
+            Self.html(ConsoleTemplates.library.render(page, withTemplate: "subscriber") ?? "", status: status)
+        }
+        guard caller.scope == .admin else {
+            let message = "Looking up a subscriber takes an admin key: it shows one person's data, where a console key sees counts."
+            return render(ConsoleSubscriberPage(query: query, app: app, message: message, story: nil), .forbidden)
+        }
+        guard !query.isEmpty else { return render(ConsoleSubscriberPage(query: "", app: app, story: nil), .ok) }
+        let identifier: SubscriberLookup.Identifier
+        if let token = UUID(uuidString: query) {
+            identifier = .appAccountToken(token)
+        } else if query.count <= 64, query.allSatisfy({ $0.isASCII && $0.isNumber }) {
+            identifier = .originalTransactionId(query)
+        } else {
+            let message = "Enter an original transaction id (digits) or an appAccountToken (a UUID)."
+            return render(ConsoleSubscriberPage(query: query, app: app, message: message, story: nil), .badRequest)
+        }
+        let lookup = SubscriberLookup(identifier, bundleId: app.isEmpty ? nil : app)
+        let story = try await dashboard.postgres.withConnection(logger: context.logger) {
+            try await SubscriberStore.story(lookup, connection: $0, logger: context.logger)
+        }
+        context.logger.notice("console subscriber lookup", metadata: ["key": "\(caller.keyId)"])
+        return render(ConsoleSubscriberPage(query: query, app: app, story: story), .ok)
     }
 
     private func signIn(_ request: Request, context: ReclaimRequestContext) async throws -> Response {

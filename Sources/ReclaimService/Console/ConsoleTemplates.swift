@@ -10,6 +10,8 @@ enum ConsoleTemplates {
                 "layout-head": try MustacheTemplate(string: head),
                 "login": try MustacheTemplate(string: login),
                 "page": try MustacheTemplate(string: page),
+                "subscriber": try MustacheTemplate(string: ConsoleSubscriberPage.template),
+                "subscriber-search": try MustacheTemplate(string: ConsoleSubscriberPage.search),
             ])
         } catch {
             // The templates are constants of this file; ConsoleTests render both.
@@ -55,7 +57,7 @@ enum ConsoleTemplates {
         details pre { overflow-x: auto; font-size: .8rem; }
         form.inline { display: inline; }
         button { font: inherit; padding: .3rem .8rem; }
-        input[type=password] { font: inherit; padding: .4rem; width: min(100%, 32rem); box-sizing: border-box; }
+        input[type=password], input[type=search], input[type=text] { font: inherit; padding: .4rem; width: min(100%, 32rem); box-sizing: border-box; }
         </style>
         </head>
         """
@@ -211,6 +213,13 @@ enum ConsoleTemplates {
         {{/showsRejections}}
         {{^showsRejections}}<p class="note">Shown to global keys only: a refused input names no app Reclaim could trust.</p>{{/showsRejections}}
         </section>
+
+        {{#searchesSubscribers}}
+        <section id="subscriber">
+        {{> subscriber-search}}
+        <p class="note">Admin keys only: one subscriber's state, notifications, decisions (with their reasons), offers and what became of them.</p>
+        </section>
+        {{/searchesSubscribers}}
 
         <section id="sql">
         <h2>The SQL behind every number</h2>

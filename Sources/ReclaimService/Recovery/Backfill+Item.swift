@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import Metrics
 import PostgresNIO
 import ReclaimDomain
 import ReclaimStore
@@ -53,7 +54,30 @@ extension Backfill {
                 }
                 return .failed(reason: reason)
             }
-            let answer = found
+            var answer = found
+            if let snapshots = answer?.snapshots, !snapshots.isEmpty {
+                // A subscriber forgotten on request stays forgotten (docs/privacy.md): nothing of theirs is stored,
+                // not even the id given, and no campaign evaluates them.
+                let kept = try await dependencies.postgres.withConnection(logger: logger) { [logger] connection in
+                    var kept: [(SubscriptionSnapshot, String)] = []
+                    for (snapshot, signed) in snapshots {
+                        let forgotten = try await SubscriberErasure.isForgotten(
+                            bundleId: snapshot.bundleId,
+                            originalTransactionId: snapshot.originalTransactionId,
+                            appAccountToken: snapshot.appAccountToken,
+                            connection: connection,
+                            logger: logger
+                        )
+                        if !forgotten { kept.append((snapshot, signed)) }
+                    }
+                    return kept
+                }
+                if kept.count < snapshots.count {
+                    Counter(label: "reclaim_forgotten_inputs_total", dimensions: [("input", "backfill")]).increment(by: snapshots.count - kept.count)
+                }
+                if kept.isEmpty { return .forgotten }
+                answer?.snapshots = kept
+            }
             let statuses = (answer?.snapshots ?? []).map { Backfill.statusName($0.0.appleStatus) }
             if dryRun, !evaluate {
                 return answer.map { .seeded(subscriptions: $0.snapshots.count, statuses: statuses) } ?? .notFound
@@ -63,7 +87,7 @@ extension Backfill {
             } catch let rolledBack as DryRunRolledBack {
                 return answer.map { .seeded(subscriptions: $0.snapshots.count, statuses: statuses, decisions: rolledBack.decisions) } ?? .notFound
             }
-            return found.map { .seeded(subscriptions: $0.snapshots.count) } ?? .notFound
+            return answer.map { .seeded(subscriptions: $0.snapshots.count) } ?? .notFound
         }
 
         /// Stores the answer's state, the implied notifications and the campaigns' decisions, and records the id, in

@@ -35,6 +35,8 @@ public enum Backfill {
         /// Not transaction ids: recorded, never sent to Apple.
         public var invalid = 0
         public var failed = 0
+        /// Whose subscriber was forgotten on request (reclaim subscribers forget): nothing stored.
+        public var forgotten = 0
         public var subscriptions = 0
         /// 429s Apple answered during the run (each paused the endpoint until its Retry-After).
         public var rateLimited = 0
@@ -48,7 +50,7 @@ public enum Backfill {
         public init() {}
 
         /// Ids done, this run or before.
-        public var done: Int { seeded + skipped + notFound + invalid + failed }
+        public var done: Int { seeded + skipped + notFound + invalid + failed + forgotten }
     }
 
     /// What `reclaim backfill` may be given; anything else is recorded as invalid.
@@ -157,6 +159,7 @@ public enum Backfill {
                                     for status in statuses { counts.wouldStore[status, default: 0] += 1 }
                                     for decision in decisions { counts.wouldDecide[decision, default: 0] += 1 }
                                 case .notFound: counts.notFound += 1
+                                case .forgotten: counts.forgotten += 1
                                 case .failed(let reason):
                                     counts.failed += 1
                                     counts.failures[reason, default: 0] += 1
@@ -188,6 +191,8 @@ public enum Backfill {
         /// Stored (or, in a dry run, what would be: the statuses and the campaigns' decisions).
         case seeded(subscriptions: Int, statuses: [String] = [], decisions: [DryRunDecision] = [])
         case notFound
+        /// The subscriber was forgotten on request: nothing stored, the id not recorded.
+        case forgotten
         case failed(reason: String)
     }
 

@@ -156,6 +156,11 @@ public struct RetentionMessaging: Sendable {
         let context = try await postgres.withConnection(logger: logger) {
             try await CancelSheetStore.context(of: subscriber, requestIdentifier: realtime.requestIdentifier, connection: $0, logger: logger)
         }
+        if context.forgotten {
+            // Forgotten on request (docs/privacy.md): no campaign contacts them again, and nothing about them is kept.
+            Counter(label: "reclaim_forgotten_inputs_total", dimensions: [("input", "retention_request")]).increment()
+            return RealtimeAnswer()
+        }
         if let recorded = context.recorded {
             // The same request again (Apple's retry, or a replay): the answer recorded for it, nothing recorded anew.
             Counter(label: "reclaim_retention_replays_total", dimensions: [("kind", "repeated")]).increment()

@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import Metrics
 import PostgresNIO
 import ReclaimDomain
 import ReclaimStore
@@ -25,13 +26,24 @@ struct NotificationJobHandler: JobHandler {
     func handle(batch jobs: [Job], connection: PostgresConnection, logger: Logger) async throws {
         let payloads = try await NotificationStore.signedPayloads(of: jobs.compactMap(\.notificationUUID), connection: connection, logger: logger)
         var snapshots: [SubscriptionSnapshot] = []
+        var forgotten: [UUID] = []
         for job in jobs {
-            guard let uuid = job.notificationUUID, let signedPayload = payloads[uuid] else {
+            guard let uuid = job.notificationUUID, let stored = payloads[uuid] else {
                 throw MissingNotification(description: "job \(job.id) names no stored notification")
             }
-            let notification = try await verifier.verifyStoredNotification(signedPayload)
+            // About a subscriber forgotten on request (docs/privacy.md): kept as a count of Apple's notifications,
+            // without whom it was about, and nothing else: no state, no campaign, no refund answer.
+            if stored.forgotten {
+                forgotten.append(uuid)
+                continue
+            }
+            let notification = try await verifier.verifyStoredNotification(stored.signedPayload)
             try await refunds?.observe(notification, uuid: uuid, connection: connection, logger: logger)
             if let snapshot = SubscriptionSnapshot(notification, notificationUUID: uuid) { snapshots.append(snapshot) }
+        }
+        if !forgotten.isEmpty {
+            try await SubscriberErasure.redactNotifications(forgotten, connection: connection, logger: logger)
+            Counter(label: "reclaim_forgotten_inputs_total", dimensions: [("input", "notification")]).increment(by: forgotten.count)
         }
         // The whole batch at once (set-based: two statements for all its subscribers, see CampaignEngine).
         try await engine.process(batch: snapshots, connection: connection, logger: logger)

@@ -20,6 +20,8 @@ public enum CancelSheetStore {
         /// The decision recorded for this very request (Apple's `requestIdentifier`): a replay is answered from it and
         /// records nothing new.
         public var recorded: RecordedAnswer?
+        /// The subscriber was forgotten on request (reclaim subscribers forget): answered {}, nothing recorded.
+        public var forgotten: Bool
     }
 
     /// A decision as recorded, enough to answer its request again.
@@ -179,7 +181,7 @@ struct ContextStatement: PostgresPreparedStatement {
             (SELECT coalesce(array_agg(c.id), '{}') FROM reclaim.campaigns c WHERE c.bundle_id = $1 AND c.paused_at IS NOT NULL),
             d.ids, d.campaigns, d.outcomes, d.variants, d.times, r.times, r.offers,
             q.campaign_id, q.variant_id, q.outcome, q.shadow, q.answer, q.message_identifier, q.answer_product_id, q.offer_identifier,
-            s.bundle_id IS NOT NULL, \(SubscriptionStore.columns.split(separator: ",").map { "s." + $0.trimmingCharacters(in: .whitespacesAndNewlines) }.joined(separator: ", "))
+            reclaim.is_forgotten($1, $3, NULL), s.bundle_id IS NOT NULL, \(SubscriptionStore.columns.split(separator: ",").map { "s." + $0.trimmingCharacters(in: .whitespacesAndNewlines) }.joined(separator: ", "))
         FROM (SELECT $1::text AS bundle_id, $2::text AS environment, $3::text AS original_transaction_id) k
         CROSS JOIN LATERAL (
             SELECT coalesce(array_agg(id ORDER BY decided_at, id), '{}'), coalesce(array_agg(campaign_id ORDER BY decided_at, id), '{}'),
@@ -230,6 +232,7 @@ struct ContextStatement: PostgresPreparedStatement {
         let recordedMessage = try cells.next(String?.self)
         let recordedProduct = try cells.next(String?.self)
         let recordedOffer = try cells.next(String?.self)
+        let forgotten = try cells.next(Bool.self)
         let known = try cells.next(Bool.self)
         var earlier: [CancelSheetEvaluator.PastDecision] = []
         // One aggregate pass gives the five arrays one length; checked all the same (an index out of range traps).
@@ -261,7 +264,8 @@ struct ContextStatement: PostgresPreparedStatement {
                     answerProductId: recordedProduct,
                     offerIdentifier: recordedOffer
                 )
-            }
+            },
+            forgotten: forgotten
         )
     }
 }

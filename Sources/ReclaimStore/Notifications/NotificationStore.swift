@@ -32,14 +32,27 @@ public enum NotificationStore {
     }
 
     /// The stored `signedPayload` of each notification, in one query; absent ones are missing from the result.
-    public static func signedPayloads(of uuids: [UUID], connection: PostgresConnection, logger: Logger) async throws -> [UUID: String] {
+    public static func signedPayloads(of uuids: [UUID], connection: PostgresConnection, logger: Logger) async throws -> [UUID: StoredPayload] {
         let rows = try await connection.query(
-            "SELECT notification_uuid, signed_payload FROM reclaim.notifications WHERE notification_uuid = ANY(\(uuids))",
+            """
+            SELECT notification_uuid, signed_payload, reclaim.is_forgotten(bundle_id, original_transaction_id, app_account_token)
+            FROM reclaim.notifications WHERE notification_uuid = ANY(\(uuids))
+            """,
             logger: logger
         )
-        var payloads: [UUID: String] = [:]
-        for try await (uuid, payload) in rows.decode((UUID, String).self) { payloads[uuid] = payload }
+        var payloads: [UUID: StoredPayload] = [:]
+        for try await (uuid, payload, forgotten) in rows.decode((UUID, String, Bool).self) {
+            // An empty payload was redacted by reclaim subscribers forget while its job waited.
+            payloads[uuid] = StoredPayload(signedPayload: payload, forgotten: forgotten || payload.isEmpty)
+        }
         return payloads
+    }
+
+    /// A stored notification as its job reads it.
+    public struct StoredPayload: Sendable {
+        public var signedPayload: String
+        /// About a forgotten subscriber (reclaim.forgotten_subscribers): dropped, not processed.
+        public var forgotten: Bool
     }
 
     /// When a notification was stored (`reclaim apple test-notification` looks up Apple's test); nil when it was not.

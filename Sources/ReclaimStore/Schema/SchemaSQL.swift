@@ -34,5 +34,6 @@ public enum SchemaSQL {
         22: PackageResources._22_decisions_by_source_sql,
         23: PackageResources._23_cancel_sheet_replays_sql,
         24: PackageResources._24_messaging_uploads_sql,
+        25: PackageResources._25_subscriber_erasure_sql,
     ].mapValues { String(decoding: $0, as: UTF8.self) }
 }

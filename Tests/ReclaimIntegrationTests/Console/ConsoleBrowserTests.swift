@@ -10,7 +10,9 @@ import Testing
 /// installed by scripts/install-deps). The browser signs in through the form as a person would.
 @Suite("/console in headless Chromium", .poolWatchdog)
 struct ConsoleBrowserTests {
-    static let script = #"""
+    /// A headless Chromium on a phone-sized window, `driver`, signed in at `base` with `key` through the form; the
+    /// script's own arguments follow from `sys.argv[3]` on.
+    static let signedIn = #"""
         import json, sys
         from selenium import webdriver
         from selenium.webdriver.chrome.options import Options
@@ -18,36 +20,44 @@ struct ConsoleBrowserTests {
         from selenium.webdriver.common.by import By
         from selenium.webdriver.support.ui import WebDriverWait
 
-        base, key, screenshot = sys.argv[1:4]
+        base, key = sys.argv[1:3]
         options = Options()
         for argument in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--window-size=390,844"):
             options.add_argument(argument)
         options.binary_location = "/usr/bin/chromium"
         options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
         driver = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
-        try:
+        def sign_in():
             driver.get(base + "/console")
             driver.find_element(By.ID, "key").send_keys(key)
             driver.find_element(By.CSS_SELECTOR, 'form[action="/console/session"] button').click()
-            WebDriverWait(driver, 20).until(lambda d: d.find_elements(By.ID, "campaigns"))
-            result = {
-                "title": driver.title,
-                "sections": [s.get_attribute("id") for s in driver.find_elements(By.TAG_NAME, "section")],
-                "metrics": {a.get_attribute("data-metric"): a.text for a in driver.find_elements(By.CSS_SELECTOR, "[data-metric]")},
-                "charts": len(driver.find_elements(By.CSS_SELECTOR, "svg")),
-                # A phone-sized window: the page itself must not scroll sideways (tables scroll in their own box).
-                "pageWidth": driver.execute_script("return document.documentElement.scrollWidth"),
-                "windowWidth": driver.execute_script("return window.innerWidth"),
-                "console": [entry for entry in driver.get_log("browser") if entry["level"] in ("SEVERE", "WARNING")],
-            }
-            # The whole page, as tall as it is.
-            height = driver.execute_script("return document.documentElement.scrollHeight")
-            driver.set_window_size(390, min(height + 100, 8000))
-            driver.save_screenshot(screenshot)
-            print(json.dumps(result))
-        finally:
-            driver.quit()
+
         """#
+
+    static let script =
+        signedIn + #"""
+            screenshot = sys.argv[3]
+            try:
+                sign_in()
+                WebDriverWait(driver, 20).until(lambda d: d.find_elements(By.ID, "campaigns"))
+                result = {
+                    "title": driver.title,
+                    "sections": [s.get_attribute("id") for s in driver.find_elements(By.TAG_NAME, "section")],
+                    "metrics": {a.get_attribute("data-metric"): a.text for a in driver.find_elements(By.CSS_SELECTOR, "[data-metric]")},
+                    "charts": len(driver.find_elements(By.CSS_SELECTOR, "svg")),
+                    # A phone-sized window: the page itself must not scroll sideways (tables scroll in their own box).
+                    "pageWidth": driver.execute_script("return document.documentElement.scrollWidth"),
+                    "windowWidth": driver.execute_script("return window.innerWidth"),
+                    "console": [entry for entry in driver.get_log("browser") if entry["level"] in ("SEVERE", "WARNING")],
+                }
+                # The whole page, as tall as it is.
+                height = driver.execute_script("return document.documentElement.scrollHeight")
+                driver.set_window_size(390, min(height + 100, 8000))
+                driver.save_screenshot(screenshot)
+                print(json.dumps(result))
+            finally:
+                driver.quit()
+            """#
 
     struct Result: Decodable {
         let title: String
@@ -94,7 +104,7 @@ struct ConsoleBrowserTests {
     }
 
     /// Runs the selenium script (it takes seconds, awaited without holding a thread); its stdout on success.
-    static func runPython(_ arguments: [String]) async throws -> String {
+    static func runPython(_ arguments: [String], script: String = script) async throws -> String {
         let run = try await runProcess("/usr/bin/env", ["python3", "-c", script] + arguments)
         guard run.status == 0 else {
             throw PythonCrossCheck.Failure(description: "selenium/chromium failed: \(run.errors)\(run.output)")

@@ -1,0 +1,125 @@
+import Foundation
+import Logging
+import ReclaimStore
+
+/// `reclaim subscribers show` and `forget`: one subscriber's story for support, and erasure on request
+/// (docs/privacy.md).
+public enum SubscriberTasks {
+    public static func story(_ lookup: SubscriberLookup, url: DatabaseURL, logger: Logger) async throws -> SubscriberStory {
+        try await Database.withDatabase(url, maxConnections: 1, logger: logger) { postgres in
+            try await postgres.withConnection(logger: logger) { try await SubscriberStore.story(lookup, connection: $0, logger: logger) }
+        }
+    }
+
+    public static func show(_ lookup: SubscriberLookup, json: Bool, url: DatabaseURL, logger: Logger) async throws -> String {
+        let story = try await story(lookup, url: url, logger: logger)
+        return json ? try encoded(story) : text(story)
+    }
+
+    public static func forget(_ lookup: SubscriberLookup, json: Bool, url: DatabaseURL, logger: Logger) async throws -> String {
+        let outcome = try await Database.withDatabase(url, maxConnections: 1, deadlines: .commandLine, logger: logger) { postgres in
+            try await SubscriberErasure.forget(lookup, postgres: postgres, logger: logger)
+        }
+        if json { return try encoded(outcome) }
+        guard let erasure = outcome.erasureId else {
+            return "nothing left to forget: forgotten on \(outcome.forgottenBefore ?? "?"); nothing recorded again"
+        }
+        var lines = [
+            outcome.subscriptions == 0 && outcome.rows.isEmpty
+                ? "nothing stored about this subscriber; recorded as forgotten so that nothing will be (erasure \(erasure.uuidString.lowercased()))"
+                : "forgotten: \(outcome.subscriptions) subscription\(outcome.subscriptions == 1 ? "" : "s") (erasure \(erasure.uuidString.lowercased()), recorded without the identifiers)"
+        ]
+        for (table, count) in outcome.rows.sorted(by: { $0.key < $1.key }) {
+            lines.append(
+                "  reclaim.\(table): \(count) row\(count == 1 ? "" : "s") \(table == "jobs" || table == "backfill_transactions" ? "deleted" : "redacted")"
+            )
+        }
+        lines.append("Apple's later notifications about this subscriber are dropped (counted, not stored): no campaign contacts them again.")
+        return lines.joined(separator: "\n")
+    }
+
+    static func encoded(_ value: some Encodable) throws -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+        return String(decoding: try encoder.encode(value), as: UTF8.self)
+    }
+
+    /// The story as support reads it: each subscription, then what happened to it in order.
+    public static func text(_ story: SubscriberStory) -> String {
+        var lines: [String] = []
+        if let at = story.forgottenAt { lines.append("forgotten on request on \(at) (reclaim subscribers forget)") }
+        if story.subscriptions.isEmpty && story.grantsWithoutSubscription.isEmpty {
+            lines.append("no subscription found")
+        }
+        for s in story.subscriptions {
+            lines.append(
+                "\(s.originalTransactionId) [\(s.bundleId), \(s.environment)]"
+                    + (s.appAccountToken.map { " token \($0.uuidString.lowercased())" } ?? "")
+            )
+            var state = "  \(s.productId ?? "no product yet"): \(s.status)"
+            if let autoRenew = s.autoRenew { state += ", auto-renew \(autoRenew ? "on" : "off")" }
+            if let product = s.autoRenewProductId, product != s.productId { state += " (renews to \(product))" }
+            if let expires = s.expiresAt { state += ", expires \(expires)" }
+            if s.inBillingRetry == true { state += ", in billing retry" }
+            if let grace = s.gracePeriodExpiresAt { state += ", grace period until \(grace)" }
+            lines.append(state)
+            lines.append("  notifications (\(s.notifications.count)):")
+            for n in s.notifications {
+                lines.append(
+                    "    \(n.signedDate ?? n.receivedAt) \(n.type)\(n.subtype.map { "/\($0)" } ?? "")\(n.source == "apple" ? "" : " (\(n.source))")"
+                )
+            }
+            lines.append("  campaign decisions (\(s.decisions.count)):")
+            for d in s.decisions {
+                lines.append("    \(d.decidedAt) \(d.campaign)\(d.variant.map { "/\($0)" } ?? ""): \(d.outcome) (\(d.reason))")
+            }
+            lines.append("  offers (\(s.offers.count)):")
+            for o in s.offers {
+                var line =
+                    "    \(o.createdAt) \(o.campaign ?? "grant \(o.grantId?.uuidString.lowercased() ?? "?")"): \(o.offerIdentifier) for \(o.productId), \(o.state)"
+                if let delivered = o.deliveredAt { line += ", delivered \(delivered) (\(o.deliveryCount)×)" }
+                if let redeemed = o.redeemedAt { line += ", redeemed \(redeemed)" }
+                if let ended = o.endedAt { line += ", ended \(ended)\(o.endReason.map { ": \($0)" } ?? "")" }
+                if o.state == "ready" || o.state == "delivered" { line += ", deliverable until \(o.deliverableUntil)" }
+                if !o.events.isEmpty { line += "; the app reported \(o.events.joined(separator: ", "))" }
+                lines.append(line)
+            }
+            if !s.cancelSheetDecisions.isEmpty {
+                lines.append("  cancel-sheet decisions (\(s.cancelSheetDecisions.count)):")
+                for c in s.cancelSheetDecisions {
+                    lines.append(
+                        "    \(c.decidedAt) \(c.campaign): \(c.outcome) (\(c.reason))\(c.shadow ? ", shadow" : "")"
+                            + (c.answer.map { ", answered \($0)" } ?? "") + (c.saveOutcome.map { ", \($0)" } ?? "")
+                    )
+                }
+            }
+            if !s.refundRequests.isEmpty {
+                lines.append("  refund requests (\(s.refundRequests.count)):")
+                for r in s.refundRequests {
+                    lines.append(
+                        "    \(r.requestedAt) \(r.arm)\(r.policy.map { " \($0)" } ?? ""): \(r.status)" + (r.outcome.map { ", Apple: \($0)" } ?? "")
+                            + (r.reason.map { " (customer's reason: \($0))" } ?? "")
+                    )
+                }
+            }
+            if !s.redemptions.isEmpty {
+                lines.append("  redemptions (\(s.redemptions.count)):")
+                for x in s.redemptions {
+                    lines.append(
+                        "    \(x.redeemedAt) \(x.offerIdentifier ?? "-") for \(x.productId ?? "-")"
+                            + (x.price.map { " at \($0) \(x.currency ?? "")" } ?? "")
+                    )
+                }
+            }
+            if !s.grants.isEmpty {
+                lines.append("  grants (\(s.grants.count)):")
+                for g in s.grants { lines.append("    \(g.createdAt) \(g.offerIdentifier) for \(g.productId): \(g.reason)") }
+            }
+        }
+        if !story.grantsWithoutSubscription.isEmpty {
+            lines.append("grants naming no subscription found (\(story.grantsWithoutSubscription.count)):")
+            for g in story.grantsWithoutSubscription { lines.append("  \(g.createdAt) \(g.offerIdentifier) for \(g.productId): \(g.reason)") }
+        }
+        return lines.joined(separator: "\n")
+    }
+}

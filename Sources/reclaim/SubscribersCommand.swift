@@ -1,0 +1,72 @@
+import ArgumentParser
+import Foundation
+import ReclaimService
+import ReclaimStore
+
+struct SubscribersCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "subscribers",
+        abstract: "One subscriber's story for support, and erasure on request (docs/privacy.md).",
+        subcommands: [Show.self, Forget.self]
+    )
+
+    /// Who: exactly one of the two identifiers, optionally one app.
+    struct Who: ParsableArguments {
+        @Option(help: "Apple's originalTransactionId.") var originalTransactionId: String?
+        @Option(help: "The appAccountToken the app set on its purchases (a UUID).") var appAccountToken: String?
+        @Option(help: "Only this app (bundle id); default every app.") var app: String?
+
+        func lookup(environment: String? = nil) throws -> SubscriberLookup {
+            if let environment, !["Production", "Sandbox"].contains(environment) {
+                throw ValidationError("--environment must be Production or Sandbox")
+            }
+            switch (originalTransactionId, appAccountToken) {
+            case (let id?, nil):
+                guard !id.isEmpty, id.count <= 64, id.allSatisfy({ $0.isASCII && $0.isNumber }) else {
+                    throw ValidationError("--original-transaction-id must be Apple's numeric transaction id")
+                }
+                return SubscriberLookup(.originalTransactionId(id), bundleId: app, environment: environment)
+            case (nil, let token?):
+                guard let uuid = UUID(uuidString: token) else { throw ValidationError("--app-account-token must be a UUID") }
+                return SubscriberLookup(.appAccountToken(uuid), bundleId: app, environment: environment)
+            default:
+                throw ValidationError("give one of --original-transaction-id and --app-account-token")
+            }
+        }
+    }
+
+    struct Show: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract:
+                "Each of the subscriber's subscriptions: its state, notifications, every campaign decision with its reason (skips included), offers and what became of them, cancel-sheet decisions, refund requests, redemptions and grants."
+        )
+        @OptionGroup var who: Who
+        @Option(help: "Production or Sandbox; default both.") var environment: String?
+        @Flag(
+            help:
+                "JSON: {\"subscriptions\": [{originalTransactionId, environment, decisions: [{campaign, outcome, reason}], offers: [{campaign, state}], …}], …}."
+        )
+        var json = false
+        @OptionGroup var database: DatabaseOptions
+
+        func run() async throws {
+            let lookup = try who.lookup(environment: environment)
+            print(try await SubscriberTasks.show(lookup, json: json, url: try database.resolved(), logger: Bootstrap.logging()))
+        }
+    }
+
+    struct Forget: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract:
+                "Erase the subscriber in every table (both environments): identifiers redacted or deleted, counts and reports kept, the erasure recorded without them; Apple's later notifications about them dropped. Idempotent."
+        )
+        @OptionGroup var who: Who
+        @Flag(help: "JSON: {erasureId, subscriptions, rows: {table: count}, forgottenBefore}.") var json = false
+        @OptionGroup var database: DatabaseOptions
+
+        func run() async throws {
+            let lookup = try who.lookup()
+            print(try await SubscriberTasks.forget(lookup, json: json, url: try database.resolved(), logger: Bootstrap.logging()))
+        }
+    }
+}
