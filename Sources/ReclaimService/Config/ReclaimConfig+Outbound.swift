@@ -31,16 +31,18 @@ extension ReclaimConfig {
             for (position, target) in app.forwarding.enumerated() {
                 let path = "apps[\(index)].forwarding[\(position)]"
                 check(path, kind: "forward", url: target.url, environments: target.environments, timeout: target.timeout)
-                for (name, value) in target.headers.sorted(by: { $0.key < $1.key }) {
+                let named = target.headers.map { ($0.key, "headers", Optional($0.value)) } + target.headerFiles.map { ($0.key, "headerFiles", nil) }
+                for (name, key, value) in named.sorted(by: { ($0.0, $0.1) < ($1.0, $1.1) }) {
                     if Self.reservedOutboundHeaders.contains(name.lowercased()) {
-                        problems.append("\(path).headers.\(name): Reclaim sets this header itself")
+                        problems.append("\(path).\(key).\(name): Reclaim sets this header itself")
                     } else if name.isEmpty || !name.utf8.allSatisfy({ Self.isTokenByte($0) }) {
-                        problems.append("\(path).headers: \(LogText.bounded(name, limit: 60)) is not a header name")
-                    } else if value.utf8.contains(where: { ($0 < 0x20 && $0 != 0x09) || $0 == 0x7F }) {
-                        // RFC 9110 field-value: visible characters, spaces and tabs. The HTTP client refuses others at
-                        // every send, quoting the value (a token) in its error.
-                        problems.append("\(path).headers.\(name): a header value holds only visible characters, spaces and tabs")
+                        problems.append("\(path).\(key): \(LogText.bounded(name, limit: 60)) is not a header name")
+                    } else if let value, !Self.isFieldValue(value) {
+                        problems.append("\(path).\(key).\(name): a header value holds only visible characters, spaces and tabs")
                     }
+                }
+                for name in target.headerFiles.keys.sorted() where target.headers.keys.contains(where: { $0.lowercased() == name.lowercased() }) {
+                    problems.append("\(path).headerFiles.\(name): also in headers; give it once")
                 }
             }
             for (position, webhook) in app.webhooks.enumerated() {
@@ -56,6 +58,12 @@ extension ReclaimConfig {
         return problems
     }
 
+    /// RFC 9110 field-value: visible characters, spaces and tabs. The HTTP client refuses others at every send,
+    /// quoting the value (a token) in its error.
+    static func isFieldValue(_ value: String) -> Bool {
+        !value.utf8.contains(where: { ($0 < 0x20 && $0 != 0x09) || $0 == 0x7F })
+    }
+
     /// RFC 9110 `token` characters, what a header name is made of.
     private static func isTokenByte(_ byte: UInt8) -> Bool {
         switch byte {
@@ -64,8 +72,9 @@ extension ReclaimConfig {
         }
     }
 
-    /// Every forwarding target and webhook, with the webhooks' secrets read and checked: what `reclaim serve`
-    /// mirrors and sends to. Fails at start-up, naming each key's path, when a secret file is missing or wrong.
+    /// Every forwarding target and webhook, with the webhooks' secrets and the forwarding header files read and
+    /// checked: what `reclaim serve` mirrors and sends to. Fails at start-up, naming each key's path, when a secret
+    /// file is missing or wrong.
     public func outboundTargets() throws -> [OutboundTarget] {
         var targets: [OutboundTarget] = []
         var problems: [String] = []
@@ -81,8 +90,27 @@ extension ReclaimConfig {
                 return nil
             }
         }
+        /// A header value read from a file, its trailing whitespace (the file's newline) removed; never quoted in
+        /// a problem (it is a secret).
+        func headerValue(_ file: String, path: String) -> String? {
+            guard let contents = FileManager.default.contents(atPath: file) else {
+                problems.append("\(path): cannot read \(file)")
+                return nil
+            }
+            var value = String(decoding: contents, as: UTF8.self)
+            while let last = value.last, last.isWhitespace { value.removeLast() }
+            guard !value.isEmpty, Self.isFieldValue(value) else {
+                problems.append("\(path): \(file) must hold one line of visible characters, spaces and tabs")
+                return nil
+            }
+            return value
+        }
         for (index, app) in apps.enumerated() {
-            for target in app.forwarding {
+            for (position, target) in app.forwarding.enumerated() {
+                var headers = target.headers
+                for (name, file) in target.headerFiles {
+                    headers[name] = headerValue(file, path: "apps[\(index)].forwarding[\(position)].headerFiles.\(name)")
+                }
                 targets.append(
                     OutboundTarget(
                         row: .init(
@@ -93,7 +121,7 @@ extension ReclaimConfig {
                             events: []
                         ),
                         timeout: target.timeout.duration,
-                        headers: target.headers.sorted { $0.key < $1.key }.map { (name: $0.key, value: $0.value) },
+                        headers: headers.sorted { $0.key < $1.key }.map { (name: $0.key, value: $0.value) },
                         secrets: []
                     )
                 )
@@ -119,7 +147,9 @@ extension ReclaimConfig {
                 )
             }
         }
-        if !problems.isEmpty { throw ConfigError("webhook secrets:\n" + problems.map { "  - \($0)" }.joined(separator: "\n")) }
+        if !problems.isEmpty {
+            throw ConfigError("outbound secrets (webhook secrets, forwarding header files):\n" + problems.map { "  - \($0)" }.joined(separator: "\n"))
+        }
         return targets
     }
 }

@@ -14,8 +14,11 @@ extension ReclaimConfig {
         public var timeout: ConfigDuration = ConfigDuration(seconds: 10)
         /// Extra request headers (e.g. a bearer token the receiver expects).
         public var headers: [String: String] = [:]
+        /// Extra request headers whose values are read from files (a secret kept out of the config: a Kubernetes
+        /// Secret, a systemd credential), trailing whitespace removed; the `*File` convention of the other secrets.
+        public var headerFiles: [String: String] = [:]
 
-        enum CodingKeys: String, ConfigKeys { case url, environments, timeout, headers }
+        enum CodingKeys: String, ConfigKeys { case url, environments, timeout, headers, headerFiles }
 
         public init(
             url: String,
@@ -35,6 +38,7 @@ extension ReclaimConfig {
             environments = try container.decodeIfPresent([String].self, forKey: .environments)
             timeout = try container.decodeDurationIfPresent(forKey: .timeout) ?? timeout
             headers = try container.decodeIfPresent([String: String].self, forKey: .headers) ?? headers
+            headerFiles = try container.decodeIfPresent([String: String].self, forKey: .headerFiles) ?? headerFiles
         }
     }
 

@@ -1,5 +1,6 @@
 import Foundation
 import Hummingbird
+import Metrics
 import ReclaimDomain
 import ReclaimStore
 
@@ -33,7 +34,11 @@ struct OfferEventRoutes {
             let outcome = try await delivery.recordEvent(event, offerId: offerId, bundleId: bundleId, logger: context.logger)
             switch outcome {
             case .unknownOffer: throw Problem(.notFound, "no such offer")
-            case .recorded, .duplicate: return JSONBody(Answer(status: outcome.rawValue))
+            case .recorded:
+                // Purchases that fail in the app are otherwise only a row (ReclaimPurchasesFailing reads this).
+                Counter(label: "reclaim_offer_events_total", dimensions: [("event", event.event)]).increment()
+                return JSONBody(Answer(status: outcome.rawValue))
+            case .duplicate: return JSONBody(Answer(status: outcome.rawValue))
             }
         }
     }

@@ -63,6 +63,9 @@ enum StartupMetrics {
         Counter(label: "reclaim_offers_redeemed_total", dimensions: [("campaign", "not_issued_by_reclaim")]).increment(by: 0)
         Counter(label: "reclaim_offers_withdrawn_total").increment(by: 0)
         Counter(label: "reclaim_offers_expired_total").increment(by: 0)
+        for event in OfferRequestInput.events.sorted() {
+            Counter(label: "reclaim_offer_events_total", dimensions: [("event", event)]).increment(by: 0)
+        }
         for purpose in ["issue", "grant", "delivery", "refresh", "retention_messaging"] {
             Counter(label: "reclaim_offer_signatures_total", dimensions: [("purpose", purpose)]).increment(by: 0)
         }

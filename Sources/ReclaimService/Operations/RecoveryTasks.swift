@@ -71,7 +71,9 @@ public enum RecoveryTasks {
     }
 
     /// `reclaim apple test-notification`: asks Apple to send a TEST notification, then polls its status until
-    /// Apple reports an attempt (at most `timeout`), and looks the notification up in Reclaim's database.
+    /// Apple reports an attempt (at most `timeout`), and looks the notification up in Reclaim's database. When Apple
+    /// delivered it but it is not there yet, waits up to `arrivalWait` for it, saying so: a team that keeps its own
+    /// receiver at Apple's URL relays it to Reclaim afterwards (docs/backend-integration.md).
     /// Returns lines to print; throws when Apple refuses the request.
     public static func testNotification(
         config: ReclaimConfig,
@@ -80,6 +82,7 @@ public enum RecoveryTasks {
         environment: String?,
         timeout: Duration = .seconds(60),
         poll: Duration = .seconds(2),
+        arrivalWait: Duration = .seconds(60),
         logger: Logger,
         report: @escaping @Sendable (String) -> Void
     ) async throws -> Bool {
@@ -100,16 +103,28 @@ public enum RecoveryTasks {
                     guard let signed = status.signedPayload else { return false }
                     let notification = try await dependencies.verifier.verifyNotification(signed)
                     let uuid = notification.payload.notificationUUID
-                    if let id = UUID(uuidString: uuid),
-                        let received = try await NotificationStore.receivedAt(of: id, postgres: dependencies.postgres, logger: logger)
-                    {
+                    func stored() async throws -> Bool {
+                        guard let id = UUID(uuidString: uuid),
+                            let received = try await NotificationStore.receivedAt(of: id, postgres: dependencies.postgres, logger: logger)
+                        else { return false }
                         report("reached Reclaim: notification \(uuid) stored at \(received.formatted(.iso8601))")
                         return true
                     }
+                    if try await stored() { return true }
                     let succeeded = attempts.contains { $0.sendAttemptResult == "SUCCESS" }
+                    if succeeded {
+                        report(
+                            "Apple delivered notification \(uuid); waiting up to \(arrivalWait) for it to reach Reclaim (through a relay, it comes after)"
+                        )
+                        let arrival = ContinuousClock.now + arrivalWait
+                        while ContinuousClock.now < arrival {
+                            try await Task.sleep(for: poll)
+                            if try await stored() { return true }
+                        }
+                    }
                     report(
                         succeeded
-                            ? "Apple delivered notification \(uuid), but not to this Reclaim's database: check the notification URL in App Store Connect"
+                            ? "notification \(uuid) did not reach this Reclaim's database within \(arrivalWait): check the notification URL in App Store Connect, or that your receiver relays it (docs/backend-integration.md)"
                             : "notification \(uuid) did not reach Reclaim: check that App Store Connect's URL for \(env) is https://<host>/v1/apple/notifications and that the host is reachable from the Internet"
                     )
                     return false

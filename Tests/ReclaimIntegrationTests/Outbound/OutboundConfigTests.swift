@@ -99,6 +99,54 @@ struct OutboundConfigTests {
         #expect(!targets[1].row.events.contains("notification.refused"))
     }
 
+    @Test(
+        "forwarding headerFiles: the value read from its file (newline dropped), never quoted; a missing file, two lines or a name also in headers refused"
+    )
+    func headerFiles() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("reclaim-headers-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let token = directory.appendingPathComponent("authorization")
+        try "Bearer s3cr3t-token\n".write(to: token, atomically: true, encoding: .utf8)
+        let twoLines = directory.appendingPathComponent("two-lines")
+        try "Bearer s3cr3t-one\nBearer s3cr3t-two\n".write(to: twoLines, atomically: true, encoding: .utf8)
+
+        let config = try ReclaimConfig.parse(
+            yaml: Self.app + """
+
+                    forwarding:
+                      - {url: "https://backend.example.com/apple", headers: {X-Source: reclaim}, headerFiles: {Authorization: \(token.path)}}
+                """
+        )
+        let headers = try config.outboundTargets()[0].headers
+        #expect(headers.map(\.name) == ["Authorization", "X-Source"])
+        #expect(headers.first { $0.name == "Authorization" }?.value == "Bearer s3cr3t-token")
+
+        let files = problems(
+            Self.app + """
+
+                    forwarding:
+                      - {url: "https://backend.example.com/a", headerFiles: {Authorization: \(directory.path)/missing}}
+                      - {url: "https://backend.example.com/b", headerFiles: {Authorization: \(twoLines.path)}}
+                """
+        )
+        let names = problems(
+            Self.app + """
+
+                    forwarding:
+                      - {url: "https://backend.example.com/a"}
+                      - {url: "https://backend.example.com/b"}
+                      - {url: "https://backend.example.com/c", headers: {authorization: x}, headerFiles: {Authorization: \(token.path), Host: \(token.path)}}
+                """
+        )
+        let text = files + names
+        #expect(text.contains("apps[0].forwarding[0].headerFiles.Authorization: cannot read \(directory.path)/missing"), "\(text)")
+        #expect(text.contains("apps[0].forwarding[1].headerFiles.Authorization: \(twoLines.path) must hold one line"), "\(text)")
+        #expect(text.contains("apps[0].forwarding[2].headerFiles.Authorization: also in headers"), "\(text)")
+        #expect(text.contains("apps[0].forwarding[2].headerFiles.Host: Reclaim sets this header itself"), "\(text)")
+        #expect(!text.contains("s3cr3t"), "a header file's value is never quoted: \(text)")
+    }
+
     @Test("a paused target keeps its messages queued, none lost, and gets them all on resume")
     func pauseAndResume() async throws {
         let receiver = TestReceiver()
