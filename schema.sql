@@ -5,7 +5,7 @@
 -- at once, leaves one consistent schema. The binary compiles this file in (Package.swift embeds
 -- it; ReclaimStore's SchemaSQL): there is no other copy.
 --
--- reclaim-schema-version: 25
+-- reclaim-schema-version: 26
 --
 -- A database at an older version is upgraded by the scripts in migrations/ (NNN-name.sql takes
 -- version NNN-1 to NNN); applying this file to an empty database gives the same result.
@@ -142,6 +142,8 @@ CREATE TABLE reclaim.subscriptions (
     storefront               text,
     first_purchase_at        timestamptz,
     last_transaction_id      text,
+    app_transaction_id       text,
+    consent_rescinded_at     timestamptz,
     PRIMARY KEY (bundle_id, environment, original_transaction_id),
     CONSTRAINT subscriptions_status_check
         CHECK (status IN ('active', 'expired', 'billing_retry', 'grace_period', 'revoked', 'refunded', 'unknown'))
@@ -171,6 +173,9 @@ COMMENT ON COLUMN reclaim.subscriptions.eligible_win_back_offer_ids IS 'Win-back
 COMMENT ON COLUMN reclaim.subscriptions.storefront IS 'Three-letter App Store storefront of the latest transaction, e.g. USA.';
 COMMENT ON COLUMN reclaim.subscriptions.first_purchase_at IS 'originalPurchaseDate: when the subscriber first bought; tenure is measured from it.';
 COMMENT ON COLUMN reclaim.subscriptions.last_transaction_id IS 'transactionId of the latest transaction applied.';
+COMMENT ON COLUMN reclaim.subscriptions.app_transaction_id IS 'appTransactionId of the newest transaction or renewal info carrying it: the app account (one per Apple Account and family member), how a RESCIND_CONSENT finds its subscriptions.';
+COMMENT ON COLUMN reclaim.subscriptions.consent_rescinded_at IS 'When a parent or guardian withdrew consent for the app (RESCIND_CONSENT, its signedDate): no campaign, grant or cancel-sheet answer reaches the subscriber from then on. NULL: not withdrawn.';
+CREATE INDEX subscriptions_app_transaction_idx ON reclaim.subscriptions (bundle_id, environment, app_transaction_id) WHERE app_transaction_id IS NOT NULL;
 
 -- ---------------------------------------------------------------------------------------------
 -- Campaigns and offers.
@@ -1131,6 +1136,21 @@ COMMENT ON COLUMN reclaim.rejected_inputs_daily.day IS 'UTC date of the refusal.
 COMMENT ON COLUMN reclaim.rejected_inputs_daily.endpoint IS 'The HTTP route.';
 COMMENT ON COLUMN reclaim.rejected_inputs_daily.problem IS 'The problem type slug, e.g. invalid-signature.';
 COMMENT ON COLUMN reclaim.rejected_inputs_daily.rejections IS 'Refusals.';
+
+CREATE TABLE reclaim.rescinded_consents (
+    bundle_id          text        NOT NULL,
+    environment        text        NOT NULL,
+    app_transaction_id text        NOT NULL,
+    rescinded_at       timestamptz NOT NULL,
+    notification_uuid  uuid        NOT NULL,
+    PRIMARY KEY (bundle_id, environment, app_transaction_id)
+);
+COMMENT ON TABLE reclaim.rescinded_consents IS 'App accounts whose parent or guardian withdrew consent for the app (RESCIND_CONSENT: "the parent or guardian has withdrawn consent for a child''s app usage"): their subscriptions, present and future, get no campaign, grant or cancel-sheet answer (reclaim.subscriptions.consent_rescinded_at).';
+COMMENT ON COLUMN reclaim.rescinded_consents.bundle_id IS 'The app.';
+COMMENT ON COLUMN reclaim.rescinded_consents.environment IS 'Production or Sandbox.';
+COMMENT ON COLUMN reclaim.rescinded_consents.app_transaction_id IS 'The app account: appTransactionId of the notification''s signed app transaction.';
+COMMENT ON COLUMN reclaim.rescinded_consents.rescinded_at IS 'The notification''s signedDate (the first one, when Apple sends more).';
+COMMENT ON COLUMN reclaim.rescinded_consents.notification_uuid IS 'The RESCIND_CONSENT notification.';
 
 -- ---------------------------------------------------------------------------------------------
 -- Subscribers forgotten on request (reclaim subscribers forget, docs/privacy.md).

@@ -9,7 +9,8 @@ public enum CampaignEvaluator {
     /// Rules, in order; the first that says no skips the campaign with its reason:
     /// 1. the event is not older than the state (a late notification does not trigger anything);
     /// 2. the trigger time lies in the campaign's date window;
-    /// 3. the subscriber has or had a subscription in the app (Apple's condition for promotional offers);
+    /// 3. the subscriber has or had a subscription in the app (Apple's condition for promotional offers), and no
+    ///    parent or guardian withdrew consent for the app (RESCIND_CONSENT);
     /// 4. the campaign's conditions (products, tenure, expiration intent, storefront);
     /// 5. Apple's own win-back offers, when the campaign stands aside for them;
     /// 6. the offer would still be deliverable now (old notifications from a backlog or a reconciliation);
@@ -119,6 +120,9 @@ public enum CampaignEvaluator {
         if let startsAt = campaign.startsAt, at < startsAt { return "not started: the campaign starts \(iso(startsAt))" }
         if let endsAt = campaign.endsAt, at >= endsAt { return "ended: the campaign ended \(iso(endsAt))" }
         if !state.hasOrHadSubscription { return "no subscription: Apple offers promotional offers only to subscribers who have or had one" }
+        if let rescinded = state.consentRescindedAt {
+            return "consent rescinded: a parent or guardian withdrew consent for the app \(iso(rescinded)) (RESCIND_CONSENT)"
+        }
         if let unmet = campaign.conditions.unmet(by: state, at: at, now: now) { return "condition not met: \(unmet)" }
         if campaign.standAsideForWinBack, !state.eligibleWinBackOfferIds.isEmpty {
             return "standing aside: Apple lists win-back offers \(state.eligibleWinBackOfferIds.joined(separator: ", ")) for this subscriber"

@@ -3,7 +3,7 @@ public struct NotificationAppData: Codable, Sendable, Equatable {
     public var appAppleId: Int64?
     public var bundleId: String?
     public var environment: AppStoreEnvironment?
-    /// Compact JWS of the app transaction; kept as text, not verified by Reclaim.
+    /// Compact JWS of the app transaction, verified with the notification (``VerifiedNotification/appTransaction``).
     public var signedAppTransactionInfo: String?
 
     public init(

@@ -64,6 +64,11 @@ public struct SubscriptionSnapshot: Sendable, Equatable {
 
     /// The app's user id from the transaction, else the renewal info; nil when absent or not a UUID.
     /// `UUID` ignores case, so a token Apple relays in upper case is the same subscriber.
+    /// The app account (`appTransactionId`) the transaction or renewal info names, if either does.
+    public var appTransactionId: String? {
+        transaction?.appTransactionId ?? renewalInfo?.appTransactionId
+    }
+
     public var appAccountToken: UUID? {
         (transaction?.appAccountToken ?? renewalInfo?.appAccountToken).flatMap(UUID.init(uuidString:))
     }

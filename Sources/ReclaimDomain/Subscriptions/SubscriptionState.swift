@@ -36,6 +36,12 @@ public struct SubscriptionState: Sendable, Equatable {
     public var lastSubtype: String?
     public var lastSignedDate: Date?
     public var lastNotificationUUID: UUID?
+    /// The app account's `appTransactionId` ("The unique identifier of the app download transaction"), from the
+    /// newest transaction or renewal info carrying it: how a RESCIND_CONSENT, which names no transaction, finds it.
+    public var appTransactionId: String?
+    /// When a parent or guardian withdrew consent for the app (RESCIND_CONSENT); from then on no campaign, grant or
+    /// cancel-sheet answer reaches the subscriber. Never cleared by a notification.
+    public var consentRescindedAt: Date?
 
     /// A subscription Reclaim has not heard of yet.
     public init(bundleId: String, environment: String, originalTransactionId: String) {
@@ -67,6 +73,7 @@ public struct SubscriptionState: Sendable, Equatable {
             storefront = transaction.storefront ?? storefront
             firstPurchaseAt = transaction.originalPurchaseDate.map(Date.init(unixMilliseconds:)) ?? firstPurchaseAt
             lastTransactionId = transaction.transactionId ?? lastTransactionId
+            appTransactionId = transaction.appTransactionId ?? appTransactionId
         }
         if let renewal = snapshot.renewalInfo {
             if productId == nil { productId = renewal.productId }
@@ -76,6 +83,7 @@ public struct SubscriptionState: Sendable, Equatable {
             inBillingRetry = renewal.isInBillingRetryPeriod
             gracePeriodExpiresAt = renewal.gracePeriodExpiresDate.map(Date.init(unixMilliseconds:))
             eligibleWinBackOfferIds = renewal.eligibleWinBackOfferIds ?? []
+            appTransactionId = renewal.appTransactionId ?? appTransactionId
         }
         status = snapshot.status
         lastNotificationType = snapshot.notificationType

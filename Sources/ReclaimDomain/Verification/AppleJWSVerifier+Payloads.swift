@@ -44,6 +44,17 @@ extension AppleJWSVerifier {
                 throw error.prefixed("signedRenewalInfo")
             }
         }
+        // RESCIND_CONSENT: "The data, appData, summary, and externalPurchaseToken fields are mutually exclusive"; appData
+        // carries "App transaction information signed by the App Store, in JSON Web Signature (JWS) format."
+        if let jws = payload.appData?.signedAppTransactionInfo {
+            do {
+                let (appTransaction, verified) = try await verifyDecoded(jws, as: AppTransactionInfo.self, what: "app transaction")
+                try requireTrusted(verified, bundleId: bundleId, appAppleId: appAppleId, what: "app transaction")
+                result.appTransaction = appTransaction
+            } catch {
+                throw error.prefixed("signedAppTransactionInfo")
+            }
+        }
         return result
     }
 

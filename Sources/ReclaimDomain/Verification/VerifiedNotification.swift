@@ -13,6 +13,8 @@ public struct VerifiedNotification: Sendable, Equatable {
     public var transactionJSON: Data?
     /// The nested renewal info's JSON exactly as signed.
     public var renewalInfoJSON: Data?
+    /// Decoded `appData.signedAppTransactionInfo` (RESCIND_CONSENT), verified.
+    public var appTransaction: AppTransactionInfo?
 
     public init(
         payload: NotificationPayload,

@@ -61,6 +61,22 @@ public struct CampaignEngine: Sendable {
     }
 
     /// One notification per subscriber: read them all, decide in memory, write them all.
+    /// The withdrawals of consent (RESCIND_CONSENT) of the app accounts these snapshots name that their subscriptions
+    /// do not carry yet (a subscription first heard of, or first naming its account, after the withdrawal): one
+    /// statement, and none for a batch whose subscriptions already carry their accounts.
+    private func rescindedConsents(
+        _ snapshots: [SubscriptionSnapshot],
+        loaded: [SubscriptionState],
+        connection: PostgresConnection,
+        logger: Logger
+    ) async throws -> [String: Date] {
+        let accounts = zip(snapshots, loaded).compactMap { snapshot, state -> (bundleId: String, environment: String, appTransactionId: String)? in
+            guard state.consentRescindedAt == nil, let account = snapshot.appTransactionId, account != state.appTransactionId else { return nil }
+            return (state.bundleId, state.environment, account)
+        }
+        return try await ConsentStore.rescindedAt(accounts, connection: connection, logger: logger)
+    }
+
     private func processRound(
         _ snapshots: [SubscriptionSnapshot],
         connection: PostgresConnection,
@@ -74,8 +90,14 @@ public struct CampaignEngine: Sendable {
         var withdrawals: [(offerId: UUID, reason: String)] = []
         var fires: [NewJob] = []
         var decisions: [[CampaignDecision]] = []
-        for (snapshot, (state, history)) in zip(snapshots, loaded) {
+        let rescinded = try await rescindedConsents(snapshots, loaded: loaded.map(\.0), connection: connection, logger: logger)
+        for (snapshot, (loadedState, history)) in zip(snapshots, loaded) {
             let subscriber = snapshot.subscriber
+            var state = loadedState
+            if state.consentRescindedAt == nil, let account = snapshot.appTransactionId {
+                state.consentRescindedAt =
+                    rescinded[ConsentStore.accountKey(bundleId: state.bundleId, environment: state.environment, appTransactionId: account)]
+            }
             let step = CampaignStep.run(snapshot, state: state, history: history, campaigns: campaigns, now: now())
             let event = SubscriptionEvent(snapshot)
             if let redemption = step.lifecycle.redemption {

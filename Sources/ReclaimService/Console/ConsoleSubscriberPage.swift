@@ -57,6 +57,7 @@ struct ConsoleSubscriberPage {
         if let product = s.autoRenewProductId, product != s.productId { state += " (renews to \(product))" }
         if let expires = s.expiresAt { state += ", expires \(expires)" }
         if s.inBillingRetry == true { state += ", in billing retry" }
+        if let rescinded = s.consentRescindedAt { state += "; consent withdrawn by a parent or guardian on \(rescinded) (RESCIND_CONSENT)" }
         return Subscription(
             heading: "\(s.originalTransactionId) · \(s.bundleId) · \(s.environment)",
             state: state,

@@ -65,6 +65,11 @@ public struct GrantService: Sendable {
                 "no subscription of \(grant.bundleId) is known for this subscriber; Apple offers promotional offers only to subscribers who have or had one"
             )
         }
+        if let rescinded = state.consentRescindedAt {
+            return .notEligible(
+                "a parent or guardian withdrew consent for the app on \(rescinded.formatted(.iso8601)) (RESCIND_CONSENT): no offer reaches this subscriber"
+            )
+        }
         if let budget = budgets[grant.bundleId], !grant.overrideDiscountBudget,
             let reason = budget.exhausted(
                 by: try await OfferStore.discounts(of: state.subscriber, connection: connection, logger: logger),

@@ -31,7 +31,7 @@ public enum SubscriberTasks {
         ]
         for (table, count) in outcome.rows.sorted(by: { $0.key < $1.key }) {
             lines.append(
-                "  reclaim.\(table): \(count) row\(count == 1 ? "" : "s") \(table == "jobs" || table == "backfill_transactions" ? "deleted" : "redacted")"
+                "  reclaim.\(table): \(count) row\(count == 1 ? "" : "s") \(["jobs", "backfill_transactions", "rescinded_consents"].contains(table) ? "deleted" : "redacted")"
             )
         }
         lines.append("Apple's later notifications about this subscriber are dropped (counted, not stored): no campaign contacts them again.")
@@ -63,6 +63,11 @@ public enum SubscriberTasks {
             if s.inBillingRetry == true { state += ", in billing retry" }
             if let grace = s.gracePeriodExpiresAt { state += ", grace period until \(grace)" }
             lines.append(state)
+            if let rescinded = s.consentRescindedAt {
+                lines.append(
+                    "  consent withdrawn by a parent or guardian on \(rescinded) (RESCIND_CONSENT): no campaign, grant or cancel-sheet answer since"
+                )
+            }
             lines.append("  notifications (\(s.notifications.count)):")
             for n in s.notifications {
                 lines.append(

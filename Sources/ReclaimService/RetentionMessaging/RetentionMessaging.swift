@@ -161,6 +161,10 @@ public struct RetentionMessaging: Sendable {
             Counter(label: "reclaim_forgotten_inputs_total", dimensions: [("input", "retention_request")]).increment()
             return RealtimeAnswer()
         }
+        if context.state?.consentRescindedAt != nil {
+            // A parent or guardian withdrew consent for the app (RESCIND_CONSENT): Apple's own sheet, nothing recorded.
+            return RealtimeAnswer()
+        }
         if let recorded = context.recorded {
             // The same request again (Apple's retry, or a replay): the answer recorded for it, nothing recorded anew.
             Counter(label: "reclaim_retention_replays_total", dimensions: [("kind", "repeated")]).increment()

@@ -19,6 +19,32 @@ struct NotificationJobHandler: JobHandler {
         let description: String
     }
 
+    /// RESCIND_CONSENT names no transaction: its signed app transaction's `appTransactionId` names the app account,
+    /// whose subscriptions get no campaign, grant or cancel-sheet answer from then on (``ConsentStore``).
+    func rescindConsent(_ notification: VerifiedNotification, uuid: UUID, connection: PostgresConnection, logger: Logger) async throws {
+        let payload = notification.payload
+        guard payload.notificationType.rawValue == "RESCIND_CONSENT" else { return }
+        guard let appTransactionId = notification.appTransaction?.appTransactionId, let bundleId = payload.bundleId,
+            let environment = payload.environment?.rawValue
+        else {
+            logger.warning("a RESCIND_CONSENT without an app transaction id: no app account to restrict", metadata: ["notificationUUID": "\(uuid)"])
+            return
+        }
+        let rescission = ConsentStore.Rescission(
+            bundleId: bundleId,
+            environment: environment,
+            appTransactionId: appTransactionId,
+            rescindedAt: payload.signedDate.map(Date.init(unixMilliseconds:)) ?? Date(),
+            notificationUUID: uuid
+        )
+        let (subscriptions, withdrawn) = try await ConsentStore.rescind(rescission, connection: connection, logger: logger)
+        Counter(label: "reclaim_offers_withdrawn_total").increment(by: withdrawn)
+        logger.notice(
+            "consent rescinded (RESCIND_CONSENT): no campaign reaches the app account again",
+            metadata: ["notificationUUID": "\(uuid)", "subscriptions": "\(subscriptions)", "offersWithdrawn": "\(withdrawn)"]
+        )
+    }
+
     func handle(_ job: Job, connection: PostgresConnection, logger: Logger) async throws {
         try await handle(batch: [job], connection: connection, logger: logger)
     }
@@ -39,6 +65,7 @@ struct NotificationJobHandler: JobHandler {
             }
             let notification = try await verifier.verifyStoredNotification(stored.signedPayload)
             try await refunds?.observe(notification, uuid: uuid, connection: connection, logger: logger)
+            try await rescindConsent(notification, uuid: uuid, connection: connection, logger: logger)
             if let snapshot = SubscriptionSnapshot(notification, notificationUUID: uuid) { snapshots.append(snapshot) }
         }
         if !forgotten.isEmpty {

@@ -35,5 +35,6 @@ public enum SchemaSQL {
         23: PackageResources._23_cancel_sheet_replays_sql,
         24: PackageResources._24_messaging_uploads_sql,
         25: PackageResources._25_subscriber_erasure_sql,
+        26: PackageResources._26_rescinded_consents_sql,
     ].mapValues { String(decoding: $0, as: UTF8.self) }
 }

@@ -23,18 +23,22 @@ struct PersistStatement: PostgresPreparedStatement {
                 bundle_id, environment, original_transaction_id, app_account_token, product_id, subscription_group_id, status,
                 auto_renew, auto_renew_product_id, expires_at, expiration_intent, in_billing_retry, grace_period_expires_at,
                 eligible_win_back_offer_ids, storefront, first_purchase_at, last_transaction_id, last_notification_type, last_subtype,
-                last_signed_date, last_notification_uuid)
+                last_signed_date, last_notification_uuid, app_transaction_id, consent_rescinded_at)
             SELECT x.bundle_id, x.environment, x.original_transaction_id, x.app_account_token, x.product_id, x.subscription_group_id,
                    x.status, x.auto_renew, x.auto_renew_product_id, \(unescaped: time("x.expires_at")), x.expiration_intent,
                    x.in_billing_retry, \(unescaped: time("x.grace_period_expires_at")), x.eligible_win_back_offer_ids, x.storefront,
                    \(unescaped: time("x.first_purchase_at")), x.last_transaction_id, x.last_notification_type, x.last_subtype,
-                   \(unescaped: time("x.last_signed_date")), x.last_notification_uuid
+                   \(unescaped: time("x.last_signed_date")), x.last_notification_uuid, x.app_transaction_id,
+                   -- A subscription of an app account whose consent was already withdrawn is marked as it is written.
+                   coalesce(\(unescaped: time("x.consent_rescinded_at")), (
+                       SELECT c.rescinded_at FROM reclaim.rescinded_consents c
+                       WHERE c.bundle_id = x.bundle_id AND c.environment = x.environment AND c.app_transaction_id = x.app_transaction_id))
             FROM jsonb_to_recordset(\(bind: \.states)::text::jsonb) AS x(
                 bundle_id text, environment text, original_transaction_id text, app_account_token uuid, product_id text,
                 subscription_group_id text, status text, auto_renew boolean, auto_renew_product_id text, expires_at bigint,
                 expiration_intent smallint, in_billing_retry boolean, grace_period_expires_at bigint, eligible_win_back_offer_ids text[],
                 storefront text, first_purchase_at bigint, last_transaction_id text, last_notification_type text, last_subtype text,
-                last_signed_date bigint, last_notification_uuid uuid)
+                last_signed_date bigint, last_notification_uuid uuid, app_transaction_id text, consent_rescinded_at bigint)
             ON CONFLICT (bundle_id, environment, original_transaction_id) DO UPDATE SET
                 app_account_token = EXCLUDED.app_account_token, product_id = EXCLUDED.product_id,
                 subscription_group_id = EXCLUDED.subscription_group_id, status = EXCLUDED.status, auto_renew = EXCLUDED.auto_renew,
@@ -44,7 +48,8 @@ struct PersistStatement: PostgresPreparedStatement {
                 storefront = EXCLUDED.storefront, first_purchase_at = EXCLUDED.first_purchase_at,
                 last_transaction_id = EXCLUDED.last_transaction_id, last_notification_type = EXCLUDED.last_notification_type,
                 last_subtype = EXCLUDED.last_subtype, last_signed_date = EXCLUDED.last_signed_date,
-                last_notification_uuid = EXCLUDED.last_notification_uuid, updated_at = now()
+                last_notification_uuid = EXCLUDED.last_notification_uuid, app_transaction_id = EXCLUDED.app_transaction_id,
+                consent_rescinded_at = coalesce(s.consent_rescinded_at, EXCLUDED.consent_rescinded_at), updated_at = now()
         ), dec AS (
             \(decisions.insert(into: "reclaim.campaign_decisions"), from: \.decisions)
             ON CONFLICT (campaign_id, notification_uuid) DO NOTHING
@@ -140,6 +145,8 @@ struct PersistStatement: PostgresPreparedStatement {
         let last_subtype: String?
         let last_signed_date: Int64?
         let last_notification_uuid: UUID?
+        let app_transaction_id: String?
+        let consent_rescinded_at: Int64?
 
         init(_ state: SubscriptionState) {
             bundle_id = state.bundleId
@@ -164,6 +171,8 @@ struct PersistStatement: PostgresPreparedStatement {
             last_subtype = state.lastSubtype
             last_signed_date = state.lastSignedDate.map(Self.microseconds)
             last_notification_uuid = state.lastNotificationUUID
+            app_transaction_id = state.appTransactionId
+            consent_rescinded_at = state.consentRescindedAt.map(Self.microseconds)
         }
 
         private static let postgresEpoch = Date(timeIntervalSince1970: 946_684_800)

@@ -17,6 +17,7 @@ public enum SubscriberErasure {
     /// handled here or shown not to identify anyone).
     public static let identifyingColumns: Set<String> = [
         "subscriptions.original_transaction_id", "subscriptions.app_account_token", "subscriptions.last_transaction_id",
+        "subscriptions.app_transaction_id", "rescinded_consents.app_transaction_id",  // the app account; its consent record deleted
         "notifications.original_transaction_id", "notifications.transaction_id", "notifications.app_account_token",
         "notifications.signed_payload",
         "campaign_decisions.original_transaction_id", "campaign_decisions.app_account_token",
@@ -83,6 +84,8 @@ public enum SubscriberErasure {
               AND (\(bundle)::text IS NULL OR bundle_id = \(bundle))
             UNION SELECT last_transaction_id FROM reclaim.subscriptions
             WHERE original_transaction_id = ANY(\(otidList)::text[]) AND (\(bundle)::text IS NULL OR bundle_id = \(bundle))
+            UNION SELECT app_transaction_id FROM reclaim.subscriptions
+            WHERE original_transaction_id = ANY(\(otidList)::text[]) AND (\(bundle)::text IS NULL OR bundle_id = \(bundle))
             UNION SELECT transaction_id FROM reclaim.refund_requests
             WHERE original_transaction_id = ANY(\(otidList)::text[]) AND (\(bundle)::text IS NULL OR bundle_id = \(bundle))
             UNION SELECT redeemed_transaction_id FROM reclaim.offers
@@ -126,7 +129,8 @@ public enum SubscriberErasure {
         try await run(
             "subscriptions",
             """
-            UPDATE reclaim.subscriptions t SET original_transaction_id = m.p, app_account_token = NULL, last_transaction_id = NULL
+            UPDATE reclaim.subscriptions t
+            SET original_transaction_id = m.p, app_account_token = NULL, last_transaction_id = NULL, app_transaction_id = NULL
             FROM unnest(\(otidList)::text[], \(pseudonyms)::text[]) AS m(o, p)
             WHERE t.original_transaction_id = m.o AND (\(bundle)::text IS NULL OR t.bundle_id = \(bundle))
             RETURNING 1
@@ -201,6 +205,14 @@ public enum SubscriberErasure {
             DELETE FROM reclaim.backfill_transactions
             WHERE (transaction_id = ANY(\(identifiers)::text[]) OR reason ILIKE ANY(\(anywhere)::text[]))
               AND (\(bundle)::text IS NULL OR bundle_id = \(bundle))
+            RETURNING 1
+            """
+        )
+        try await run(
+            "rescinded_consents",
+            """
+            DELETE FROM reclaim.rescinded_consents
+            WHERE app_transaction_id = ANY(\(identifiers)::text[]) AND (\(bundle)::text IS NULL OR bundle_id = \(bundle))
             RETURNING 1
             """
         )

@@ -58,6 +58,10 @@ public struct SubscriberStory: Codable, Sendable, Equatable {
         public var gracePeriodExpiresAt: String?
         public var expirationIntent: Int?
         public var storefront: String?
+        /// The app account (`appTransactionId`), where a transaction named it.
+        public var appTransactionId: String?
+        /// When a parent or guardian withdrew consent for the app (RESCIND_CONSENT): nothing reaches them since.
+        public var consentRescindedAt: String?
         public var firstSeenAt: String
         public var updatedAt: String
         public var notifications: [Notification]
@@ -170,7 +174,8 @@ extension SubscriberStore {
                     'autoRenewProductId', s.auto_renew_product_id, 'status', s.status, 'autoRenew', s.auto_renew,
                     'expiresAt', reclaim.iso8601(s.expires_at), 'inBillingRetry', s.in_billing_retry,
                     'gracePeriodExpiresAt', reclaim.iso8601(s.grace_period_expires_at), 'expirationIntent', s.expiration_intent,
-                    'storefront', s.storefront, 'firstSeenAt', reclaim.iso8601(s.first_seen_at), 'updatedAt', reclaim.iso8601(s.updated_at),
+                    'storefront', s.storefront, 'appTransactionId', s.app_transaction_id,
+                    'consentRescindedAt', reclaim.iso8601(s.consent_rescinded_at), 'firstSeenAt', reclaim.iso8601(s.first_seen_at), 'updatedAt', reclaim.iso8601(s.updated_at),
                     'notifications', coalesce((
                         SELECT jsonb_agg(jsonb_build_object('notificationUUID', n.notification_uuid, 'type', n.notification_type,
                                    'subtype', n.subtype, 'signedDate', reclaim.iso8601(n.signed_date),

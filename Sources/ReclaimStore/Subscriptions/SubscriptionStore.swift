@@ -11,7 +11,7 @@ public enum SubscriptionStore {
         bundle_id, environment, original_transaction_id, app_account_token, product_id, subscription_group_id, status,
         auto_renew, auto_renew_product_id, expires_at, expiration_intent, in_billing_retry, grace_period_expires_at,
         eligible_win_back_offer_ids, storefront, first_purchase_at, last_transaction_id, last_notification_type,
-        last_subtype, last_signed_date, last_notification_uuid
+        last_subtype, last_signed_date, last_notification_uuid, app_transaction_id, consent_rescinded_at
         """
 
     /// The one decoder of a subscription row: the first ``columns`` of `row`, in their order.
@@ -45,6 +45,8 @@ public enum SubscriptionStore {
         state.lastSubtype = try cells.next(String?.self)
         state.lastSignedDate = try cells.next(Date?.self)
         state.lastNotificationUUID = try cells.next(UUID?.self)
+        state.appTransactionId = try cells.next(String?.self)
+        state.consentRescindedAt = try cells.next(Date?.self)
         return state
     }
 }
