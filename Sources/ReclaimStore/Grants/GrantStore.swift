@@ -61,7 +61,7 @@ public enum GrantStore {
     {
         let rows = try await connection.query(
             """
-            SELECT \(unescaped: SubscriptionStore.columns) FROM reclaim.subscriptions
+            SELECT \(unescaped: SubscriptionStore.columnList()) FROM reclaim.subscriptions
             WHERE bundle_id = \(request.bundleId)
               AND (\(request.originalTransactionId)::text IS NULL OR original_transaction_id = \(request.originalTransactionId))
               AND (\(request.appAccountToken)::uuid IS NULL OR app_account_token = \(request.appAccountToken))

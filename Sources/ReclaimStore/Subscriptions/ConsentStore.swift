@@ -26,7 +26,8 @@ public enum ConsentStore {
     }
 
     /// Records the withdrawal (the first of a repeated one stands), marks the account's subscriptions
-    /// (`consent_rescinded_at`; a subscription written later with the same app account is marked as it is written)
+    /// (`consent_rescinded_at`; a subscription that names the account later is marked by the campaign engine, which
+    /// looks the account up here: ``rescindedAt(_:connection:logger:)``)
     /// and withdraws their live offers. Returns the subscriptions marked and the offers withdrawn.
     public static func rescind(
         _ rescission: Rescission,

@@ -17,7 +17,7 @@ struct LockWithHistoryStatement: PostgresPreparedStatement {
             INSERT INTO reclaim.subscriptions AS s (bundle_id, environment, original_transaction_id)
             SELECT bundle_id, environment, original_transaction_id FROM k ORDER BY n
             ON CONFLICT (bundle_id, environment, original_transaction_id) DO UPDATE SET bundle_id = s.bundle_id
-            RETURNING \(SubscriptionStore.columns)
+            RETURNING \(SubscriptionStore.columnList())
         )
         SELECT s.*, d.campaigns, d.outcomes, d.times, d.variants,
                o.id, o.campaign_id, o.priority, o.product_id, o.offer_identifier, o.triggered_at, o.grant_id IS NOT NULL,

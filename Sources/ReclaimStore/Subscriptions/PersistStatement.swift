@@ -19,37 +19,11 @@ struct PersistStatement: PostgresPreparedStatement {
             -- An upsert, though every row exists (the batch locked it): each row is then found by a probe of the
             -- primary key. An UPDATE … FROM the JSON rows was planned as a hash join over a scan of the whole
             -- table (the function's row estimate is a fixed 100), a cost that grew with the subscriber count.
-            INSERT INTO reclaim.subscriptions AS s (
-                bundle_id, environment, original_transaction_id, app_account_token, product_id, subscription_group_id, status,
-                auto_renew, auto_renew_product_id, expires_at, expiration_intent, in_billing_retry, grace_period_expires_at,
-                eligible_win_back_offer_ids, storefront, first_purchase_at, last_transaction_id, last_notification_type, last_subtype,
-                last_signed_date, last_notification_uuid, app_transaction_id, consent_rescinded_at)
-            SELECT x.bundle_id, x.environment, x.original_transaction_id, x.app_account_token, x.product_id, x.subscription_group_id,
-                   x.status, x.auto_renew, x.auto_renew_product_id, \(unescaped: time("x.expires_at")), x.expiration_intent,
-                   x.in_billing_retry, \(unescaped: time("x.grace_period_expires_at")), x.eligible_win_back_offer_ids, x.storefront,
-                   \(unescaped: time("x.first_purchase_at")), x.last_transaction_id, x.last_notification_type, x.last_subtype,
-                   \(unescaped: time("x.last_signed_date")), x.last_notification_uuid, x.app_transaction_id,
-                   -- A subscription of an app account whose consent was already withdrawn is marked as it is written.
-                   coalesce(\(unescaped: time("x.consent_rescinded_at")), (
-                       SELECT c.rescinded_at FROM reclaim.rescinded_consents c
-                       WHERE c.bundle_id = x.bundle_id AND c.environment = x.environment AND c.app_transaction_id = x.app_transaction_id))
-            FROM jsonb_to_recordset(\(bind: \.states)::text::jsonb) AS x(
-                bundle_id text, environment text, original_transaction_id text, app_account_token uuid, product_id text,
-                subscription_group_id text, status text, auto_renew boolean, auto_renew_product_id text, expires_at bigint,
-                expiration_intent smallint, in_billing_retry boolean, grace_period_expires_at bigint, eligible_win_back_offer_ids text[],
-                storefront text, first_purchase_at bigint, last_transaction_id text, last_notification_type text, last_subtype text,
-                last_signed_date bigint, last_notification_uuid uuid, app_transaction_id text, consent_rescinded_at bigint)
+            INSERT INTO reclaim.subscriptions AS s (\(unescaped: SubscriptionStore.columnList()))
+            SELECT \(unescaped: columns.map { $0.inserted(from: "x") }.joined(separator: ", "))
+            FROM jsonb_to_recordset(\(bind: \.states)::text::jsonb) AS x(\(unescaped: columns.map { "\($0.name) \($0.recordType)" }.joined(separator: ", ")))
             ON CONFLICT (bundle_id, environment, original_transaction_id) DO UPDATE SET
-                app_account_token = EXCLUDED.app_account_token, product_id = EXCLUDED.product_id,
-                subscription_group_id = EXCLUDED.subscription_group_id, status = EXCLUDED.status, auto_renew = EXCLUDED.auto_renew,
-                auto_renew_product_id = EXCLUDED.auto_renew_product_id, expires_at = EXCLUDED.expires_at,
-                expiration_intent = EXCLUDED.expiration_intent, in_billing_retry = EXCLUDED.in_billing_retry,
-                grace_period_expires_at = EXCLUDED.grace_period_expires_at, eligible_win_back_offer_ids = EXCLUDED.eligible_win_back_offer_ids,
-                storefront = EXCLUDED.storefront, first_purchase_at = EXCLUDED.first_purchase_at,
-                last_transaction_id = EXCLUDED.last_transaction_id, last_notification_type = EXCLUDED.last_notification_type,
-                last_subtype = EXCLUDED.last_subtype, last_signed_date = EXCLUDED.last_signed_date,
-                last_notification_uuid = EXCLUDED.last_notification_uuid, app_transaction_id = EXCLUDED.app_transaction_id,
-                consent_rescinded_at = coalesce(s.consent_rescinded_at, EXCLUDED.consent_rescinded_at), updated_at = now()
+                \(unescaped: columns.filter { !$0.isKey }.map { "\($0.name) = EXCLUDED.\($0.name)" }.joined(separator: ", ")), updated_at = now()
         ), dec AS (
             \(decisions.insert(into: "reclaim.campaign_decisions"), from: \.decisions)
             ON CONFLICT (campaign_id, notification_uuid) DO NOTHING
@@ -61,10 +35,7 @@ struct PersistStatement: PostgresPreparedStatement {
 
     let writes: [SubscriberStore.Write]
 
-    /// A time column from its microseconds since 2000-01-01 (PostgreSQL's own epoch); NULL stays NULL.
-    private static func time(_ column: String) -> String {
-        "timestamptz '2000-01-01 00:00:00+00' + \(column) * interval '1 microsecond'"
-    }
+    private static let columns = SubscriptionStore.columns
 
     /// A decision with the write it is part of: one element of the decisions' arrays.
     private struct Decision {
@@ -98,7 +69,7 @@ struct PersistStatement: PostgresPreparedStatement {
     }
 
     func makeBindings() throws -> PostgresBindings {
-        let states = writes.filter(\.stateChanged).map { StateRow($0.state) }
+        let states = writes.filter(\.stateChanged).map { Self.jsonRow($0.state) }
         let decisions = writes.flatMap { write in write.decisions.map { Decision(write: write, record: $0) } }
         let input = Input(
             states: String(decoding: try JSONEncoder().encode(states), as: UTF8.self),
@@ -122,67 +93,10 @@ struct PersistStatement: PostgresPreparedStatement {
 
     func decodeRow(_ row: PostgresRow) throws -> Int { 0 }
 
-    /// One subscription's columns as `jsonb_to_recordset` reads them (a nil is left out: NULL).
-    struct StateRow: Encodable {
-        let bundle_id: String
-        let environment: String
-        let original_transaction_id: String
-        let app_account_token: UUID?
-        let product_id: String?
-        let subscription_group_id: String?
-        let status: String
-        let auto_renew: Bool?
-        let auto_renew_product_id: String?
-        let expires_at: Int64?
-        let expiration_intent: Int16?
-        let in_billing_retry: Bool?
-        let grace_period_expires_at: Int64?
-        let eligible_win_back_offer_ids: [String]
-        let storefront: String?
-        let first_purchase_at: Int64?
-        let last_transaction_id: String?
-        let last_notification_type: String?
-        let last_subtype: String?
-        let last_signed_date: Int64?
-        let last_notification_uuid: UUID?
-        let app_transaction_id: String?
-        let consent_rescinded_at: Int64?
-
-        init(_ state: SubscriptionState) {
-            bundle_id = state.bundleId
-            environment = state.environment
-            original_transaction_id = state.originalTransactionId
-            app_account_token = state.appAccountToken
-            product_id = state.productId
-            subscription_group_id = state.subscriptionGroupId
-            status = state.status.rawValue
-            auto_renew = state.autoRenew
-            auto_renew_product_id = state.autoRenewProductId
-            expires_at = state.expiresAt.map(Self.microseconds)
-            // Apple's expirationIntent is 1–5; a signed payload's out-of-range number is dropped, never trapped on.
-            expiration_intent = state.expirationIntent.flatMap { Int16(exactly: $0) }
-            in_billing_retry = state.inBillingRetry
-            grace_period_expires_at = state.gracePeriodExpiresAt.map(Self.microseconds)
-            eligible_win_back_offer_ids = state.eligibleWinBackOfferIds
-            storefront = state.storefront
-            first_purchase_at = state.firstPurchaseAt.map(Self.microseconds)
-            last_transaction_id = state.lastTransactionId
-            last_notification_type = state.lastNotificationType
-            last_subtype = state.lastSubtype
-            last_signed_date = state.lastSignedDate.map(Self.microseconds)
-            last_notification_uuid = state.lastNotificationUUID
-            app_transaction_id = state.appTransactionId
-            consent_rescinded_at = state.consentRescindedAt.map(Self.microseconds)
-        }
-
-        private static let postgresEpoch = Date(timeIntervalSince1970: 946_684_800)
-
-        /// Microseconds since 2000-01-01, truncated as PostgresNIO truncates a bound `Date`; clamped, since a date
-        /// from a signed payload is outside input and `Int64(_:)` traps on what it cannot hold.
-        static func microseconds(_ date: Date) -> Int64 {
-            let value = date.timeIntervalSince(postgresEpoch) * 1_000_000
-            guard value.isFinite else { return 0 }
-            return Int64(max(min(value, 9.2e18), -9.2e18))
-        }
+    /// One subscription's columns as `jsonb_to_recordset` reads them, by name (a nil is left out: NULL).
+    static func jsonRow(_ state: SubscriptionState) -> [String: SubscriptionColumn.JSONValue] {
+        var row: [String: SubscriptionColumn.JSONValue] = [:]
+        for column in columns { row[column.name] = column.value(state) }
+        return row
     }
 }

@@ -7,46 +7,58 @@ import ReclaimDomain
 /// the state live in the domain (``SubscriptionState/apply(_:)``); the worker reads and writes rows through
 /// ``SubscriberStore``, a grant locks one through ``GrantStore``.
 public enum SubscriptionStore {
-    static let columns = """
-        bundle_id, environment, original_transaction_id, app_account_token, product_id, subscription_group_id, status,
-        auto_renew, auto_renew_product_id, expires_at, expiration_intent, in_billing_retry, grace_period_expires_at,
-        eligible_win_back_offer_ids, storefront, first_purchase_at, last_transaction_id, last_notification_type,
-        last_subtype, last_signed_date, last_notification_uuid, app_transaction_id, consent_rescinded_at
-        """
+    /// Every column of `reclaim.subscriptions` the state holds, each with its field: the one declaration
+    /// (``SubscriptionColumn``). `first_seen_at` and `updated_at` are the database's own.
+    static let columns: [SubscriptionColumn] = [
+        .key("bundle_id", \.bundleId),
+        .key("environment", \.environment),
+        .key("original_transaction_id", \.originalTransactionId),
+        .uuid("app_account_token", \.appAccountToken),
+        .text("product_id", \.productId),
+        .text("subscription_group_id", \.subscriptionGroupId),
+        .status("status"),
+        .bool("auto_renew", \.autoRenew),
+        .text("auto_renew_product_id", \.autoRenewProductId),
+        .time("expires_at", \.expiresAt),
+        .smallint("expiration_intent", \.expirationIntent),
+        .bool("in_billing_retry", \.inBillingRetry),
+        .time("grace_period_expires_at", \.gracePeriodExpiresAt),
+        .texts("eligible_win_back_offer_ids", \.eligibleWinBackOfferIds),
+        .text("storefront", \.storefront),
+        .time("first_purchase_at", \.firstPurchaseAt),
+        .text("last_transaction_id", \.lastTransactionId),
+        .text("last_notification_type", \.lastNotificationType),
+        .text("last_subtype", \.lastSubtype),
+        .time("last_signed_date", \.lastSignedDate),
+        .uuid("last_notification_uuid", \.lastNotificationUUID),
+        .text("app_transaction_id", \.appTransactionId),
+        .time("consent_rescinded_at", \.consentRescindedAt),
+    ]
 
-    /// The one decoder of a subscription row: the first ``columns`` of `row`, in their order.
+    /// The columns' names, for a SELECT or RETURNING list; `prefix` qualifies each (`s.`).
+    static func columnList(prefix: String = "") -> String {
+        columns.map { prefix + $0.name }.joined(separator: ", ")
+    }
+
+    /// The one decoder of a subscription row: its ``columns``, found by name.
     static func state(from row: PostgresRow) throws -> SubscriptionState {
         var cells = RowCells(row)
         return try state(from: &cells)
     }
 
-    /// Decodes the subscription's ``columns`` from `cells`, leaving it at the first column after them.
+    /// Decodes the subscription's ``columns`` from the next cells of `cells` (as many as there are columns, in any
+    /// order: each is found by its name), leaving it at the first column after them.
     static func state(from cells: inout RowCells) throws -> SubscriptionState {
-        var state = SubscriptionState(
-            bundleId: try cells.next(String.self),
-            environment: try cells.next(String.self),
-            originalTransactionId: try cells.next(String.self)
-        )
-        state.appAccountToken = try cells.next(UUID?.self)
-        state.productId = try cells.next(String?.self)
-        state.subscriptionGroupId = try cells.next(String?.self)
-        state.status = SubscriptionState.Status(rawValue: try cells.next(String.self)) ?? .unknown
-        state.autoRenew = try cells.next(Bool?.self)
-        state.autoRenewProductId = try cells.next(String?.self)
-        state.expiresAt = try cells.next(Date?.self)
-        state.expirationIntent = try cells.next(Int16?.self).map(Int.init)
-        state.inBillingRetry = try cells.next(Bool?.self)
-        state.gracePeriodExpiresAt = try cells.next(Date?.self)
-        state.eligibleWinBackOfferIds = try cells.next([String].self)
-        state.storefront = try cells.next(String?.self)
-        state.firstPurchaseAt = try cells.next(Date?.self)
-        state.lastTransactionId = try cells.next(String?.self)
-        state.lastNotificationType = try cells.next(String?.self)
-        state.lastSubtype = try cells.next(String?.self)
-        state.lastSignedDate = try cells.next(Date?.self)
-        state.lastNotificationUUID = try cells.next(UUID?.self)
-        state.appTransactionId = try cells.next(String?.self)
-        state.consentRescindedAt = try cells.next(Date?.self)
+        var byName: [String: PostgresCell] = [:]
+        for _ in columns {
+            let cell = try cells.nextCell()
+            byName[cell.columnName] = cell
+        }
+        var state = SubscriptionState(bundleId: "", environment: "", originalTransactionId: "")
+        for column in columns {
+            guard let cell = byName[column.name] else { throw PostgresRowMissing(what: "subscription column \(column.name)") }
+            try column.read(&state, cell)
+        }
         return state
     }
 }
@@ -62,5 +74,11 @@ struct RowCells {
     mutating func next<T: PostgresDecodable>(_: T.Type) throws -> T {
         guard let cell = cells.next() else { throw PostgresRowMissing(what: "a column of \(T.self): the row has fewer columns") }
         return try cell.decode(T.self)
+    }
+
+    /// The next cell, undecoded.
+    mutating func nextCell() throws -> PostgresCell {
+        guard let cell = cells.next() else { throw PostgresRowMissing(what: "a column: the row has fewer columns") }
+        return cell
     }
 }
