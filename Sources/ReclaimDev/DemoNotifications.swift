@@ -33,9 +33,9 @@ struct DemoNotifications {
         self.appAccountToken = appAccountToken
         self.environment = environment
         trigger = Self.concrete(campaign.trigger)
-        storefront = campaign.storefront ?? "USA"
-        tenure = max(60, (campaign.minimumTenure ?? 0) + 86_400)
-        expirationIntent = campaign.expirationIntent ?? Self.expirationIntent(for: trigger)
+        storefront = campaign.conditions.storefronts?.first ?? "USA"
+        tenure = max(60, TimeInterval(campaign.conditions.minimumTenure ?? 0) + 86_400)
+        expirationIntent = campaign.conditions.expirationIntents?.first ?? Self.expirationIntent(for: trigger)
     }
 
     /// What `--demo` needs from a campaign: its app, product, trigger and conditions.
@@ -45,9 +45,8 @@ struct DemoNotifications {
         var productId: String
         var trigger: CampaignTrigger
         var holdoutPercent: Int
-        var storefront: String?
-        var minimumTenure: TimeInterval?
-        var expirationIntent: Int?
+        /// The campaign's own conditions: the demo subscriber meets them.
+        var conditions: CampaignConditions
     }
 
     /// A trigger that names no subtype gets the most common one, so the notification reads like Apple's.

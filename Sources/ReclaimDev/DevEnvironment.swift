@@ -162,9 +162,7 @@ public struct DevEnvironment: Sendable {
                 productId: campaign.conditions.products?.first ?? offer.productId,
                 trigger: trigger,
                 holdoutPercent: campaign.holdoutPercent,
-                storefront: campaign.conditions.storefronts?.first,
-                minimumTenure: campaign.conditions.minimumTenure.map { TimeInterval($0.seconds) },
-                expirationIntent: campaign.conditions.expirationIntents?.first
+                conditions: campaign.conditions
             )
         }
         throw ConfigError("--demo seeds a subscriber for a campaign a notification triggers, and the config has none (add one: docs/campaigns.md)")

@@ -1,11 +1,15 @@
 import Foundation
 
 /// Who qualifies for a campaign beyond its trigger. Every condition that is set must hold; nil means any.
+///
+/// The config's `campaigns[].conditions` decode straight into this type (durations as the config writes them, e.g.
+/// `180d`); it is stored as JSON in `reclaim.campaigns.conditions` under ``CodingKeys``, whose two duration keys keep
+/// the names the stored JSON always had (`minimumTenureSeconds`, `lapsedWithinSeconds`: seconds).
 public struct CampaignConditions: Sendable, Equatable, Codable {
     /// The subscription's current product is one of these.
     public var products: [String]?
     /// The subscriber first bought at least this long before the trigger (seconds).
-    public var minimumTenureSeconds: Int64?
+    public var minimumTenure: Int64?
     /// Renewal info expirationIntent is one of these (1 cancelled, 2 billing error, 3 price increase, 4 product
     /// unavailable, 5 other).
     public var expirationIntents: [Int]?
@@ -13,20 +17,27 @@ public struct CampaignConditions: Sendable, Equatable, Codable {
     public var storefronts: [String]?
     /// The subscription expired (its stored expiresDate is past) no longer than this before the decision (seconds):
     /// a base imported by `reclaim backfill --evaluate` offers to recent lapsers only, not to everyone who ever left.
-    public var lapsedWithinSeconds: Int64?
+    public var lapsedWithin: Int64?
+
+    /// The stored JSON's keys (reclaim.campaigns.conditions), unchanged since schema 3: dashboards read them.
+    public enum CodingKeys: String, CodingKey, CaseIterable {
+        case products, expirationIntents, storefronts
+        case minimumTenure = "minimumTenureSeconds"
+        case lapsedWithin = "lapsedWithinSeconds"
+    }
 
     public init(
         products: [String]? = nil,
-        minimumTenureSeconds: Int64? = nil,
+        minimumTenure: Int64? = nil,
         expirationIntents: [Int]? = nil,
         storefronts: [String]? = nil,
-        lapsedWithinSeconds: Int64? = nil
+        lapsedWithin: Int64? = nil
     ) {
         self.products = products
-        self.minimumTenureSeconds = minimumTenureSeconds
+        self.minimumTenure = minimumTenure
         self.expirationIntents = expirationIntents
         self.storefronts = storefronts
-        self.lapsedWithinSeconds = lapsedWithinSeconds
+        self.lapsedWithin = lapsedWithin
     }
 
     /// nil when the subscriber qualifies, else the reason they do not. Tenure is measured at the trigger (`time`);
@@ -36,11 +47,11 @@ public struct CampaignConditions: Sendable, Equatable, Codable {
         if let products, !products.contains(state.productId ?? "") {
             return "product \(state.productId ?? "unknown") is not one of \(products.joined(separator: ", "))"
         }
-        if let minimumTenureSeconds {
+        if let minimumTenure {
             guard let firstPurchaseAt = state.firstPurchaseAt else { return "tenure unknown: no originalPurchaseDate seen" }
             let tenure = time.timeIntervalSince(firstPurchaseAt)
-            if tenure < Double(minimumTenureSeconds) {
-                return "tenure \(Int(tenure / 86_400))d is below the minimum \(minimumTenureSeconds / 86_400)d"
+            if tenure < Double(minimumTenure) {
+                return "tenure \(Int(tenure / 86_400))d is below the minimum \(minimumTenure / 86_400)d"
             }
         }
         if let expirationIntents, !expirationIntents.contains(state.expirationIntent ?? 0) {
@@ -50,13 +61,13 @@ public struct CampaignConditions: Sendable, Equatable, Codable {
         if let storefronts, !storefronts.contains(state.storefront ?? "") {
             return "storefront \(state.storefront ?? "unknown") is not one of \(storefronts.joined(separator: ", "))"
         }
-        if let lapsedWithinSeconds {
+        if let lapsedWithin {
             guard let expiresAt = state.expiresAt else { return "lapsedWithin: expiry unknown (no expiresDate seen)" }
             guard expiresAt <= now else { return "lapsedWithin: not expired (expires \(CampaignEvaluator.iso(expiresAt)))" }
             let lapsed = now.timeIntervalSince(expiresAt)
-            if lapsed > Double(lapsedWithinSeconds) {
+            if lapsed > Double(lapsedWithin) {
                 let ago = lapsed >= 86_400 ? "\(Int(lapsed / 86_400))d" : "\(Int(lapsed / 3600))h"
-                return "lapsedWithin: expired \(ago) ago, more than \(CampaignEvaluator.duration(TimeInterval(lapsedWithinSeconds)))"
+                return "lapsedWithin: expired \(ago) ago, more than \(CampaignEvaluator.duration(TimeInterval(lapsedWithin)))"
             }
         }
         return nil

@@ -102,7 +102,7 @@ extension ReclaimConfig {
         add("campaigns.variants.offer", Campaign.Offer.CodingKeys.self)
         add("campaigns.switchTo", Campaign.SwitchTo.CodingKeys.self)
         add("campaigns.variants.switchTo", Campaign.SwitchTo.CodingKeys.self)
-        add("campaigns.conditions", Campaign.Conditions.CodingKeys.self)
+        add("campaigns.conditions", Campaign.ConfigConditions.CodingKeys.self)
         add("server", Server.CodingKeys.self)
         add("worker", Worker.CodingKeys.self)
         add("offers", Offers.CodingKeys.self)

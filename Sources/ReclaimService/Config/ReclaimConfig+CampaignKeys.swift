@@ -14,7 +14,8 @@ extension ReclaimConfig {
         public var offer: Offer?
         /// An experiment: the offers to compare, each given to a share of new subscribers by its weight.
         public var variants: [Variant]?
-        public var conditions: Conditions
+        /// Who qualifies; every key is optional and every key given must hold (decoded by ``ConfigConditions``).
+        public var conditions: CampaignConditions
         public var deliverableFor: ConfigDuration
         public var cooldown: ConfigDuration
         /// Fire this long after the trigger, re-checked then (0s: at once).
@@ -97,30 +98,6 @@ extension ReclaimConfig {
             }
         }
 
-        /// Who qualifies; every key is optional and every key given must hold.
-        public struct Conditions: Decodable, Sendable {
-            public var products: [String]?
-            public var minimumTenure: ConfigDuration?
-            public var expirationIntents: [Int]?
-            public var storefronts: [String]?
-            /// Expired no longer than this before the decision: `reclaim backfill --evaluate` over an existing base
-            /// offers to recent lapsers only.
-            public var lapsedWithin: ConfigDuration?
-
-            public init() {}
-
-            public init(from decoder: any Decoder) throws {
-                let container = try decoder.configContainer(keyedBy: CodingKeys.self)
-                products = try container.decodeIfPresent([String].self, forKey: .products)
-                minimumTenure = try container.decodeDurationIfPresent(forKey: .minimumTenure)
-                expirationIntents = try container.decodeIfPresent([Int].self, forKey: .expirationIntents)
-                storefronts = try container.decodeIfPresent([String].self, forKey: .storefronts)
-                lapsedWithin = try container.decodeDurationIfPresent(forKey: .lapsedWithin)
-            }
-
-            enum CodingKeys: String, ConfigKeys { case products, minimumTenure, expirationIntents, storefronts, lapsedWithin }
-        }
-
         enum CodingKeys: String, ConfigKeys {
             case id, app, trigger, offer, variants, conditions, deliverableFor, cooldown, maxOffersPerSubscriber, holdoutPercent, priority
             case startsAt, endsAt, standAsideForWinBack, messageIdentifier, delay, window, message, switchTo, offerSignature, shadow
@@ -134,7 +111,7 @@ extension ReclaimConfig {
             trigger = try container.decode(String.self, forKey: .trigger)
             offer = try container.decodeIfPresent(Offer.self, forKey: .offer)
             variants = try container.decodeIfPresent([Variant].self, forKey: .variants)
-            conditions = try container.decodeIfPresent(Conditions.self, forKey: .conditions) ?? Conditions()
+            conditions = try container.decodeIfPresent(ConfigConditions.self, forKey: .conditions)?.domain ?? CampaignConditions()
             deliverableFor = try container.decodeDurationIfPresent(forKey: .deliverableFor) ?? ConfigDuration(seconds: 7 * 86_400)
             cooldown = try container.decodeDurationIfPresent(forKey: .cooldown) ?? ConfigDuration(seconds: 90 * 86_400)
             delay = try container.decodeDurationIfPresent(forKey: .delay) ?? ConfigDuration(seconds: 0)
@@ -151,6 +128,27 @@ extension ReclaimConfig {
             offerSignature = try container.decodeIfPresent(String.self, forKey: .offerSignature)
             shadow = try container.decodeIfPresent(Bool.self, forKey: .shadow) ?? false
             saveWindow = try container.decodeDurationIfPresent(forKey: .saveWindow) ?? ConfigDuration(seconds: 30 * 86_400)
+        }
+    }
+}
+
+extension ReclaimConfig.Campaign {
+    /// `campaigns[].conditions` as the config writes them (durations such as `180d`), decoded into the domain's
+    /// ``CampaignConditions``: the keys are the domain's, and no field is declared twice.
+    struct ConfigConditions: Decodable {
+        var domain: CampaignConditions
+
+        enum CodingKeys: String, ConfigKeys { case products, minimumTenure, expirationIntents, storefronts, lapsedWithin }
+
+        init(from decoder: any Decoder) throws {
+            let container = try decoder.configContainer(keyedBy: CodingKeys.self)
+            domain = CampaignConditions(
+                products: try container.decodeIfPresent([String].self, forKey: .products),
+                minimumTenure: try container.decodeDurationIfPresent(forKey: .minimumTenure)?.seconds,
+                expirationIntents: try container.decodeIfPresent([Int].self, forKey: .expirationIntents),
+                storefronts: try container.decodeIfPresent([String].self, forKey: .storefronts),
+                lapsedWithin: try container.decodeDurationIfPresent(forKey: .lapsedWithin)?.seconds
+            )
         }
     }
 }

@@ -10,13 +10,7 @@ extension ReclaimConfig {
                 id: campaign.id,
                 bundleId: campaign.app,
                 trigger: try CampaignTrigger(parsing: campaign.trigger),
-                conditions: CampaignConditions(
-                    products: campaign.conditions.products,
-                    minimumTenureSeconds: campaign.conditions.minimumTenure?.seconds,
-                    expirationIntents: campaign.conditions.expirationIntents,
-                    storefronts: campaign.conditions.storefronts,
-                    lapsedWithinSeconds: campaign.conditions.lapsedWithin?.seconds
-                ),
+                conditions: campaign.conditions,
                 productId: campaign.offer?.productId ?? "",
                 offerIdentifier: campaign.offer?.offerIdentifier ?? "",
                 deliverableFor: TimeInterval(campaign.deliverableFor.seconds),
@@ -155,8 +149,8 @@ extension ReclaimConfig {
                 problem("conditions.storefronts", "'\(bad)' is not a three-letter storefront code such as USA")
             }
             if let products = conditions.products, products.isEmpty { problem("conditions.products", "is empty: no product would qualify") }
-            if let lapsed = conditions.lapsedWithin, lapsed.seconds < 3600 {
-                problem("conditions.lapsedWithin", "\(lapsed) is shorter than an hour: hardly anyone would qualify (e.g. 30d)")
+            if let lapsed = conditions.lapsedWithin, lapsed < 3600 {
+                problem("conditions.lapsedWithin", "\(ConfigDuration(seconds: lapsed)) is shorter than an hour: hardly anyone would qualify (e.g. 30d)")
             }
             if conditions.lapsedWithin != nil, let trigger = try? CampaignTrigger(parsing: campaign.trigger),
                 ["RETENTION_MESSAGING", "SUBSCRIBED", "DID_RENEW", "OFFER_REDEEMED"].contains(trigger.type)

@@ -38,24 +38,24 @@ import Testing
         Case(name: "product not listed", conditions: CampaignConditions(products: [Fixture.yearly]), expected: .skipped("product")),
         Case(name: "product unknown", conditions: CampaignConditions(products: [Fixture.monthly]), productId: nil, expected: .skipped("product")),
 
-        Case(name: "tenure well above", conditions: CampaignConditions(minimumTenureSeconds: 180 * 86_400), tenureDays: 365, expected: .offered()),
+        Case(name: "tenure well above", conditions: CampaignConditions(minimumTenure: 180 * 86_400), tenureDays: 365, expected: .offered()),
         Case(
             name: "tenure exactly the minimum",
-            conditions: CampaignConditions(minimumTenureSeconds: 180 * 86_400),
+            conditions: CampaignConditions(minimumTenure: 180 * 86_400),
             tenureDays: 180,
             expected: .offered()
         ),
-        Case(name: "tenure below", conditions: CampaignConditions(minimumTenureSeconds: 180 * 86_400), tenureDays: 100, expected: .skipped("tenure")),
+        Case(name: "tenure below", conditions: CampaignConditions(minimumTenure: 180 * 86_400), tenureDays: 100, expected: .skipped("tenure")),
         Case(
             name: "tenure unknown",
-            conditions: CampaignConditions(minimumTenureSeconds: 180 * 86_400),
+            conditions: CampaignConditions(minimumTenure: 180 * 86_400),
             tenureDays: nil,
             expected: .skipped("tenure")
         ),
         // Tenure is measured at the event: reaching the minimum between the event and now does not count.
         Case(
             name: "tenure reached only after the event",
-            conditions: CampaignConditions(minimumTenureSeconds: 180 * 86_400),
+            conditions: CampaignConditions(minimumTenure: 180 * 86_400),
             tenureDays: 179,
             evaluatedAfter: 2 * 86_400,
             expected: .skipped("tenure")
@@ -86,28 +86,28 @@ import Testing
         Case(name: "storefront unknown", conditions: CampaignConditions(storefronts: ["USA"]), storefront: nil, expected: .skipped("storefront")),
 
         // lapsedWithin: measured at the decision, from the stored expiry.
-        Case(name: "lapsed recently", conditions: CampaignConditions(lapsedWithinSeconds: 30 * 86_400), expiredDaysBefore: 5, expected: .offered()),
+        Case(name: "lapsed recently", conditions: CampaignConditions(lapsedWithin: 30 * 86_400), expiredDaysBefore: 5, expected: .offered()),
         Case(
             name: "lapsed long ago",
-            conditions: CampaignConditions(lapsedWithinSeconds: 30 * 86_400),
+            conditions: CampaignConditions(lapsedWithin: 30 * 86_400),
             expiredDaysBefore: 700,
             expected: .skipped("lapsedWithin: expired 700d ago")
         ),
         Case(
             name: "not expired",
-            conditions: CampaignConditions(lapsedWithinSeconds: 30 * 86_400),
+            conditions: CampaignConditions(lapsedWithin: 30 * 86_400),
             expiredDaysBefore: -10,
             expected: .skipped("lapsedWithin: not expired")
         ),
         Case(
             name: "expiry unknown",
-            conditions: CampaignConditions(lapsedWithinSeconds: 30 * 86_400),
+            conditions: CampaignConditions(lapsedWithin: 30 * 86_400),
             expiredDaysBefore: nil,
             expected: .skipped("lapsedWithin: expiry unknown")
         ),
         Case(
             name: "within at the trigger, past it at the decision",
-            conditions: CampaignConditions(lapsedWithinSeconds: 30 * 86_400),
+            conditions: CampaignConditions(lapsedWithin: 30 * 86_400),
             expiredDaysBefore: 29,
             evaluatedAfter: 2 * 86_400,
             expected: .skipped("lapsedWithin: expired 31d ago")
@@ -117,7 +117,7 @@ import Testing
             name: "every condition met",
             conditions: CampaignConditions(
                 products: [Fixture.monthly],
-                minimumTenureSeconds: 180 * 86_400,
+                minimumTenure: 180 * 86_400,
                 expirationIntents: [1],
                 storefronts: ["USA"]
             ),
@@ -127,7 +127,7 @@ import Testing
             name: "all met but the storefront",
             conditions: CampaignConditions(
                 products: [Fixture.monthly],
-                minimumTenureSeconds: 180 * 86_400,
+                minimumTenure: 180 * 86_400,
                 expirationIntents: [1],
                 storefronts: ["DEU"]
             ),
@@ -152,5 +152,16 @@ import Testing
         if row.expected.outcome == .skipped {
             #expect(decision.reason.hasPrefix("condition not met"), "\(row.name): \(decision.reason)")
         }
+    }
+
+    @Test("stored as JSON under the keys reclaim.campaigns.conditions always had: durations in seconds, as minimumTenureSeconds and lapsedWithinSeconds")
+    func storedJSON() throws {
+        let conditions = CampaignConditions(products: ["p"], minimumTenure: 86_400, expirationIntents: [1], storefronts: ["USA"], lapsedWithin: 7200)
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
+        let json = String(decoding: try encoder.encode(conditions), as: UTF8.self)
+        #expect(json == #"{"expirationIntents":[1],"lapsedWithinSeconds":7200,"minimumTenureSeconds":86400,"products":["p"],"storefronts":["USA"]}"#)
+        // What earlier binaries wrote reads back the same.
+        #expect(try JSONDecoder().decode(CampaignConditions.self, from: Data(json.utf8)) == conditions)
     }
 }

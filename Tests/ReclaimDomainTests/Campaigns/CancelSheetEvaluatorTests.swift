@@ -54,7 +54,7 @@ struct CancelSheetEvaluatorTests {
     @Test("the highest priority whose conditions hold decides; the request's product counts; unknown tenure is unmet")
     func priorityAndConditions() {
         let yearly = Self.campaign("yearly", priority: 9, conditions: .init(products: ["yearly"]))
-        let tenure = Self.campaign("tenure", priority: 8, conditions: .init(minimumTenureSeconds: 86_400))
+        let tenure = Self.campaign("tenure", priority: 8, conditions: .init(minimumTenure: 86_400))
         let monthly = Self.campaign("monthly", priority: 1, conditions: .init(products: ["monthly"]))
         #expect(Self.decide([monthly, yearly, tenure])?.campaign.id == "monthly")
         var state = SubscriptionState(bundleId: "app", environment: "Sandbox", originalTransactionId: "1000")

@@ -150,7 +150,7 @@ struct ConfigTests {
             campaign.conditions
                 == CampaignConditions(
                     products: ["com.example.monthly"],
-                    minimumTenureSeconds: 30 * 86_400,
+                    minimumTenure: 30 * 86_400,
                     expirationIntents: [1, 2],
                     storefronts: ["USA", "CAN"]
                 )
