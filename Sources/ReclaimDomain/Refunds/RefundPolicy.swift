@@ -93,28 +93,32 @@ public struct RefundConditions: Sendable, Equatable {
     public var productTypes: [String]?
     public var storefronts: [String]?
     public var reasons: [String]?
-    public var minDaysSincePurchase: Int?
-    public var maxDaysSincePurchase: Int?
-    public var minTenureDays: Int?
-    public var maxTenureDays: Int?
+    /// Since the refunded transaction's purchase, at least this long (seconds; `minimumSincePurchase` in the config).
+    public var minimumSincePurchase: Int64?
+    /// At most this long.
+    public var maximumSincePurchase: Int64?
+    /// Since the subscription's first purchase, at least this long (seconds), as a campaign's `minimumTenure`.
+    public var minimumTenure: Int64?
+    /// At most this long.
+    public var maximumTenure: Int64?
     public var maxEarlierRefunds: Int?
     public var discountRedeemed: Bool?
 
     public init() {}
 
     public func hold(for facts: RefundFacts) -> Bool {
-        func within(_ days: Double?, _ low: Int?, _ high: Int?) -> Bool {
+        func within(_ seconds: Double?, _ low: Int64?, _ high: Int64?) -> Bool {
             guard low != nil || high != nil else { return true }
-            guard let days else { return false }  // Unknown dates meet no bound.
-            return days >= Double(low ?? 0) && (high.map { days <= Double($0) } ?? true)
+            guard let seconds else { return false }  // Unknown dates meet no bound.
+            return seconds >= Double(low ?? 0) && (high.map { seconds <= Double($0) } ?? true)
         }
         if let products, !products.contains(facts.productId ?? "") { return false }
         if let productTypes, !productTypes.contains(facts.productType ?? "") { return false }
         if let storefronts, !storefronts.contains(facts.storefront ?? "") { return false }
         if let reasons, !reasons.contains(facts.reason ?? "") { return false }
-        let sincePurchase = facts.purchaseDate.map { facts.now.timeIntervalSince($0) / 86_400 }
-        let tenure = facts.originalPurchaseDate.map { facts.now.timeIntervalSince($0) / 86_400 }
-        guard within(sincePurchase, minDaysSincePurchase, maxDaysSincePurchase), within(tenure, minTenureDays, maxTenureDays) else { return false }
+        let sincePurchase = facts.purchaseDate.map { facts.now.timeIntervalSince($0) }
+        let tenure = facts.originalPurchaseDate.map { facts.now.timeIntervalSince($0) }
+        guard within(sincePurchase, minimumSincePurchase, maximumSincePurchase), within(tenure, minimumTenure, maximumTenure) else { return false }
         if let maxEarlierRefunds, facts.earlierRefunds > maxEarlierRefunds { return false }
         if let discountRedeemed, facts.discountRedeemed != discountRedeemed { return false }
         return true

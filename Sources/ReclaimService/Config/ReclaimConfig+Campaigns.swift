@@ -150,7 +150,10 @@ extension ReclaimConfig {
             }
             if let products = conditions.products, products.isEmpty { problem("conditions.products", "is empty: no product would qualify") }
             if let lapsed = conditions.lapsedWithin, lapsed < 3600 {
-                problem("conditions.lapsedWithin", "\(ConfigDuration(seconds: lapsed)) is shorter than an hour: hardly anyone would qualify (e.g. 30d)")
+                problem(
+                    "conditions.lapsedWithin",
+                    "\(ConfigDuration(seconds: lapsed)) is shorter than an hour: hardly anyone would qualify (e.g. 30d)"
+                )
             }
             if conditions.lapsedWithin != nil, let trigger = try? CampaignTrigger(parsing: campaign.trigger),
                 ["RETENTION_MESSAGING", "SUBSCRIBED", "DID_RENEW", "OFFER_REDEEMED"].contains(trigger.type)

@@ -139,8 +139,28 @@ extension ReclaimConfig {
         var domain: RefundConditions
 
         enum CodingKeys: String, ConfigKeys {
-            case products, productTypes, storefronts, reasons, minDaysSincePurchase, maxDaysSincePurchase, minTenureDays, maxTenureDays
+            case products, productTypes, storefronts, reasons, minimumSincePurchase, maximumSincePurchase, minimumTenure, maximumTenure
             case maxEarlierRefunds, discountRedeemed
+            // Deprecated since 2.1.0: whole days, read as the durations above (one spelling per idea, as campaigns').
+            case minDaysSincePurchase, maxDaysSincePurchase, minTenureDays, maxTenureDays
+        }
+
+        /// A duration given as the config writes one (`20d`), or in whole days under its deprecated key.
+        private static func duration(
+            _ key: CodingKeys,
+            days legacy: CodingKeys,
+            in container: KeyedDecodingContainer<CodingKeys>
+        ) throws -> Int64? {
+            let given = try container.decodeDurationIfPresent(forKey: key)?.seconds
+            let days = try container.decodeIfPresent(Int.self, forKey: legacy)
+            if given != nil, days != nil {
+                throw DecodingError.dataCorruptedError(
+                    forKey: legacy,
+                    in: container,
+                    debugDescription: "give \(key.stringValue) only (\(legacy.stringValue), in days, is its deprecated spelling)"
+                )
+            }
+            return given ?? days.map { Int64($0) * 86_400 }
         }
 
         static let productTypes = ["Auto-Renewable Subscription", "Non-Renewing Subscription", "Consumable", "Non-Consumable"]
@@ -153,10 +173,10 @@ extension ReclaimConfig {
             conditions.productTypes = try container.decodeIfPresent([String].self, forKey: .productTypes)
             conditions.storefronts = try container.decodeIfPresent([String].self, forKey: .storefronts)
             conditions.reasons = try container.decodeIfPresent([String].self, forKey: .reasons)
-            conditions.minDaysSincePurchase = try container.decodeIfPresent(Int.self, forKey: .minDaysSincePurchase)
-            conditions.maxDaysSincePurchase = try container.decodeIfPresent(Int.self, forKey: .maxDaysSincePurchase)
-            conditions.minTenureDays = try container.decodeIfPresent(Int.self, forKey: .minTenureDays)
-            conditions.maxTenureDays = try container.decodeIfPresent(Int.self, forKey: .maxTenureDays)
+            conditions.minimumSincePurchase = try Self.duration(.minimumSincePurchase, days: .minDaysSincePurchase, in: container)
+            conditions.maximumSincePurchase = try Self.duration(.maximumSincePurchase, days: .maxDaysSincePurchase, in: container)
+            conditions.minimumTenure = try Self.duration(.minimumTenure, days: .minTenureDays, in: container)
+            conditions.maximumTenure = try Self.duration(.maximumTenure, days: .maxTenureDays, in: container)
             conditions.maxEarlierRefunds = try container.decodeIfPresent(Int.self, forKey: .maxEarlierRefunds)
             conditions.discountRedeemed = try container.decodeIfPresent(Bool.self, forKey: .discountRedeemed)
             for type in conditions.productTypes ?? [] where !Self.productTypes.contains(type) {

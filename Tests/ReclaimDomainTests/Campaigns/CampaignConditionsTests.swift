@@ -154,7 +154,9 @@ import Testing
         }
     }
 
-    @Test("stored as JSON under the keys reclaim.campaigns.conditions always had: durations in seconds, as minimumTenureSeconds and lapsedWithinSeconds")
+    @Test(
+        "stored as JSON under the keys reclaim.campaigns.conditions always had: durations in seconds, as minimumTenureSeconds and lapsedWithinSeconds"
+    )
     func storedJSON() throws {
         let conditions = CampaignConditions(products: ["p"], minimumTenure: 86_400, expirationIntents: [1], storefronts: ["USA"], lapsedWithin: 7200)
         let encoder = JSONEncoder()

@@ -218,7 +218,7 @@ struct RefundRequestTests {
             now: now
         )
         var late = RefundConditions()
-        late.minDaysSincePurchase = 20
+        late.minimumSincePurchase = 20 * 86_400
         var coins = RefundConditions()
         coins.productTypes = ["Consumable"]
         let policies = RefundPolicies(
@@ -270,7 +270,7 @@ struct RefundRequestTests {
             now: now
         )
         var late = RefundConditions()
-        late.minDaysSincePurchase = 20
+        late.minimumSincePurchase = 20 * 86_400
         var france = RefundConditions()
         france.storefronts = ["FRA"]
         france.reasons = ["FULFILLMENT_ISSUE"]
@@ -350,6 +350,23 @@ struct RefundRequestTests {
         #expect(problems("{consent: terms, holdoutPercent: 10, default: {deliveryStatus: DELIVERED, sampleContentProvided: false}}").isEmpty)
         #expect(problems("{consent: terms, default: {deliveryStatus: DELIVERED}}").contains("sampleContentProvided"))
         #expect(problems("{consent: terms, default: {deliveryStatus: MAYBE, sampleContentProvided: true}}").contains("MAYBE is not one of"))
+    }
+
+    @Test("refund conditions take durations as campaigns do; the deprecated whole-day keys read the same, and are refused beside them")
+    func conditionDurations() throws {
+        func conditions(_ text: String) throws -> RefundConditions? {
+            let config = try ReclaimConfig.parse(
+                yaml:
+                    "apps: [{bundleId: a, environments: [Sandbox], serverAPI: {keyId: K, issuerId: I, file: /k.p8}, refunds: {consent: terms, policies: [{id: p, conditions: \(text)}]}}]"
+            )
+            return config.apps.first?.refunds?.policies.first?.conditions
+        }
+        let durations = try conditions("{minimumSincePurchase: 20d, maximumSincePurchase: 31d, minimumTenure: 60d, maximumTenure: 12h}")
+        let days = try conditions("{minDaysSincePurchase: 20, maxDaysSincePurchase: 31, minTenureDays: 60}")
+        #expect(durations?.minimumSincePurchase == 20 * 86_400 && durations?.maximumSincePurchase == 31 * 86_400)
+        #expect(durations?.minimumTenure == 60 * 86_400 && durations?.maximumTenure == 12 * 3600)
+        #expect(days?.minimumSincePurchase == durations?.minimumSincePurchase && days?.minimumTenure == durations?.minimumTenure)
+        #expect(throws: (any Error).self) { try conditions("{minimumTenure: 60d, minTenureDays: 60}") }
     }
 
     @Test("serverAPI.baseURL: https, or plain http only to this machine (the bearer token never travels in clear)")
