@@ -50,13 +50,13 @@ struct CampaignsCommand: AsyncParsableCommand {
                 "Each campaign (each variant of an experiment) against its holdout: group sizes, redemption and 30-day retention with 95% intervals, the lift and whether it is real (reclaim.campaign_variant_lift)."
         )
         @Option(help: "Only this campaign.") var campaign: String?
-        @Option(help: "Production (default) or Sandbox; never the two summed.") var environment: String = "Production"
         @Option(help: "Only subscribers first triggered within this long, e.g. 30d; default all time.") var since: String?
-        @Flag(help: "JSON instead of a table.") var json = false
+        /// Default: Production, never the two environments summed.
+        @OptionGroup var report: ReportOptions
         @OptionGroup var database: DatabaseOptions
 
         func run() async throws {
-            guard ["Production", "Sandbox"].contains(environment) else { throw ValidationError("--environment must be Production or Sandbox") }
+            let (environment, json) = (report.environment ?? "Production", report.json)
             var start: Date?
             if let since {
                 guard let seconds = DurationText.seconds(since), seconds > 0 else { throw ValidationError("--since must be a duration such as 30d") }

@@ -133,9 +133,7 @@ struct BackfillCommand: AsyncParsableCommand {
         )
         guard dryRun else { return meter.finish(counts) }
         if json {
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-            print(String(decoding: try encoder.encode(Backfill.dryRunRows(counts, evaluate: evaluate)), as: UTF8.self))
+            print(try ReportJSON.render(Backfill.dryRunRows(counts, evaluate: evaluate)))
         } else {
             meter.finish(counts, dryRun: true)
             print(Backfill.dryRunSummary(counts, evaluate: evaluate))

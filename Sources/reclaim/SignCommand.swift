@@ -22,7 +22,7 @@ struct SignCommand: AsyncParsableCommand {
     func run() throws {
         do {
             print(
-                try CommandTasks.sign(
+                try SignatureTasks.sign(
                     bundleId: bundleId,
                     keyId: keyId,
                     keyFile: keyFile,

@@ -16,10 +16,8 @@ struct SubscribersCommand: AsyncParsableCommand {
         @Option(help: "The appAccountToken the app set on its purchases (a UUID).") var appAccountToken: String?
         @Option(help: "Only this app (bundle id); default every app.") var app: String?
 
+        /// `environment` comes checked (``ReportOptions``).
         func lookup(environment: String? = nil) throws -> SubscriberLookup {
-            if let environment, !["Production", "Sandbox"].contains(environment) {
-                throw ValidationError("--environment must be Production or Sandbox")
-            }
             switch (originalTransactionId, appAccountToken) {
             case (let id?, nil):
                 guard !id.isEmpty, id.count <= 64, id.allSatisfy({ $0.isASCII && $0.isNumber }) else {
@@ -41,17 +39,14 @@ struct SubscribersCommand: AsyncParsableCommand {
                 "Each of the subscriber's subscriptions: its state, notifications, every campaign decision with its reason (skips included), offers and what became of them, cancel-sheet decisions, refund requests, redemptions and grants."
         )
         @OptionGroup var who: Who
-        @Option(help: "Production or Sandbox; default both.") var environment: String?
-        @Flag(
-            help:
-                "JSON: {\"subscriptions\": [{originalTransactionId, environment, decisions: [{campaign, outcome, reason}], offers: [{campaign, state}], …}], …}."
-        )
-        var json = false
+        /// Default: both environments. `--json`: {"subscriptions": [{originalTransactionId, environment, decisions:
+        /// [{campaign, outcome, reason}], offers: [{campaign, state}], …}], …}.
+        @OptionGroup var report: ReportOptions
         @OptionGroup var database: DatabaseOptions
 
         func run() async throws {
-            let lookup = try who.lookup(environment: environment)
-            print(try await SubscriberTasks.show(lookup, json: json, url: try database.resolved(), logger: Bootstrap.logging()))
+            let lookup = try who.lookup(environment: report.environment)
+            print(try await SubscriberTasks.show(lookup, json: report.json, url: try database.resolved(), logger: Bootstrap.logging()))
         }
     }
 

@@ -23,7 +23,7 @@ struct VerifyCommand: AsyncParsableCommand {
             input = FileHandle.standardInput.readDataToEndOfFile()
         }
         do {
-            print(try await CommandTasks.verify(input: input, rootFiles: roots, bundleId: bundleId, environment: environment))
+            print(try await SignatureTasks.verify(input: input, rootFiles: roots, bundleId: bundleId, environment: environment))
         } catch {
             FileHandle.standardError.write(Data("reclaim verify: does not verify: \(error)\n".utf8))
             throw ExitCode(1)

@@ -146,10 +146,7 @@ public enum CampaignTasks {
             }
         }
         if json {
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-            let all = rows.map(ReportRow.lift) + saves.map(ReportRow.saveRate) + sources.map(ReportRow.decisions)
-            return String(decoding: try encoder.encode(all), as: UTF8.self)
+            return try ReportJSON.render(rows.map(ReportRow.lift) + saves.map(ReportRow.saveRate) + sources.map(ReportRow.decisions))
         }
         var decisionLines: [String] = []
         if sources.contains(where: { $0.source == "backfill" }) {

@@ -13,14 +13,14 @@ public enum SubscriberTasks {
 
     public static func show(_ lookup: SubscriberLookup, json: Bool, url: DatabaseURL, logger: Logger) async throws -> String {
         let story = try await story(lookup, url: url, logger: logger)
-        return json ? try encoded(story) : text(story)
+        return json ? try ReportJSON.render(story) : text(story)
     }
 
     public static func forget(_ lookup: SubscriberLookup, json: Bool, url: DatabaseURL, logger: Logger) async throws -> String {
         let outcome = try await Database.withDatabase(url, maxConnections: 1, deadlines: .commandLine, logger: logger) { postgres in
             try await SubscriberErasure.forget(lookup, postgres: postgres, logger: logger)
         }
-        if json { return try encoded(outcome) }
+        if json { return try ReportJSON.render(outcome) }
         guard let erasure = outcome.erasureId else {
             return "nothing left to forget: forgotten on \(outcome.forgottenBefore ?? "?"); nothing recorded again"
         }
@@ -36,12 +36,6 @@ public enum SubscriberTasks {
         }
         lines.append("Apple's later notifications about this subscriber are dropped (counted, not stored): no campaign contacts them again.")
         return lines.joined(separator: "\n")
-    }
-
-    static func encoded(_ value: some Encodable) throws -> String {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-        return String(decoding: try encoder.encode(value), as: UTF8.self)
     }
 
     /// The story as support reads it: each subscription, then what happened to it in order.

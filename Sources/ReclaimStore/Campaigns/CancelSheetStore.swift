@@ -181,7 +181,7 @@ struct ContextStatement: PostgresPreparedStatement {
             (SELECT coalesce(array_agg(c.id), '{}') FROM reclaim.campaigns c WHERE c.bundle_id = $1 AND c.paused_at IS NOT NULL),
             d.ids, d.campaigns, d.outcomes, d.variants, d.times, r.times, r.offers,
             q.campaign_id, q.variant_id, q.outcome, q.shadow, q.answer, q.message_identifier, q.answer_product_id, q.offer_identifier,
-            reclaim.is_forgotten($1, $3, NULL), s.bundle_id IS NOT NULL, \(SubscriptionStore.columnList(prefix: "s."))
+            reclaim.is_forgotten($1, $3, NULL), s.bundle_id IS NOT NULL, \(SubscriptionRow.columnList(prefix: "s."))
         FROM (SELECT $1::text AS bundle_id, $2::text AS environment, $3::text AS original_transaction_id) k
         CROSS JOIN LATERAL (
             SELECT coalesce(array_agg(id ORDER BY decided_at, id), '{}'), coalesce(array_agg(campaign_id ORDER BY decided_at, id), '{}'),
@@ -249,7 +249,7 @@ struct ContextStatement: PostgresPreparedStatement {
             )
         }
         return .init(
-            state: known ? try SubscriptionStore.state(from: &cells) : nil,
+            state: known ? try SubscriptionRow.state(from: &cells) : nil,
             earlier: earlier,
             paused: Set(paused),
             discounts: discounts,

@@ -61,7 +61,7 @@ public enum GrantStore {
     {
         let rows = try await connection.query(
             """
-            SELECT \(unescaped: SubscriptionStore.columnList()) FROM reclaim.subscriptions
+            SELECT \(unescaped: SubscriptionRow.columnList()) FROM reclaim.subscriptions
             WHERE bundle_id = \(request.bundleId)
               AND (\(request.originalTransactionId)::text IS NULL OR original_transaction_id = \(request.originalTransactionId))
               AND (\(request.appAccountToken)::uuid IS NULL OR app_account_token = \(request.appAccountToken))
@@ -72,7 +72,7 @@ public enum GrantStore {
             """,
             logger: logger
         )
-        for try await row in rows { return try SubscriptionStore.state(from: row) }
+        for try await row in rows { return try SubscriptionRow.state(from: row) }
         return nil
     }
 

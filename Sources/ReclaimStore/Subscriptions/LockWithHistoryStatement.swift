@@ -17,7 +17,7 @@ struct LockWithHistoryStatement: PostgresPreparedStatement {
             INSERT INTO reclaim.subscriptions AS s (bundle_id, environment, original_transaction_id)
             SELECT bundle_id, environment, original_transaction_id FROM k ORDER BY n
             ON CONFLICT (bundle_id, environment, original_transaction_id) DO UPDATE SET bundle_id = s.bundle_id
-            RETURNING \(SubscriptionStore.columnList())
+            RETURNING \(SubscriptionRow.columnList())
         )
         SELECT s.*, d.campaigns, d.outcomes, d.times, d.variants,
                o.id, o.campaign_id, o.priority, o.product_id, o.offer_identifier, o.triggered_at, o.grant_id IS NOT NULL,
@@ -50,7 +50,7 @@ struct LockWithHistoryStatement: PostgresPreparedStatement {
 
     func decodeRow(_ row: PostgresRow) throws -> Row {
         var cells = RowCells(row)
-        let state = try SubscriptionStore.state(from: &cells)
+        let state = try SubscriptionRow.state(from: &cells)
         let campaigns = try cells.next([String].self)
         let outcomes = try cells.next([String].self)
         let times = try cells.next([Date].self)

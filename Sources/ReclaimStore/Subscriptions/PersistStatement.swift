@@ -19,7 +19,7 @@ struct PersistStatement: PostgresPreparedStatement {
             -- An upsert, though every row exists (the batch locked it): each row is then found by a probe of the
             -- primary key. An UPDATE … FROM the JSON rows was planned as a hash join over a scan of the whole
             -- table (the function's row estimate is a fixed 100), a cost that grew with the subscriber count.
-            INSERT INTO reclaim.subscriptions AS s (\(unescaped: SubscriptionStore.columnList()))
+            INSERT INTO reclaim.subscriptions AS s (\(unescaped: SubscriptionRow.columnList()))
             SELECT \(unescaped: columns.map { $0.inserted(from: "x") }.joined(separator: ", "))
             FROM jsonb_to_recordset(\(bind: \.states)::text::jsonb) AS x(\(unescaped: columns.map { "\($0.name) \($0.recordType)" }.joined(separator: ", ")))
             ON CONFLICT (bundle_id, environment, original_transaction_id) DO UPDATE SET
@@ -35,7 +35,7 @@ struct PersistStatement: PostgresPreparedStatement {
 
     let writes: [SubscriberStore.Write]
 
-    private static let columns = SubscriptionStore.columns
+    private static let columns = SubscriptionRow.columns
 
     /// A decision with the write it is part of: one element of the decisions' arrays.
     private struct Decision {

@@ -3,7 +3,7 @@ import PostgresNIO
 import ReclaimDomain
 
 /// One column of `reclaim.subscriptions` and the ``SubscriptionState`` field it holds, declared once
-/// (``SubscriptionStore/columns``): the worker's write (``PersistStatement``: its column lists, the JSON row
+/// (``SubscriptionRow/columns``): the worker's write (``PersistStatement``: its column lists, the JSON row
 /// `jsonb_to_recordset` reads, the upsert's SET) and every read of a state are built from these, and a read finds
 /// each column by its name. A field added to the state is one line there; left out, the round-trip test of every
 /// field fails.

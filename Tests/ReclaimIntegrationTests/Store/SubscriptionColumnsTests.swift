@@ -6,7 +6,7 @@ import Testing
 
 @testable import ReclaimStore
 
-/// Issue 64: every field of a subscription's state is declared once (``SubscriptionStore/columns``) and survives the
+/// Issue 64: every field of a subscription's state is declared once (``SubscriptionRow/columns``) and survives the
 /// worker's write and the reads: a field added to the state without its column fails here.
 @Suite("Subscription state: every field written and read back through its one column declaration", .poolWatchdog)
 struct SubscriptionColumnsTests {
@@ -48,7 +48,7 @@ struct SubscriptionColumnsTests {
                 || (child.value as? SubscriptionState.Status) == .unknown
             #expect(!unset, "the fixture leaves \(child.label ?? "?") unset")
         }
-        #expect(SubscriptionStore.columns.count == Mirror(reflecting: state).children.count, "one column per field")
+        #expect(SubscriptionRow.columns.count == Mirror(reflecting: state).children.count, "one column per field")
         try await withTestDatabase { client, _ in
             let write = SubscriberStore.Write(state: state, stateChanged: true, decisions: [], notificationUUID: UUID(), triggeredAt: Date())
             let read = try await client.transaction(logger: logger) { connection in
@@ -57,7 +57,7 @@ struct SubscriptionColumnsTests {
             }
             #expect(read == state)
             // Each column on its own, so a difference names its field.
-            for column in SubscriptionStore.columns {
+            for column in SubscriptionRow.columns {
                 #expect(column.value(read) == column.value(state), "\(column.name)")
             }
         }

@@ -2,8 +2,8 @@ import Foundation
 import ReclaimDomain
 import X509
 
-/// What `reclaim sign` and `reclaim verify` do, so the executable only parses arguments.
-public enum CommandTasks {
+/// `reclaim sign` and `reclaim verify`: an offer signed, a signed payload verified (the executable only parses arguments).
+public enum SignatureTasks {
     /// Signs one offer and returns the JSON to print. The StoreKit 1 signature is verified against
     /// the key's public key before it is returned, as Apple's guide advises.
     public static func sign(

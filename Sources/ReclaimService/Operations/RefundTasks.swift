@@ -19,9 +19,7 @@ public enum RefundTasks {
     public static func report(environment: String?, json: Bool, url: DatabaseURL, logger: Logger) async throws -> String {
         let rows = try await rates(environment: environment, url: url, logger: logger)
         if json {
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-            return String(decoding: try encoder.encode(rows), as: UTF8.self)
+            return try ReportJSON.render(rows)
         }
         guard !rows.isEmpty else { return "no refund request recorded" + (environment.map { " in \($0)" } ?? "") }
         var lines = [

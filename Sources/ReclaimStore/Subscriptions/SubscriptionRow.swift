@@ -6,7 +6,7 @@ import ReclaimDomain
 /// `reclaim.subscriptions`'s row: its columns and their one decoder. The rules of how a notification changes
 /// the state live in the domain (``SubscriptionState/apply(_:)``); the worker reads and writes rows through
 /// ``SubscriberStore``, a grant locks one through ``GrantStore``.
-public enum SubscriptionStore {
+public enum SubscriptionRow {
     /// Every column of `reclaim.subscriptions` the state holds, each with its field: the one declaration
     /// (``SubscriptionColumn``). `first_seen_at` and `updated_at` are the database's own.
     static let columns: [SubscriptionColumn] = [
