@@ -48,34 +48,69 @@ extension SubscriptionColumn {
 
     /// A key column: text, never NULL.
     static func key(_ name: String, _ path: WritablePath<String>) -> Self {
-        .init(name: name, recordType: "text", isTime: false, isKey: true, value: { .text($0[keyPath: path]) }) {
-            $0[keyPath: path] = try $1.decode(String.self)
-        }
+        .init(
+            name: name,
+            recordType: "text",
+            isTime: false,
+            isKey: true,
+            value: { .text($0[keyPath: path]) },
+            read: {
+                $0[keyPath: path] = try $1.decode(String.self)
+            }
+        )
     }
 
     static func text(_ name: String, _ path: WritablePath<String?>) -> Self {
-        .init(name: name, recordType: "text", isTime: false, isKey: false, value: { $0[keyPath: path].map(JSONValue.text) }) {
-            $0[keyPath: path] = try $1.decode(String?.self)
-        }
+        .init(
+            name: name,
+            recordType: "text",
+            isTime: false,
+            isKey: false,
+            value: { $0[keyPath: path].map(JSONValue.text) },
+            read: {
+                $0[keyPath: path] = try $1.decode(String?.self)
+            }
+        )
     }
 
     /// A UUID, in PostgreSQL's (lowercase) form.
     static func uuid(_ name: String, _ path: WritablePath<UUID?>) -> Self {
-        .init(name: name, recordType: "uuid", isTime: false, isKey: false, value: { $0[keyPath: path].map { .text($0.uuidString.lowercased()) } }) {
-            $0[keyPath: path] = try $1.decode(UUID?.self)
-        }
+        .init(
+            name: name,
+            recordType: "uuid",
+            isTime: false,
+            isKey: false,
+            value: { $0[keyPath: path].map { .text($0.uuidString.lowercased()) } },
+            read: {
+                $0[keyPath: path] = try $1.decode(UUID?.self)
+            }
+        )
     }
 
     static func bool(_ name: String, _ path: WritablePath<Bool?>) -> Self {
-        .init(name: name, recordType: "boolean", isTime: false, isKey: false, value: { $0[keyPath: path].map(JSONValue.bool) }) {
-            $0[keyPath: path] = try $1.decode(Bool?.self)
-        }
+        .init(
+            name: name,
+            recordType: "boolean",
+            isTime: false,
+            isKey: false,
+            value: { $0[keyPath: path].map(JSONValue.bool) },
+            read: {
+                $0[keyPath: path] = try $1.decode(Bool?.self)
+            }
+        )
     }
 
     static func time(_ name: String, _ path: WritablePath<Date?>) -> Self {
-        .init(name: name, recordType: "bigint", isTime: true, isKey: false, value: { $0[keyPath: path].map { .integer(microseconds($0)) } }) {
-            $0[keyPath: path] = try $1.decode(Date?.self)
-        }
+        .init(
+            name: name,
+            recordType: "bigint",
+            isTime: true,
+            isKey: false,
+            value: { $0[keyPath: path].map { .integer(microseconds($0)) } },
+            read: {
+                $0[keyPath: path] = try $1.decode(Date?.self)
+            }
+        )
     }
 
     /// Apple's `expirationIntent` (1–5) as `smallint`: a signed payload's out-of-range number is dropped, never trapped on.
@@ -85,20 +120,35 @@ extension SubscriptionColumn {
             recordType: "smallint",
             isTime: false,
             isKey: false,
-            value: { $0[keyPath: path].flatMap { Int16(exactly: $0) }.map { .integer(Int64($0)) } }
-        ) { $0[keyPath: path] = try $1.decode(Int16?.self).map(Int.init) }
+            value: { $0[keyPath: path].flatMap { Int16(exactly: $0) }.map { .integer(Int64($0)) } },
+            read: { $0[keyPath: path] = try $1.decode(Int16?.self).map(Int.init) }
+        )
     }
 
     static func texts(_ name: String, _ path: WritablePath<[String]>) -> Self {
-        .init(name: name, recordType: "text[]", isTime: false, isKey: false, value: { .texts($0[keyPath: path]) }) {
-            $0[keyPath: path] = try $1.decode([String].self)
-        }
+        .init(
+            name: name,
+            recordType: "text[]",
+            isTime: false,
+            isKey: false,
+            value: { .texts($0[keyPath: path]) },
+            read: {
+                $0[keyPath: path] = try $1.decode([String].self)
+            }
+        )
     }
 
     static func status(_ name: String) -> Self {
-        .init(name: name, recordType: "text", isTime: false, isKey: false, value: { .text($0.status.rawValue) }) {
-            $0.status = SubscriptionState.Status(rawValue: try $1.decode(String.self)) ?? .unknown
-        }
+        .init(
+            name: name,
+            recordType: "text",
+            isTime: false,
+            isKey: false,
+            value: { .text($0.status.rawValue) },
+            read: {
+                $0.status = SubscriptionState.Status(rawValue: try $1.decode(String.self)) ?? .unknown
+            }
+        )
     }
 
     private static let postgresEpoch = Date(timeIntervalSince1970: 946_684_800)
