@@ -52,15 +52,9 @@ struct ConsoleSubscriberPage {
     }
 
     static func subscription(_ s: SubscriberStory.Subscription) -> Subscription {
-        var state = "\(s.productId ?? "no product yet"): \(s.status)"
-        if let autoRenew = s.autoRenew { state += ", auto-renew \(autoRenew ? "on" : "off")" }
-        if let product = s.autoRenewProductId, product != s.productId { state += " (renews to \(product))" }
-        if let expires = s.expiresAt { state += ", expires \(expires)" }
-        if s.inBillingRetry == true { state += ", in billing retry" }
-        if let rescinded = s.consentRescindedAt { state += "; consent withdrawn by a parent or guardian on \(rescinded) (RESCIND_CONSENT)" }
-        return Subscription(
+        Subscription(
             heading: "\(s.originalTransactionId) · \(s.bundleId) · \(s.environment)",
-            state: state,
+            state: s.stateSummary,
             tables: [
                 table(
                     "notifications",

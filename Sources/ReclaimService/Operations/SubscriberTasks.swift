@@ -50,18 +50,7 @@ public enum SubscriberTasks {
                 "\(s.originalTransactionId) [\(s.bundleId), \(s.environment)]"
                     + (s.appAccountToken.map { " token \($0.uuidString.lowercased())" } ?? "")
             )
-            var state = "  \(s.productId ?? "no product yet"): \(s.status)"
-            if let autoRenew = s.autoRenew { state += ", auto-renew \(autoRenew ? "on" : "off")" }
-            if let product = s.autoRenewProductId, product != s.productId { state += " (renews to \(product))" }
-            if let expires = s.expiresAt { state += ", expires \(expires)" }
-            if s.inBillingRetry == true { state += ", in billing retry" }
-            if let grace = s.gracePeriodExpiresAt { state += ", grace period until \(grace)" }
-            lines.append(state)
-            if let rescinded = s.consentRescindedAt {
-                lines.append(
-                    "  consent withdrawn by a parent or guardian on \(rescinded) (RESCIND_CONSENT): no campaign, grant or cancel-sheet answer since"
-                )
-            }
+            lines.append("  " + s.stateSummary)
             lines.append("  notifications (\(s.notifications.count)):")
             for n in s.notifications {
                 lines.append(

@@ -147,6 +147,23 @@ public struct SubscriberStory: Codable, Sendable, Equatable {
     }
 }
 
+extension SubscriberStory.Subscription {
+    /// The state in one line, as support reads it (the command line and the console).
+    public var stateSummary: String {
+        var state = "\(productId ?? "no product yet"): \(status)"
+        if let autoRenew { state += ", auto-renew \(autoRenew ? "on" : "off")" }
+        if let autoRenewProductId, autoRenewProductId != productId { state += " (renews to \(autoRenewProductId))" }
+        if let expiresAt { state += ", expires \(expiresAt)" }
+        if inBillingRetry == true { state += ", in billing retry" }
+        if let gracePeriodExpiresAt { state += ", grace period until \(gracePeriodExpiresAt)" }
+        if let consentRescindedAt {
+            state +=
+                "; consent withdrawn by a parent or guardian on \(consentRescindedAt) (RESCIND_CONSENT): no campaign, grant or cancel-sheet answer since"
+        }
+        return state
+    }
+}
+
 extension SubscriberStore {
     /// The story of every subscription `lookup` finds (by either identifier, in its app and environment when
     /// given), oldest first. Read in one statement that builds the JSON; empty when nothing matches.
