@@ -9,7 +9,7 @@ import ReclaimStore
 /// offer without its job done, nor a done job whose offer is missing.
 ///
 /// Set-based: a batch of notifications costs two round trips in the common case, whatever its size. One reads
-/// and locks every subscriber of the batch with its offer history (``SubscriberStore/lockWithHistory(_:connection:logger:)``),
+/// and locks every subscriber of the batch with its offer history (``SubscriberStore/lockWithHistory(_:accounts:connection:logger:)``),
 /// one writes every state, decision and offer (``SubscriberStore/persist(_:connection:logger:)``); withdrawals add
 /// one for the batch, redemptions and delayed campaigns (rare) their own. A subscriber with several notifications
 /// in the batch has them applied in `signedDate` order, one per round (a round is those two round trips for the
@@ -61,22 +61,6 @@ public struct CampaignEngine: Sendable {
     }
 
     /// One notification per subscriber: read them all, decide in memory, write them all.
-    /// The withdrawals of consent (RESCIND_CONSENT) of the app accounts these snapshots name that their subscriptions
-    /// do not carry yet (a subscription first heard of, or first naming its account, after the withdrawal): one
-    /// statement, and none for a batch whose subscriptions already carry their accounts.
-    private func rescindedConsents(
-        _ snapshots: [SubscriptionSnapshot],
-        loaded: [SubscriptionState],
-        connection: PostgresConnection,
-        logger: Logger
-    ) async throws -> [String: Date] {
-        let accounts = zip(snapshots, loaded).compactMap { snapshot, state -> (bundleId: String, environment: String, appTransactionId: String)? in
-            guard state.consentRescindedAt == nil, let account = snapshot.appTransactionId, account != state.appTransactionId else { return nil }
-            return (state.bundleId, state.environment, account)
-        }
-        return try await ConsentStore.rescindedAt(accounts, connection: connection, logger: logger)
-    }
-
     private func processRound(
         _ snapshots: [SubscriptionSnapshot],
         connection: PostgresConnection,
@@ -84,20 +68,21 @@ public struct CampaignEngine: Sendable {
     ) async throws
         -> [[CampaignDecision]]
     {
-        let loaded = try await SubscriberStore.lockWithHistory(snapshots.map(\.subscriber), connection: connection, logger: logger)
+        var accounts: [SubscriberKey: String] = [:]
+        for snapshot in snapshots { accounts[snapshot.subscriber] = snapshot.appTransactionId }
+        let loaded = try await SubscriberStore.lockWithHistory(
+            snapshots.map(\.subscriber),
+            accounts: accounts,
+            connection: connection,
+            logger: logger
+        )
         let campaigns = try await running(connection: connection, logger: logger)
         var writes: [SubscriberStore.Write] = []
         var withdrawals: [(offerId: UUID, reason: String)] = []
         var fires: [NewJob] = []
         var decisions: [[CampaignDecision]] = []
-        let rescinded = try await rescindedConsents(snapshots, loaded: loaded.map(\.0), connection: connection, logger: logger)
-        for (snapshot, (loadedState, history)) in zip(snapshots, loaded) {
+        for (snapshot, (state, history)) in zip(snapshots, loaded) {
             let subscriber = snapshot.subscriber
-            var state = loadedState
-            if state.consentRescindedAt == nil, let account = snapshot.appTransactionId {
-                state.consentRescindedAt =
-                    rescinded[ConsentStore.accountKey(bundleId: state.bundleId, environment: state.environment, appTransactionId: account)]
-            }
             let step = CampaignStep.run(snapshot, state: state, history: history, campaigns: campaigns, now: now())
             let event = SubscriptionEvent(snapshot)
             if let redemption = step.lifecycle.redemption {

@@ -26,8 +26,8 @@ public enum ConsentStore {
     }
 
     /// Records the withdrawal (the first of a repeated one stands), marks the account's subscriptions
-    /// (`consent_rescinded_at`; a subscription that names the account later is marked by the campaign engine, which
-    /// looks the account up here: ``rescindedAt(_:connection:logger:)``)
+    /// (`consent_rescinded_at`; a subscription that names the account later reads the withdrawal as it is locked:
+    /// ``SubscriberStore/lockWithHistory(_:accounts:connection:logger:)``)
     /// and withdraws their live offers. Returns the subscriptions marked and the offers withdrawn.
     public static func rescind(
         _ rescission: Rescission,
@@ -60,33 +60,5 @@ public enum ConsentStore {
         )
         for try await (subscriptions, offers) in rows.decode((Int, Int).self) { return (subscriptions, offers) }
         return (0, 0)
-    }
-
-    /// When consent was withdrawn for each of these app accounts, if it was: keyed by ``accountKey(bundleId:environment:appTransactionId:)``.
-    /// One statement, for a batch's subscriptions that name an app account not yet stored on them.
-    public static func rescindedAt(
-        _ accounts: [(bundleId: String, environment: String, appTransactionId: String)],
-        connection: PostgresConnection,
-        logger: Logger
-    ) async throws -> [String: Date] {
-        guard !accounts.isEmpty else { return [:] }
-        let rows = try await connection.query(
-            """
-            SELECT c.bundle_id, c.environment, c.app_transaction_id, c.rescinded_at FROM reclaim.rescinded_consents c
-            JOIN unnest(\(accounts.map(\.bundleId))::text[], \(accounts.map(\.environment))::text[], \(accounts.map(\.appTransactionId))::text[])
-              AS k(bundle_id, environment, app_transaction_id)
-              ON c.bundle_id = k.bundle_id AND c.environment = k.environment AND c.app_transaction_id = k.app_transaction_id
-            """,
-            logger: logger
-        )
-        var found: [String: Date] = [:]
-        for try await (bundleId, environment, id, at) in rows.decode((String, String, String, Date).self) {
-            found[accountKey(bundleId: bundleId, environment: environment, appTransactionId: id)] = at
-        }
-        return found
-    }
-
-    public static func accountKey(bundleId: String, environment: String, appTransactionId: String) -> String {
-        "\(bundleId)\u{0}\(environment)\u{0}\(appTransactionId)"
     }
 }

@@ -2,7 +2,7 @@ import Foundation
 import PostgresNIO
 import ReclaimDomain
 
-/// ``SubscriberStore/lockWithHistory(_:connection:logger:)``'s statement, for a whole batch of subscribers at
+/// ``SubscriberStore/lockWithHistory(_:accounts:connection:logger:)``'s statement, for a whole batch of subscribers at
 /// once: upserts and locks each subscription's row (DO UPDATE, not DO NOTHING, so an existing row is locked and
 /// returned by the same statement) and reads each subscriber's decisions that were not skips and its live offer.
 ///
@@ -12,7 +12,8 @@ import ReclaimDomain
 struct LockWithHistoryStatement: PostgresPreparedStatement {
     static let sql = """
         WITH k AS (
-            SELECT * FROM unnest($1::text[], $2::text[], $3::text[]) WITH ORDINALITY AS k(bundle_id, environment, original_transaction_id, n)
+            SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[])
+                WITH ORDINALITY AS k(bundle_id, environment, original_transaction_id, app_transaction_id, n)
         ), s AS (
             INSERT INTO reclaim.subscriptions AS s (bundle_id, environment, original_transaction_id)
             SELECT bundle_id, environment, original_transaction_id FROM k ORDER BY n
@@ -21,8 +22,14 @@ struct LockWithHistoryStatement: PostgresPreparedStatement {
         )
         SELECT s.*, d.campaigns, d.outcomes, d.times, d.variants,
                o.id, o.campaign_id, o.priority, o.product_id, o.offer_identifier, o.triggered_at, o.grant_id IS NOT NULL,
-               r.times, r.offers
+               r.times, r.offers,
+               -- A withdrawal of consent (RESCIND_CONSENT) for the app account the notification names, or the one the
+               -- subscription names: a subscription first naming its account after the withdrawal is restricted too.
+               (SELECT c.rescinded_at FROM reclaim.rescinded_consents c
+                WHERE c.bundle_id = s.bundle_id AND c.environment = s.environment
+                  AND c.app_transaction_id = coalesce(nullif(k.app_transaction_id, ''), s.app_transaction_id))
         FROM s
+        JOIN k ON k.bundle_id = s.bundle_id AND k.environment = s.environment AND k.original_transaction_id = s.original_transaction_id
         CROSS JOIN LATERAL (
             SELECT coalesce(array_agg(campaign_id ORDER BY triggered_at, id), '{}'), coalesce(array_agg(outcome ORDER BY triggered_at, id), '{}'),
                    coalesce(array_agg(triggered_at ORDER BY triggered_at, id), '{}'),
@@ -39,18 +46,21 @@ struct LockWithHistoryStatement: PostgresPreparedStatement {
     typealias Row = (SubscriptionState, OfferHistory)
 
     let subscribers: [SubscriberKey]
+    /// The app account (`appTransactionId`) each subscriber's notification names, if it names one.
+    var accounts: [SubscriberKey: String] = [:]
 
     func makeBindings() throws -> PostgresBindings {
-        var bindings = PostgresBindings(capacity: 3)
+        var bindings = PostgresBindings(capacity: 4)
         bindings.append(subscribers.map(\.bundleId))
         bindings.append(subscribers.map(\.environment))
         bindings.append(subscribers.map(\.originalTransactionId))
+        bindings.append(subscribers.map { accounts[$0] ?? "" })  // '' for none: PostgresNIO's arrays carry no NULL
         return bindings
     }
 
     func decodeRow(_ row: PostgresRow) throws -> Row {
         var cells = RowCells(row)
-        let state = try SubscriptionRow.state(from: &cells)
+        var state = try SubscriptionRow.state(from: &cells)
         let campaigns = try cells.next([String].self)
         let outcomes = try cells.next([String].self)
         let times = try cells.next([Date].self)
@@ -64,6 +74,7 @@ struct LockWithHistoryStatement: PostgresPreparedStatement {
         let isGrant = try cells.next(Bool?.self)
         var history = OfferHistory()
         history.discounts = try DiscountsStatement.decode(&cells)
+        if state.consentRescindedAt == nil { state.consentRescindedAt = try cells.next(Date?.self) }
         // The four arrays come from one aggregate pass and have one length; checked all the same (an index out of
         // range traps).
         for (index, campaign) in campaigns.enumerated() where index < outcomes.count && index < times.count && index < variants.count {

@@ -12,8 +12,11 @@ public enum SubscriberStore {
     /// run one after the other), with each subscriber's offer history: decisions that were not skips, and the live
     /// offer. One statement, whatever the number of subscribers; they are locked in one order (sorted here), so two
     /// batches sharing subscribers cannot deadlock. Each key at most once; the answer is in the keys' order.
+    /// `accounts`: the app account each subscriber's notification names; a withdrawal of consent for it
+    /// (RESCIND_CONSENT) is read into the state's `consentRescindedAt` in the same statement.
     public static func lockWithHistory(
         _ subscribers: [SubscriberKey],
+        accounts: [SubscriberKey: String] = [:],
         connection: PostgresConnection,
         logger: Logger
     ) async throws -> [(SubscriptionState, OfferHistory)] {
@@ -21,7 +24,8 @@ public enum SubscriberStore {
             ($0.bundleId, $0.environment, $0.originalTransactionId) < ($1.bundleId, $1.environment, $1.originalTransactionId)
         }
         var loaded: [SubscriberKey: (SubscriptionState, OfferHistory)] = [:]
-        for (state, history) in try await connection.run(LockWithHistoryStatement(subscribers: sorted), logger: logger) {
+        let statement = LockWithHistoryStatement(subscribers: sorted, accounts: accounts)
+        for (state, history) in try await connection.run(statement, logger: logger) {
             loaded[state.subscriber] = (state, history)
         }
         return try subscribers.map { key in
