@@ -5,7 +5,7 @@
 -- at once, leaves one consistent schema. The binary compiles this file in (Package.swift embeds
 -- it; ReclaimStore's SchemaSQL): there is no other copy.
 --
--- reclaim-schema-version: 26
+-- reclaim-schema-version: 27
 --
 -- A database at an older version is upgraded by the scripts in migrations/ (NNN-name.sql takes
 -- version NNN-1 to NNN); applying this file to an empty database gives the same result.
@@ -144,6 +144,12 @@ CREATE TABLE reclaim.subscriptions (
     last_transaction_id      text,
     app_transaction_id       text,
     consent_rescinded_at     timestamptz,
+    billing_plan_type        text,
+    billing_period_number    smallint,
+    total_billing_periods    smallint,
+    commitment_expires_at    timestamptz,
+    commitment_price         bigint,
+    commitment_auto_renew    boolean,
     PRIMARY KEY (bundle_id, environment, original_transaction_id),
     CONSTRAINT subscriptions_status_check
         CHECK (status IN ('active', 'expired', 'billing_retry', 'grace_period', 'revoked', 'refunded', 'unknown'))
@@ -175,6 +181,12 @@ COMMENT ON COLUMN reclaim.subscriptions.first_purchase_at IS 'originalPurchaseDa
 COMMENT ON COLUMN reclaim.subscriptions.last_transaction_id IS 'transactionId of the latest transaction applied.';
 COMMENT ON COLUMN reclaim.subscriptions.app_transaction_id IS 'appTransactionId of the newest transaction or renewal info carrying it: the app account (one per Apple Account and family member), how a RESCIND_CONSENT finds its subscriptions.';
 COMMENT ON COLUMN reclaim.subscriptions.consent_rescinded_at IS 'When a parent or guardian withdrew consent for the app (RESCIND_CONSENT, its signedDate): no campaign, grant or cancel-sheet answer reaches the subscriber from then on. NULL: not withdrawn.';
+COMMENT ON COLUMN reclaim.subscriptions.billing_plan_type IS 'billingPlanType of the newest transaction naming one, as Apple sends it: MONTHLY (monthly payments with a 12-month commitment) or BILLED_UPFRONT. NULL: unknown (no transaction named a plan).';
+COMMENT ON COLUMN reclaim.subscriptions.billing_period_number IS 'commitmentInfo.billingPeriodNumber of the newest transaction: this period''s number within the commitment (3 of 12).';
+COMMENT ON COLUMN reclaim.subscriptions.total_billing_periods IS 'commitmentInfo.totalBillingPeriods: the commitment''s periods (12).';
+COMMENT ON COLUMN reclaim.subscriptions.commitment_expires_at IS 'commitmentInfo.commitmentExpiresDate: when the commitment ends.';
+COMMENT ON COLUMN reclaim.subscriptions.commitment_price IS 'commitmentInfo.commitmentPrice, in milliunits of the currency.';
+COMMENT ON COLUMN reclaim.subscriptions.commitment_auto_renew IS 'Renewal info''s commitmentInfo.commitmentAutoRenewStatus = 1: the commitment renews at its end (auto_renew describes the next monthly payment only). NULL: no commitment known.';
 CREATE INDEX subscriptions_app_transaction_idx ON reclaim.subscriptions (bundle_id, environment, app_transaction_id) WHERE app_transaction_id IS NOT NULL;
 
 -- ---------------------------------------------------------------------------------------------

@@ -41,6 +41,9 @@ public struct Campaign: Sendable, Equatable {
     public var discountBudget: DiscountBudget?
     /// A cancel-sheet campaign that records what it would have answered and answers `{}` (``CancelSheetEvaluator``).
     public var shadow: Bool
+    /// A trigger that arrives while a 12-month commitment runs and will not renew is decided this long before the
+    /// commitment ends, not at once: the customer keeps paying until then (``CampaignEvaluator/commitmentDeferrals``).
+    public var commitmentLead: TimeInterval
 
     public init(
         id: String,
@@ -62,8 +65,10 @@ public struct Campaign: Sendable, Equatable {
         window: TimeInterval? = nil,
         shadow: Bool = false,
         discountBudget: DiscountBudget? = nil,
-        saveWindow: TimeInterval = 30 * 86_400
+        saveWindow: TimeInterval = 30 * 86_400,
+        commitmentLead: TimeInterval = Campaign.defaultCommitmentLead
     ) {
+        self.commitmentLead = commitmentLead
         self.id = id
         self.bundleId = bundleId
         self.trigger = trigger
@@ -83,4 +88,7 @@ public struct Campaign: Sendable, Equatable {
         self.discountBudget = discountBudget
         self.saveWindow = saveWindow
     }
+
+    /// `commitmentLead`'s default: two weeks before the commitment ends.
+    public static let defaultCommitmentLead: TimeInterval = 14 * 86_400
 }

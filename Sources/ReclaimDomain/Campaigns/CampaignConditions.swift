@@ -18,10 +18,13 @@ public struct CampaignConditions: Sendable, Equatable, Codable {
     /// The subscription expired (its stored expiresDate is past) no longer than this before the decision (seconds):
     /// a base imported by `reclaim backfill --evaluate` offers to recent lapsers only, not to everyone who ever left.
     public var lapsedWithin: Int64?
+    /// The subscription's billing plan (`billingPlanType`, e.g. MONTHLY or BILLED_UPFRONT) is one of these; a
+    /// subscription whose plan is unknown matches none.
+    public var billingPlans: [String]?
 
     /// The stored JSON's keys (reclaim.campaigns.conditions), unchanged since schema 3: dashboards read them.
     public enum CodingKeys: String, CodingKey, CaseIterable {
-        case products, expirationIntents, storefronts
+        case products, expirationIntents, storefronts, billingPlans
         case minimumTenure = "minimumTenureSeconds"
         case lapsedWithin = "lapsedWithinSeconds"
     }
@@ -31,8 +34,10 @@ public struct CampaignConditions: Sendable, Equatable, Codable {
         minimumTenure: Int64? = nil,
         expirationIntents: [Int]? = nil,
         storefronts: [String]? = nil,
-        lapsedWithin: Int64? = nil
+        lapsedWithin: Int64? = nil,
+        billingPlans: [String]? = nil
     ) {
+        self.billingPlans = billingPlans
         self.products = products
         self.minimumTenure = minimumTenure
         self.expirationIntents = expirationIntents
@@ -60,6 +65,9 @@ public struct CampaignConditions: Sendable, Equatable, Codable {
         }
         if let storefronts, !storefronts.contains(state.storefront ?? "") {
             return "storefront \(state.storefront ?? "unknown") is not one of \(storefronts.joined(separator: ", "))"
+        }
+        if let billingPlans, !billingPlans.contains(state.billingPlanType ?? "") {
+            return "billing plan \(state.billingPlanType ?? "unknown") is not one of \(billingPlans.joined(separator: ", "))"
         }
         if let lapsedWithin {
             guard let expiresAt = state.expiresAt else { return "lapsedWithin: expiry unknown (no expiresDate seen)" }

@@ -64,6 +64,41 @@ public enum CampaignEvaluator {
     public struct Scheduled: Sendable, Equatable {
         public var campaign: Campaign
         public var fireAt: Date
+        /// Deferred to `commitmentLead` before this commitment end (``commitmentDeferrals(campaigns:state:event:now:)``),
+        /// not delayed by the campaign's own `delay`: re-checked against the commitment when it fires.
+        public var commitmentEndsAt: Date?
+
+        public init(campaign: Campaign, fireAt: Date, commitmentEndsAt: Date? = nil) {
+            self.campaign = campaign
+            self.fireAt = fireAt
+            self.commitmentEndsAt = commitmentEndsAt
+        }
+    }
+
+    /// The campaigns this event would decide now that wait instead: the trigger arrives while a 12-month commitment
+    /// runs and will not renew (its `commitmentAutoRenewStatus` is 0), so the customer keeps paying until the
+    /// commitment's end; each is decided `commitmentLead` before that end, or now when the end is nearer than that.
+    /// The others, and every campaign of a subscription without such a commitment, are decided now.
+    public static func commitmentDeferrals(
+        campaigns: [Campaign],
+        state: SubscriptionState,
+        event: SubscriptionEvent,
+        now: Date
+    ) -> (now: [Campaign], deferred: [Scheduled]) {
+        guard let end = state.commitmentEndsWithoutRenewal(after: event.signedDate) else { return (campaigns, []) }
+        var decidedNow: [Campaign] = []
+        var deferred: [Scheduled] = []
+        for campaign in campaigns {
+            let fireAt = end.addingTimeInterval(-campaign.commitmentLead)
+            if campaign.delay <= 0, campaign.bundleId == state.bundleId, campaign.trigger.matches(type: event.type, subtype: event.subtype),
+                fireAt > now
+            {
+                deferred.append(Scheduled(campaign: campaign, fireAt: fireAt, commitmentEndsAt: end))
+            } else {
+                decidedNow.append(campaign)
+            }
+        }
+        return (decidedNow, deferred)
     }
 
     /// The delayed campaigns `event` triggers, unless the event is older than the state or outside the campaign's
@@ -83,10 +118,34 @@ public enum CampaignEvaluator {
     /// the campaign's window. Otherwise every rule of ``evaluate(campaigns:state:event:history:now:)`` applies, the
     /// staleness of the trigger excepted (later notifications are what the re-check reads), and the offer is
     /// deliverable for `deliverableFor` from now.
-    public static func fire(_ campaign: Campaign, state: SubscriptionState, history: OfferHistory, triggeredAt: Date, now: Date) -> CampaignDecision {
+    ///
+    /// A fire deferred to a commitment's end (`commitmentEndsAt`) is re-checked against the commitment instead: it
+    /// is skipped when the commitment renews again or has already ended (win-back campaigns take the lapse).
+    public static func fire(
+        _ campaign: Campaign,
+        state: SubscriptionState,
+        history: OfferHistory,
+        triggeredAt: Date,
+        commitmentEndsAt: Date? = nil,
+        now: Date
+    ) -> CampaignDecision {
         let deliverableUntil = now.addingTimeInterval(campaign.deliverableFor)
         func decide(_ outcome: CampaignDecision.Outcome, _ reason: String, supersedes: UUID? = nil) -> CampaignDecision {
             CampaignDecision(campaign: campaign, outcome: outcome, reason: reason, supersedes: supersedes, deliverableUntil: deliverableUntil)
+        }
+        if let end = commitmentEndsAt {
+            if state.commitmentAutoRenew == true {
+                return decide(.skipped, "commitment renews: auto-renew of the commitment is on again")
+            }
+            let ends = state.commitmentExpiresAt ?? end
+            if ends <= now { return decide(.skipped, "commitment ended \(iso(ends)) before the campaign fired") }
+            var current = state
+            current.lastSignedDate = nil
+            let event = SubscriptionEvent(notificationUUID: UUID(), type: "", signedDate: triggeredAt)
+            if let reason = skipReason(campaign, state: current, event: event, history: history, now: now, deliverableUntil: deliverableUntil) {
+                return decide(.skipped, reason)
+            }
+            return offerOrHoldOut(campaign, state: state, history: history, decide: decide)
         }
         if now > triggeredAt.addingTimeInterval(campaign.window) {
             return decide(.skipped, "window passed: triggered \(iso(triggeredAt)), window \(duration(campaign.window))")

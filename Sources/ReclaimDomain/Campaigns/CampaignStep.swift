@@ -29,9 +29,12 @@ public struct CampaignStep: Sendable, Equatable {
         if let redemption = lifecycle.redemption {
             history.discounts.append(.init(at: redemption.redeemedAt, offer: "\(redemption.offerType)/\(redemption.offerIdentifier)"))
         }
-        let decisions = CampaignEvaluator.evaluate(campaigns: campaigns, state: state, event: event, history: history, now: now)
+        // A commitment that runs on without renewing: those campaigns wait for its end (a stale event defers nothing).
+        let (decidedNow, deferred) =
+            changed ? CampaignEvaluator.commitmentDeferrals(campaigns: campaigns, state: state, event: event, now: now) : (campaigns, [])
+        let decisions = CampaignEvaluator.evaluate(campaigns: decidedNow, state: state, event: event, history: history, now: now)
         // Scheduled against the state before this notification: a late notification triggers nothing.
-        let scheduled = CampaignEvaluator.schedule(campaigns: campaigns, state: before, event: event)
+        let scheduled = CampaignEvaluator.schedule(campaigns: campaigns, state: before, event: event) + deferred
         return CampaignStep(state: state, stateChanged: changed, lifecycle: lifecycle, decisions: decisions, scheduled: scheduled)
     }
 }

@@ -27,6 +27,11 @@ public struct RenewalInfo: Codable, Sendable, Equatable {
     public var eligibleWinBackOfferIds: [String]?
     public var appAccountToken: String?
     public var appTransactionId: String?
+    /// The plan the subscription renews to: "MONTHLY" or "BILLED_UPFRONT" (an unknown value kept as it is).
+    public var renewalBillingPlanType: String?
+    /// The commitment's own renewal (`RenewalCommitmentInfo`): whether the commitment renews at its end, where
+    /// `autoRenewStatus` keeps describing the next monthly payment.
+    public var commitmentInfo: RenewalCommitmentInfo?
     /// ISO 8601 duration.
     public var offerPeriod: String?
 
@@ -74,5 +79,30 @@ public struct RenewalInfo: Codable, Sendable, Equatable {
         self.appAccountToken = appAccountToken
         self.appTransactionId = appTransactionId
         self.offerPeriod = offerPeriod
+    }
+}
+
+/// `commitmentInfo` of a renewal info (Apple's RenewalCommitmentInfo; field names as Apple's library models them).
+public struct RenewalCommitmentInfo: Codable, Sendable, Equatable {
+    /// 1: the commitment renews at its end; 0: it does not (the customer cancelled; payments continue until the end).
+    public var commitmentAutoRenewStatus: Int?
+    public var commitmentAutoRenewProductId: String?
+    public var commitmentRenewalBillingPlanType: String?
+    /// Milliseconds since 1970.
+    public var commitmentRenewalDate: Int64?
+    public var commitmentRenewalPrice: Int64?
+
+    public init(
+        commitmentAutoRenewStatus: Int? = nil,
+        commitmentAutoRenewProductId: String? = nil,
+        commitmentRenewalBillingPlanType: String? = nil,
+        commitmentRenewalDate: Int64? = nil,
+        commitmentRenewalPrice: Int64? = nil
+    ) {
+        self.commitmentAutoRenewStatus = commitmentAutoRenewStatus
+        self.commitmentAutoRenewProductId = commitmentAutoRenewProductId
+        self.commitmentRenewalBillingPlanType = commitmentRenewalBillingPlanType
+        self.commitmentRenewalDate = commitmentRenewalDate
+        self.commitmentRenewalPrice = commitmentRenewalPrice
     }
 }

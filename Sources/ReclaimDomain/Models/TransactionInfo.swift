@@ -37,6 +37,11 @@ public struct TransactionInfo: Codable, Sendable, Equatable {
     /// "FREE_TRIAL", "PAY_AS_YOU_GO", "PAY_UP_FRONT", "ONE_TIME".
     public var offerDiscountType: String?
     public var appTransactionId: String?
+    /// "MONTHLY" (monthly payments with a 12-month commitment) or "BILLED_UPFRONT", as Apple sends it (App Store
+    /// Server API 1.21; an unknown value is kept as it is); absent: a plan without a commitment, or an older payload.
+    public var billingPlanType: String?
+    /// The 12-month commitment of a MONTHLY plan (`TransactionCommitmentInfo`).
+    public var commitmentInfo: TransactionCommitmentInfo?
     /// ISO 8601 duration.
     public var offerPeriod: String?
     /// "REFUND_FULL", "REFUND_PRORATED", "FAMILY_REVOKE".
@@ -106,5 +111,25 @@ public struct TransactionInfo: Codable, Sendable, Equatable {
         self.offerPeriod = offerPeriod
         self.revocationType = revocationType
         self.revocationPercentage = revocationPercentage
+    }
+}
+
+/// `commitmentInfo` of a transaction (Apple's TransactionCommitmentInfo; field names as Apple's library models them).
+public struct TransactionCommitmentInfo: Codable, Sendable, Equatable {
+    /// This period's number within the commitment, from 1.
+    public var billingPeriodNumber: Int?
+    /// The commitment's periods (12 for a 12-month commitment of monthly payments).
+    public var totalBillingPeriods: Int?
+    /// When the commitment ends, milliseconds since 1970.
+    public var commitmentExpiresDate: Int64?
+    /// The commitment's price, in milliunits of the currency.
+    public var commitmentPrice: Int64?
+
+    public init(billingPeriodNumber: Int? = nil, totalBillingPeriods: Int? = nil, commitmentExpiresDate: Int64? = nil, commitmentPrice: Int64? = nil)
+    {
+        self.billingPeriodNumber = billingPeriodNumber
+        self.totalBillingPeriods = totalBillingPeriods
+        self.commitmentExpiresDate = commitmentExpiresDate
+        self.commitmentPrice = commitmentPrice
     }
 }

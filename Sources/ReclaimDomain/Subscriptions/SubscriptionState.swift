@@ -42,6 +42,24 @@ public struct SubscriptionState: Sendable, Equatable {
     /// When a parent or guardian withdrew consent for the app (RESCIND_CONSENT); from then on no campaign, grant or
     /// cancel-sheet answer reaches the subscriber. Never cleared by a notification.
     public var consentRescindedAt: Date?
+    /// The billing plan (`billingPlanType`, as Apple sends it: MONTHLY with a 12-month commitment, BILLED_UPFRONT);
+    /// nil: unknown (no transaction named one).
+    public var billingPlanType: String?
+    /// The current period's number within the commitment, and how many it has (e.g. 3 of 12).
+    public var billingPeriodNumber: Int?
+    public var totalBillingPeriods: Int?
+    /// When the commitment ends, and its price (milliunits).
+    public var commitmentExpiresAt: Date?
+    public var commitmentPrice: Int64?
+    /// Whether the commitment renews at its end (renewal info's `commitmentInfo.commitmentAutoRenewStatus`); the
+    /// monthly payments' own `autoRenew` says nothing of it.
+    public var commitmentAutoRenew: Bool?
+
+    /// A commitment that runs at `time` and ends without renewing: the customer keeps paying until its end.
+    public func commitmentEndsWithoutRenewal(after time: Date) -> Date? {
+        guard let end = commitmentExpiresAt, end > time, commitmentAutoRenew == false else { return nil }
+        return end
+    }
 
     /// A subscription Reclaim has not heard of yet.
     public init(bundleId: String, environment: String, originalTransactionId: String) {
@@ -74,6 +92,13 @@ public struct SubscriptionState: Sendable, Equatable {
             firstPurchaseAt = transaction.originalPurchaseDate.map(Date.init(unixMilliseconds:)) ?? firstPurchaseAt
             lastTransactionId = transaction.transactionId ?? lastTransactionId
             appTransactionId = transaction.appTransactionId ?? appTransactionId
+            billingPlanType = transaction.billingPlanType ?? billingPlanType
+            if let commitment = transaction.commitmentInfo {
+                billingPeriodNumber = commitment.billingPeriodNumber
+                totalBillingPeriods = commitment.totalBillingPeriods
+                commitmentExpiresAt = commitment.commitmentExpiresDate.map(Date.init(unixMilliseconds:))
+                commitmentPrice = commitment.commitmentPrice
+            }
         }
         if let renewal = snapshot.renewalInfo {
             if productId == nil { productId = renewal.productId }
@@ -84,6 +109,7 @@ public struct SubscriptionState: Sendable, Equatable {
             gracePeriodExpiresAt = renewal.gracePeriodExpiresDate.map(Date.init(unixMilliseconds:))
             eligibleWinBackOfferIds = renewal.eligibleWinBackOfferIds ?? []
             appTransactionId = renewal.appTransactionId ?? appTransactionId
+            commitmentAutoRenew = renewal.commitmentInfo?.commitmentAutoRenewStatus.map { $0 == 1 }
         }
         status = snapshot.status
         lastNotificationType = snapshot.notificationType

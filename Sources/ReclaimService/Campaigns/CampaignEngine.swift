@@ -104,7 +104,8 @@ public struct CampaignEngine: Sendable {
                     campaignId: scheduled.campaign.id,
                     subscriber: subscriber,
                     triggeredAt: event.signedDate,
-                    notificationUUID: event.notificationUUID
+                    notificationUUID: event.notificationUUID,
+                    commitmentEndsAt: scheduled.commitmentEndsAt
                 )
                 fires.append(NewJob(kind: CampaignFire.jobKind, payload: try fire.payload(), runAt: max(scheduled.fireAt, now())))
                 logger.debug("campaign scheduled", metadata: ["campaign": "\(scheduled.campaign.id)", "fireAt": "\(scheduled.fireAt)"])
@@ -140,7 +141,14 @@ public struct CampaignEngine: Sendable {
             return nil
         }
         let (state, history) = try await SubscriberStore.lockWithHistory(fire.subscriber, connection: connection, logger: logger)
-        let decision = CampaignEvaluator.fire(campaign, state: state, history: history, triggeredAt: fire.triggeredAt, now: now())
+        let decision = CampaignEvaluator.fire(
+            campaign,
+            state: state,
+            history: history,
+            triggeredAt: fire.triggeredAt,
+            commitmentEndsAt: fire.commitmentEndsAt,
+            now: now()
+        )
         var withdrawals: [(offerId: UUID, reason: String)] = []
         let record = try record(decision, of: state, withdrawals: &withdrawals, logger: logger)
         try await issuer.withdraw(withdrawals, connection: connection, logger: logger)

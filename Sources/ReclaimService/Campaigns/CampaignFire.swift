@@ -16,8 +16,11 @@ public struct CampaignFire: Codable, Sendable, Equatable {
     /// The trigger's signedDate, UNIX milliseconds.
     public var triggeredAtMillis: Int64
     public var notificationUUID: UUID
+    /// A campaign deferred to a commitment's end: that end, UNIX milliseconds (nil for a campaign's own `delay`).
+    public var commitmentEndsAtMillis: Int64?
 
-    public init(campaignId: String, subscriber: SubscriberKey, triggeredAt: Date, notificationUUID: UUID) {
+    public init(campaignId: String, subscriber: SubscriberKey, triggeredAt: Date, notificationUUID: UUID, commitmentEndsAt: Date? = nil) {
+        self.commitmentEndsAtMillis = commitmentEndsAt.map { Int64(($0.timeIntervalSince1970 * 1000).rounded()) }
         self.campaignId = campaignId
         self.bundleId = subscriber.bundleId
         self.environment = subscriber.environment
@@ -32,6 +35,8 @@ public struct CampaignFire: Codable, Sendable, Equatable {
 
     public var triggeredAt: Date { Date(timeIntervalSince1970: Double(triggeredAtMillis) / 1000) }
 
+    public var commitmentEndsAt: Date? { commitmentEndsAtMillis.map { Date(timeIntervalSince1970: Double($0) / 1000) } }
+
     func payload() throws -> String { String(decoding: try JSONEncoder().encode(self), as: UTF8.self) }
 }
 
@@ -42,5 +47,15 @@ struct CampaignFireJobHandler: JobHandler {
     func handle(_ job: Job, connection: PostgresConnection, logger: Logger) async throws {
         let fire = try JSONDecoder().decode(CampaignFire.self, from: Data(job.payload.utf8))
         try await engine.fire(fire, connection: connection, logger: logger)
+    }
+
+    /// A batch's fires by their campaigns' priority, highest first, as one notification's campaigns are decided:
+    /// campaigns deferred to the same commitment end fire together, and the higher one should not supersede the lower.
+    func handle(batch jobs: [Job], connection: PostgresConnection, logger: Logger) async throws {
+        let priorities = Dictionary(engine.campaigns.map { ($0.id, $0.priority) }, uniquingKeysWith: { first, _ in first })
+        let fires = try jobs.map { try JSONDecoder().decode(CampaignFire.self, from: Data($0.payload.utf8)) }
+        for fire in fires.sorted(by: { priorities[$0.campaignId, default: 0] > priorities[$1.campaignId, default: 0] }) {
+            try await engine.fire(fire, connection: connection, logger: logger)
+        }
     }
 }

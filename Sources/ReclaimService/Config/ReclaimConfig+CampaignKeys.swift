@@ -45,6 +45,9 @@ extension ReclaimConfig {
         public var shadow: Bool
         /// Cancel sheet: a decision's save outcome is settled this long after it (default 30d).
         public var saveWindow: ConfigDuration
+        /// A trigger that arrives while a 12-month commitment runs and will not renew is decided this long before the
+        /// commitment ends (default 14d).
+        public var commitmentLead: ConfigDuration
 
         /// The plan a switch-plan answer suggests.
         public struct SwitchTo: Decodable, Sendable {
@@ -101,7 +104,7 @@ extension ReclaimConfig {
         enum CodingKeys: String, ConfigKeys {
             case id, app, trigger, offer, variants, conditions, deliverableFor, cooldown, maxOffersPerSubscriber, holdoutPercent, priority
             case startsAt, endsAt, standAsideForWinBack, messageIdentifier, delay, window, message, switchTo, offerSignature, shadow
-            case saveWindow
+            case saveWindow, commitmentLead
         }
 
         public init(from decoder: any Decoder) throws {
@@ -128,6 +131,9 @@ extension ReclaimConfig {
             offerSignature = try container.decodeIfPresent(String.self, forKey: .offerSignature)
             shadow = try container.decodeIfPresent(Bool.self, forKey: .shadow) ?? false
             saveWindow = try container.decodeDurationIfPresent(forKey: .saveWindow) ?? ConfigDuration(seconds: 30 * 86_400)
+            commitmentLead =
+                try container.decodeDurationIfPresent(forKey: .commitmentLead)
+                ?? ConfigDuration(seconds: Int64(ReclaimDomain.Campaign.defaultCommitmentLead))
         }
     }
 }
@@ -138,7 +144,7 @@ extension ReclaimConfig.Campaign {
     struct ConfigConditions: Decodable {
         var domain: CampaignConditions
 
-        enum CodingKeys: String, ConfigKeys { case products, minimumTenure, expirationIntents, storefronts, lapsedWithin }
+        enum CodingKeys: String, ConfigKeys { case products, minimumTenure, expirationIntents, storefronts, lapsedWithin, billingPlans }
 
         init(from decoder: any Decoder) throws {
             let container = try decoder.configContainer(keyedBy: CodingKeys.self)
@@ -147,7 +153,8 @@ extension ReclaimConfig.Campaign {
                 minimumTenure: try container.decodeDurationIfPresent(forKey: .minimumTenure)?.seconds,
                 expirationIntents: try container.decodeIfPresent([Int].self, forKey: .expirationIntents),
                 storefronts: try container.decodeIfPresent([String].self, forKey: .storefronts),
-                lapsedWithin: try container.decodeDurationIfPresent(forKey: .lapsedWithin)?.seconds
+                lapsedWithin: try container.decodeDurationIfPresent(forKey: .lapsedWithin)?.seconds,
+                billingPlans: try container.decodeIfPresent([String].self, forKey: .billingPlans)
             )
         }
     }

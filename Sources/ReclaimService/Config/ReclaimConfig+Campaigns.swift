@@ -37,7 +37,8 @@ extension ReclaimConfig {
                 window: campaign.window.map { TimeInterval($0.seconds) },
                 shadow: campaign.shadow,
                 discountBudget: apps.first { $0.bundleId == campaign.app }?.discountBudget?.domain,
-                saveWindow: TimeInterval(campaign.saveWindow.seconds)
+                saveWindow: TimeInterval(campaign.saveWindow.seconds),
+                commitmentLead: TimeInterval(campaign.commitmentLead.seconds)
             )
         }
     }
@@ -149,6 +150,14 @@ extension ReclaimConfig {
                 problem("conditions.storefronts", "'\(bad)' is not a three-letter storefront code such as USA")
             }
             if let products = conditions.products, products.isEmpty { problem("conditions.products", "is empty: no product would qualify") }
+            // Apple's billingPlanType values (App Store Server API 1.21).
+            for plan in conditions.billingPlans ?? [] where !["MONTHLY", "BILLED_UPFRONT"].contains(plan) {
+                problem("conditions.billingPlans", "\(plan) is not one of Apple's billing plans (MONTHLY, BILLED_UPFRONT)")
+            }
+            if conditions.billingPlans?.isEmpty == true { problem("conditions.billingPlans", "is empty: no subscription would qualify") }
+            if campaign.commitmentLead.seconds < 0 || campaign.commitmentLead.seconds > 365 * 86_400 {
+                problem("commitmentLead", "must be from 0s to 365d")
+            }
             if let lapsed = conditions.lapsedWithin, lapsed < 3600 {
                 problem(
                     "conditions.lapsedWithin",

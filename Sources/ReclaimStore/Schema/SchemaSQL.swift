@@ -36,5 +36,6 @@ public enum SchemaSQL {
         24: PackageResources._24_messaging_uploads_sql,
         25: PackageResources._25_subscriber_erasure_sql,
         26: PackageResources._26_rescinded_consents_sql,
+        27: PackageResources._27_commitment_plans_sql,
     ].mapValues { String(decoding: $0, as: UTF8.self) }
 }

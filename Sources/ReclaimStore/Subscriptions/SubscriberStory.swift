@@ -62,6 +62,12 @@ public struct SubscriberStory: Codable, Sendable, Equatable {
         public var appTransactionId: String?
         /// When a parent or guardian withdrew consent for the app (RESCIND_CONSENT): nothing reaches them since.
         public var consentRescindedAt: String?
+        /// The billing plan (`billingPlanType`: MONTHLY with a 12-month commitment, BILLED_UPFRONT), where known.
+        public var billingPlanType: String?
+        public var billingPeriodNumber: Int?
+        public var totalBillingPeriods: Int?
+        public var commitmentExpiresAt: String?
+        public var commitmentAutoRenew: Bool?
         public var firstSeenAt: String
         public var updatedAt: String
         public var notifications: [Notification]
@@ -156,6 +162,11 @@ extension SubscriberStory.Subscription {
         if let expiresAt { state += ", expires \(expiresAt)" }
         if inBillingRetry == true { state += ", in billing retry" }
         if let gracePeriodExpiresAt { state += ", grace period until \(gracePeriodExpiresAt)" }
+        if let billingPlanType { state += ", plan \(billingPlanType)" }
+        if let number = billingPeriodNumber, let total = totalBillingPeriods { state += " (period \(number) of \(total))" }
+        if let commitmentExpiresAt {
+            state += ", commitment ends \(commitmentExpiresAt)" + (commitmentAutoRenew == false ? " without renewing" : "")
+        }
         if let consentRescindedAt {
             state +=
                 "; consent withdrawn by a parent or guardian on \(consentRescindedAt) (RESCIND_CONSENT): no campaign, grant or cancel-sheet answer since"
@@ -192,7 +203,10 @@ extension SubscriberStore {
                     'expiresAt', reclaim.iso8601(s.expires_at), 'inBillingRetry', s.in_billing_retry,
                     'gracePeriodExpiresAt', reclaim.iso8601(s.grace_period_expires_at), 'expirationIntent', s.expiration_intent,
                     'storefront', s.storefront, 'appTransactionId', s.app_transaction_id,
-                    'consentRescindedAt', reclaim.iso8601(s.consent_rescinded_at), 'firstSeenAt', reclaim.iso8601(s.first_seen_at), 'updatedAt', reclaim.iso8601(s.updated_at),
+                    'consentRescindedAt', reclaim.iso8601(s.consent_rescinded_at), 'billingPlanType', s.billing_plan_type,
+                    'billingPeriodNumber', s.billing_period_number, 'totalBillingPeriods', s.total_billing_periods,
+                    'commitmentExpiresAt', reclaim.iso8601(s.commitment_expires_at), 'commitmentAutoRenew', s.commitment_auto_renew,
+                    'firstSeenAt', reclaim.iso8601(s.first_seen_at), 'updatedAt', reclaim.iso8601(s.updated_at),
                     'notifications', coalesce((
                         SELECT jsonb_agg(jsonb_build_object('notificationUUID', n.notification_uuid, 'type', n.notification_type,
                                    'subtype', n.subtype, 'signedDate', reclaim.iso8601(n.signed_date),

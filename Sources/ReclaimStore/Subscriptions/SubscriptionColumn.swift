@@ -113,7 +113,8 @@ extension SubscriptionColumn {
         )
     }
 
-    /// Apple's `expirationIntent` (1–5) as `smallint`: a signed payload's out-of-range number is dropped, never trapped on.
+    /// A small number as `smallint` (Apple's expirationIntent 1–5, billing periods): a signed payload's out-of-range number
+    /// is dropped, never trapped on.
     static func smallint(_ name: String, _ path: WritablePath<Int?>) -> Self {
         .init(
             name: name,
@@ -122,6 +123,19 @@ extension SubscriptionColumn {
             isKey: false,
             value: { $0[keyPath: path].flatMap { Int16(exactly: $0) }.map { .integer(Int64($0)) } },
             read: { $0[keyPath: path] = try $1.decode(Int16?.self).map(Int.init) }
+        )
+    }
+
+    static func bigint(_ name: String, _ path: WritablePath<Int64?>) -> Self {
+        .init(
+            name: name,
+            recordType: "bigint",
+            isTime: false,
+            isKey: false,
+            value: { $0[keyPath: path].map(JSONValue.integer) },
+            read: {
+                $0[keyPath: path] = try $1.decode(Int64?.self)
+            }
         )
     }
 

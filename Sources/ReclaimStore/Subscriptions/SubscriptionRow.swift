@@ -33,6 +33,12 @@ public enum SubscriptionRow {
         .uuid("last_notification_uuid", \.lastNotificationUUID),
         .text("app_transaction_id", \.appTransactionId),
         .time("consent_rescinded_at", \.consentRescindedAt),
+        .text("billing_plan_type", \.billingPlanType),
+        .smallint("billing_period_number", \.billingPeriodNumber),
+        .smallint("total_billing_periods", \.totalBillingPeriods),
+        .time("commitment_expires_at", \.commitmentExpiresAt),
+        .bigint("commitment_price", \.commitmentPrice),
+        .bool("commitment_auto_renew", \.commitmentAutoRenew),
     ]
 
     /// The columns' names, for a SELECT or RETURNING list; `prefix` qualifies each (`s.`).

@@ -35,6 +35,12 @@ struct SubscriptionColumnsTests {
         state.lastNotificationUUID = UUID(uuidString: "0a0b0c0d-0000-4000-8000-000000000002")
         state.appTransactionId = "704000000000000005"
         state.consentRescindedAt = Date(timeIntervalSince1970: 1_800_000_006)
+        state.billingPlanType = "MONTHLY"
+        state.billingPeriodNumber = 3
+        state.totalBillingPeriods = 12
+        state.commitmentExpiresAt = Date(timeIntervalSince1970: 1_800_000_007)
+        state.commitmentPrice = 119_880
+        state.commitmentAutoRenew = false
         return state
     }
 

@@ -42,7 +42,14 @@ func snapshots(of notifications: [AppleSandboxFixtures.Notification], verifier: 
 
 /// Posts each body in order to ingest (in process), then lets one worker lane process every job: the
 /// notifications are processed in the order given.
-func processNotifications(_ bodies: [Data], client: Database, dependencies: Dependencies) async throws {
+///
+/// `notWaitingForJobsDueAfter`: jobs due later than this (a campaign deferred by months) are left waiting.
+func processNotifications(
+    _ bodies: [Data],
+    client: Database,
+    dependencies: Dependencies,
+    notWaitingForJobsDueAfter later: Date? = nil
+) async throws {
     try await ingestNotifications(bodies, dependencies: dependencies)
     let pool = WorkerPool(
         queue: JobQueue(postgres: client),
@@ -53,7 +60,10 @@ func processNotifications(_ bodies: [Data], client: Database, dependencies: Depe
     try await withServices([pool]) {
         // Every job was queued before its notification's 200: none left means all processed.
         try await eventually("all jobs processed") {
-            let rows = try await client.query("SELECT count(*)::bigint FROM reclaim.jobs WHERE state <> 'completed'", logger: TestPostgres.logger)
+            let rows = try await client.query(
+                "SELECT count(*)::bigint FROM reclaim.jobs WHERE state <> 'completed' AND (\(later)::timestamptz IS NULL OR run_at <= \(later))",
+                logger: TestPostgres.logger
+            )
             for try await count in rows.decode(Int64.self) { return count == 0 }
             return false
         }
