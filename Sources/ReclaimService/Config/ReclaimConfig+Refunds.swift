@@ -160,7 +160,13 @@ extension ReclaimConfig {
                     debugDescription: "give \(key.stringValue) only (\(legacy.stringValue), in days, is its deprecated spelling)"
                 )
             }
-            return given ?? days.map { Int64($0) * 86_400 }
+            guard let days else { return given }
+            // A number from the config: multiplied without trapping, a value no duration holds refused with why.
+            let (seconds, overflow) = Int64(days).multipliedReportingOverflow(by: 86_400)
+            guard !overflow, days >= 0 else {
+                throw DecodingError.dataCorruptedError(forKey: legacy, in: container, debugDescription: "\(days) days is not a duration")
+            }
+            return seconds
         }
 
         static let productTypes = ["Auto-Renewable Subscription", "Non-Renewing Subscription", "Consumable", "Non-Consumable"]

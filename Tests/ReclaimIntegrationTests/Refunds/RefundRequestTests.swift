@@ -367,6 +367,7 @@ struct RefundRequestTests {
         #expect(durations?.minimumTenure == 60 * 86_400 && durations?.maximumTenure == 12 * 3600)
         #expect(days?.minimumSincePurchase == durations?.minimumSincePurchase && days?.minimumTenure == durations?.minimumTenure)
         #expect(throws: (any Error).self) { try conditions("{minimumTenure: 60d, minTenureDays: 60}") }
+        #expect(throws: (any Error).self) { try conditions("{minTenureDays: 9223372036854775807}") }
     }
 
     @Test("serverAPI.baseURL: https, or plain http only to this machine (the bearer token never travels in clear)")
