@@ -89,6 +89,14 @@ public struct Campaign: Sendable, Equatable {
         self.saveWindow = saveWindow
     }
 
+    /// Why a subscription of `plan` gets nothing from this campaign: an arm names offers per billing plan, none for
+    /// this one and none for any plan. nil when every arm has an offer for it.
+    public func noOffer(forPlan plan: String?) -> String? {
+        guard let arm = variants.first(where: { $0.forPlan(plan) == nil }) else { return nil }
+        let named = arm.offerIdentifiersByPlan.keys.sorted().joined(separator: ", ")
+        return "no offer for billing plan \(plan ?? "unknown"): the campaign's offer names \(named) only"
+    }
+
     /// `commitmentLead`'s default: two weeks before the commitment ends.
     public static let defaultCommitmentLead: TimeInterval = 14 * 86_400
 }

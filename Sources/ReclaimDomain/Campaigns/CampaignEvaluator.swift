@@ -11,7 +11,8 @@ public enum CampaignEvaluator {
     /// 2. the trigger time lies in the campaign's date window;
     /// 3. the subscriber has or had a subscription in the app (Apple's condition for promotional offers), and no
     ///    parent or guardian withdrew consent for the app (RESCIND_CONSENT);
-    /// 4. the campaign's conditions (products, tenure, expiration intent, storefront);
+    /// 4. the campaign's conditions (products, tenure, expiration intent, storefront, billing plan), and an offer for the
+    ///    subscription's billing plan;
     /// 5. Apple's own win-back offers, when the campaign stands aside for them;
     /// 6. the offer would still be deliverable now (old notifications from a backlog or a reconciliation);
     /// 7. cooldown and maximum offers per subscriber, and the app's discount budget across every door;
@@ -183,6 +184,7 @@ public enum CampaignEvaluator {
             return "consent rescinded: a parent or guardian withdrew consent for the app \(iso(rescinded)) (RESCIND_CONSENT)"
         }
         if let unmet = campaign.conditions.unmet(by: state, at: at, now: now) { return "condition not met: \(unmet)" }
+        if let none = campaign.noOffer(forPlan: state.billingPlanType) { return none }
         if campaign.standAsideForWinBack, !state.eligibleWinBackOfferIds.isEmpty {
             return "standing aside: Apple lists win-back offers \(state.eligibleWinBackOfferIds.joined(separator: ", ")) for this subscriber"
         }
@@ -195,7 +197,9 @@ public enum CampaignEvaluator {
             let offered = earlier.filter { $0.outcome == .offered }.count
             if offered >= maximum { return "maximum reached: \(offered) of \(maximum) offers of this campaign already issued" }
         }
-        if let budget = campaign.discountBudget, let reason = budget.exhausted(by: history.discounts, at: at) { return reason }
+        if let budget = campaign.discountBudget, let reason = budget.forPlan(state.billingPlanType).exhausted(by: history.discounts, at: at) {
+            return reason
+        }
         if let live = history.liveOffer, live.priority >= campaign.priority {
             return
                 "one offer at a time: live offer \(live.id.uuidString.lowercased()) of \(live.campaignId) has priority \(live.priority) ≥ \(campaign.priority)"
@@ -221,7 +225,7 @@ public enum CampaignEvaluator {
             originalTransactionId: state.originalTransactionId,
             campaignId: campaign.id,
             earlier: earlier?.variantId
-        )
+        )?.forPlan(state.billingPlanType)
         let arm = variant.map { $0.id.isEmpty ? "" : " (variant \($0.id))" } ?? ""
         var decision: CampaignDecision
         if let live = history.liveOffer {

@@ -6,18 +6,44 @@ public struct CampaignVariant: Sendable, Equatable {
     /// Recorded on every decision and offer; stable across config reloads as long as it stays.
     public var id: String
     public var productId: String
+    /// The offer for a subscription of any plan; empty when ``offerIdentifiersByPlan`` names every plan it serves.
     public var offerIdentifier: String
+    /// The offer for each billing plan (`MONTHLY`, `BILLED_UPFRONT`: Apple's `billingPlanType`), before
+    /// ``offerIdentifier``. Apple: "Subscription offers—including introductory offers, promotional offers, win-back
+    /// offers, and offer codes—are specific to each billing plan."
+    public var offerIdentifiersByPlan: [String: String]
     /// Relative share of new subscribers, at least 1.
     public var weight: Int
     /// A cancel-sheet campaign's arm: what it answers Apple with (nil for a notification campaign's offer).
     public var answer: CancelSheetAnswer?
 
-    public init(id: String, productId: String, offerIdentifier: String, weight: Int = 1, answer: CancelSheetAnswer? = nil) {
+    public init(
+        id: String,
+        productId: String,
+        offerIdentifier: String,
+        offerIdentifiersByPlan: [String: String] = [:],
+        weight: Int = 1,
+        answer: CancelSheetAnswer? = nil
+    ) {
         self.id = id
         self.productId = productId
         self.offerIdentifier = offerIdentifier
+        self.offerIdentifiersByPlan = offerIdentifiersByPlan
         self.weight = weight
         self.answer = answer
+    }
+
+    /// The arm as a subscription of `plan` gets it: its offer is the plan's (a promotional-offer answer's too), else
+    /// the one for any plan; nil when it has none for this plan (an unknown plan takes the one for any plan only).
+    public func forPlan(_ plan: String?) -> CampaignVariant? {
+        guard !offerIdentifiersByPlan.isEmpty else { return self }
+        guard let offer = plan.flatMap({ offerIdentifiersByPlan[$0] }) ?? (offerIdentifier.isEmpty ? nil : offerIdentifier) else { return nil }
+        var resolved = self
+        resolved.offerIdentifier = offer
+        if case .offer(let product, _, let message, let signature)? = answer {
+            resolved.answer = .offer(productId: product, offerIdentifier: offer, messageIdentifier: message, signature: signature)
+        }
+        return resolved
     }
 }
 

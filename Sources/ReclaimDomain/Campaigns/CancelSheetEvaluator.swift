@@ -6,8 +6,9 @@ import Foundation
 /// The app's cancel-sheet campaigns are tried highest priority first (then by id); the first no rule skips decides:
 /// 1. inside its dates;
 /// 2. its conditions, with the product the request names (the subscription's product now) and the rest from the
-///    stored state (tenure, expiration intent and storefront are unknown, so unmet, for a subscriber Reclaim has
-///    not seen a notification of);
+///    stored state (tenure, expiration intent, storefront and billing plan are unknown, so unmet, for a subscriber
+///    Reclaim has not seen a notification of: Apple's realtime request names no billing plan), and an offer for the
+///    subscription's billing plan;
 /// 3. Apple's own win-back offers, when the campaign stands aside for them;
 /// 4. a decision of the campaign within its cooldown stands: the request repeats it (same arm or holdout);
 /// 5. the maximum of answered decisions per subscriber;
@@ -78,9 +79,9 @@ public enum CancelSheetEvaluator {
             }
             let mine = earlier.filter { $0.campaignId == campaign.id }.sorted { $0.decidedAt < $1.decidedAt }
             if let last = mine.last, request.now < last.decidedAt.addingTimeInterval(campaign.cooldown),
-                let repeated = repeatDecision(of: last, campaign: campaign)
+                let repeated = repeatDecision(of: last, campaign: campaign, plan: state.billingPlanType)
             {
-                return (withinBudget(repeated, discounts: discounts, at: request.now), skipped)
+                return (withinBudget(repeated, discounts: discounts, plan: state.billingPlanType, at: request.now), skipped)
             }
             if let maximum = campaign.maxOffersPerSubscriber {
                 let answered = mine.filter { $0.outcome == .answered }.count
@@ -89,9 +90,14 @@ public enum CancelSheetEvaluator {
                     continue
                 }
             }
-            var decision = firstDecision(campaign, request: request, earlierArm: mine.last { $0.outcome != .heldOut }?.variantId)
+            var decision = firstDecision(
+                campaign,
+                request: request,
+                plan: state.billingPlanType,
+                earlierArm: mine.last { $0.outcome != .heldOut }?.variantId
+            )
             decision.follows = mine.last?.id
-            return (withinBudget(decision, discounts: discounts, at: request.now), skipped)
+            return (withinBudget(decision, discounts: discounts, plan: state.billingPlanType, at: request.now), skipped)
         }
         return (nil, skipped)
     }
@@ -101,6 +107,7 @@ public enum CancelSheetEvaluator {
         if let startsAt = campaign.startsAt, request.now < startsAt { return "not started: the campaign starts \(CampaignEvaluator.iso(startsAt))" }
         if let endsAt = campaign.endsAt, request.now >= endsAt { return "ended: the campaign ended \(CampaignEvaluator.iso(endsAt))" }
         if let unmet = campaign.conditions.unmet(by: state, at: request.now, now: request.now) { return "condition not met: \(unmet)" }
+        if let none = campaign.noOffer(forPlan: state.billingPlanType) { return none }
         if campaign.standAsideForWinBack, !state.eligibleWinBackOfferIds.isEmpty {
             return "standing aside: Apple lists win-back offers \(state.eligibleWinBackOfferIds.joined(separator: ", ")) for this subscriber"
         }
@@ -109,9 +116,14 @@ public enum CancelSheetEvaluator {
 
     /// Rule 7: a promotional-offer answer the app's discount budget does not allow is held back (answered `{}`),
     /// recorded with the budget's reason. Messages and switch-plan answers are not discounts.
-    private static func withinBudget(_ decision: CancelSheetDecision, discounts: [DiscountBudget.Spent], at time: Date) -> CancelSheetDecision {
+    private static func withinBudget(
+        _ decision: CancelSheetDecision,
+        discounts: [DiscountBudget.Spent],
+        plan: String?,
+        at time: Date
+    ) -> CancelSheetDecision {
         guard decision.outcome == .answered, case .offer? = decision.variant?.answer, let budget = decision.campaign.discountBudget,
-            let reason = budget.exhausted(by: discounts, at: time)
+            let reason = budget.forPlan(plan).exhausted(by: discounts, at: time)
         else { return decision }
         var held = decision
         held.outcome = .heldBack
@@ -120,7 +132,7 @@ public enum CancelSheetEvaluator {
     }
 
     /// Rule 4: the earlier decision again, unless its arm left the config (then a new decision is made).
-    private static func repeatDecision(of last: PastDecision, campaign: Campaign) -> CancelSheetDecision? {
+    private static func repeatDecision(of last: PastDecision, campaign: Campaign, plan: String?) -> CancelSheetDecision? {
         let since =
             "repeats decision \(last.id.uuidString.lowercased()) of \(CampaignEvaluator.iso(last.decidedAt)) (cooldown \(CampaignEvaluator.duration(campaign.cooldown)))"
         switch last.outcome {
@@ -131,14 +143,14 @@ public enum CancelSheetEvaluator {
             // arm, by the same hash), and it is the one the statistics count.
             return nil
         case .answered, .heldBack:
-            guard let variant = campaign.variants.first(where: { $0.id == (last.variantId ?? "") }) else { return nil }
+            guard let variant = campaign.variants.first(where: { $0.id == (last.variantId ?? "") })?.forPlan(plan) else { return nil }
             return CancelSheetDecision(campaign: campaign, outcome: .answered, variant: variant, reason: since, repeatOf: last.id)
         // (a held-back decision is repeated as answered, and the budget decides again)
         }
     }
 
     /// Rule 6.
-    private static func firstDecision(_ campaign: Campaign, request: Request, earlierArm: String?) -> CancelSheetDecision {
+    private static func firstDecision(_ campaign: Campaign, request: Request, plan: String?, earlierArm: String?) -> CancelSheetDecision {
         let bucket = Holdout.bucket(originalTransactionId: request.originalTransactionId, campaignId: campaign.id)
         if bucket < campaign.holdoutPercent * (Holdout.buckets / 100) {
             let reason = "held out: bucket \(bucket) of \(Holdout.buckets) is in the \(campaign.holdoutPercent)% control group"
@@ -149,7 +161,7 @@ public enum CancelSheetEvaluator {
             originalTransactionId: request.originalTransactionId,
             campaignId: campaign.id,
             earlier: earlierArm
-        )
+        )?.forPlan(plan)
         let arm = variant.map { $0.id.isEmpty ? "" : " (variant \($0.id))" } ?? ""
         return CancelSheetDecision(campaign: campaign, outcome: .answered, variant: variant, reason: "eligible\(arm)", repeatOf: nil)
     }

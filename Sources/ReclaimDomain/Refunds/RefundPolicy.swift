@@ -58,7 +58,24 @@ public struct RefundFacts: Sendable, Equatable {
     public var discountRedeemed: Bool
     /// Whether a free trial appears on the transaction or in the subscriber's stored history.
     public var freeTrialSeen: Bool
+    /// The refunded transaction's `billingPlanType` (MONTHLY: a 12-month commitment; BILLED_UPFRONT); nil: not named.
+    public var billingPlanType: String?
+    /// Whether the refunded period is the current one or a past one (``BillingPeriod``); nil: not a subscription,
+    /// or no expiresDate.
+    public var billingPeriod: BillingPeriod?
     public var now: Date
+
+    /// Which period a refund request is for. Apple, on monthly plans with a 12-month commitment: refunding the current
+    /// period ends the commitment ("the commitment ends immediately"), a past period's does not. The current period is
+    /// the one whose transaction had not expired when Apple signed the request.
+    public enum BillingPeriod: String, Sendable, CaseIterable {
+        case current, past
+
+        public init?(expiresDate: Date?, requestedAt: Date) {
+            guard let expiresDate else { return nil }
+            self = expiresDate > requestedAt ? .current : .past
+        }
+    }
 
     public init(
         productId: String?,
@@ -70,8 +87,12 @@ public struct RefundFacts: Sendable, Equatable {
         earlierRefunds: Int,
         discountRedeemed: Bool,
         freeTrialSeen: Bool,
+        billingPlanType: String? = nil,
+        billingPeriod: BillingPeriod? = nil,
         now: Date
     ) {
+        self.billingPlanType = billingPlanType
+        self.billingPeriod = billingPeriod
         self.productId = productId
         self.productType = productType
         self.storefront = storefront
@@ -103,6 +124,10 @@ public struct RefundConditions: Sendable, Equatable {
     public var maximumTenure: Int64?
     public var maxEarlierRefunds: Int?
     public var discountRedeemed: Bool?
+    /// The refunded transaction's billing plan is one of these (MONTHLY, BILLED_UPFRONT); an unknown plan matches none.
+    public var billingPlans: [String]?
+    /// The refunded period is one of these (current, past); a request of unknown period matches none.
+    public var billingPeriods: [RefundFacts.BillingPeriod]?
 
     public init() {}
 
@@ -121,6 +146,8 @@ public struct RefundConditions: Sendable, Equatable {
         guard within(sincePurchase, minimumSincePurchase, maximumSincePurchase), within(tenure, minimumTenure, maximumTenure) else { return false }
         if let maxEarlierRefunds, facts.earlierRefunds > maxEarlierRefunds { return false }
         if let discountRedeemed, facts.discountRedeemed != discountRedeemed { return false }
+        if let billingPlans, !billingPlans.contains(facts.billingPlanType ?? "") { return false }
+        if let billingPeriods, !billingPeriods.contains(where: { $0 == facts.billingPeriod }) { return false }
         return true
     }
 }

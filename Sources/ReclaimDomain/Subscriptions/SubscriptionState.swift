@@ -98,6 +98,13 @@ public struct SubscriptionState: Sendable, Equatable {
                 totalBillingPeriods = commitment.totalBillingPeriods
                 commitmentExpiresAt = commitment.commitmentExpiresDate.map(Date.init(unixMilliseconds:))
                 commitmentPrice = commitment.commitmentPrice
+            } else if let plan = transaction.billingPlanType, plan != "MONTHLY" {
+                // A plan without a commitment (the customer moved to BILLED_UPFRONT): the old commitment is over.
+                billingPeriodNumber = nil
+                totalBillingPeriods = nil
+                commitmentExpiresAt = nil
+                commitmentPrice = nil
+                commitmentAutoRenew = nil
             }
         }
         if let renewal = snapshot.renewalInfo {

@@ -65,12 +65,14 @@ extension ReclaimConfig {
         }
     }
 
-    /// `apps[].discountBudget`: both keys required.
+    /// `apps[].discountBudget`: `redemptions` and `window` required; `byPlan` gives a billing plan its own budget.
     public struct DiscountBudgetKeys: Decodable, Sendable {
         public var redemptions: Int
         public var window: ConfigDuration
+        /// By Apple's `billingPlanType` (MONTHLY, BILLED_UPFRONT): that plan's budget, with the same two keys.
+        public var byPlan: [String: DiscountBudgetKeys]?
 
-        enum CodingKeys: String, ConfigKeys { case redemptions, window }
+        enum CodingKeys: String, ConfigKeys { case redemptions, window, byPlan }
 
         public init(from decoder: any Decoder) throws {
             let container = try decoder.configContainer(keyedBy: CodingKeys.self)
@@ -79,9 +81,42 @@ extension ReclaimConfig {
                 throw DecodingError.keyNotFound(CodingKeys.window, .init(codingPath: container.codingPath, debugDescription: "window is required"))
             }
             self.window = window
+            byPlan = try container.decodeIfPresent([String: DiscountBudgetKeys].self, forKey: .byPlan)
         }
 
-        var domain: DiscountBudget { DiscountBudget(redemptions: redemptions, window: TimeInterval(window.seconds)) }
+        var domain: DiscountBudget {
+            DiscountBudget(
+                redemptions: redemptions,
+                window: TimeInterval(window.seconds),
+                byPlan: (byPlan ?? [:]).reduce(into: [:]) { budgets, entry in
+                    budgets[entry.key] = DiscountBudget(
+                        redemptions: entry.value.redemptions,
+                        window: TimeInterval(entry.value.window.seconds),
+                        plan: entry.key
+                    )
+                }
+            )
+        }
+
+        /// Its problems, and each plan's (``ReclaimConfig/validate(source:)``).
+        func problems(app: String) -> [String] {
+            var problems: [String] = []
+            for (key, budget) in [("discountBudget", self)]
+                + (byPlan ?? [:]).sorted(by: { $0.key < $1.key }).map({ ("discountBudget.byPlan.\($0.key)", $0.value) })
+            {
+                if !(1...1000).contains(budget.redemptions) {
+                    problems.append("app \(app): \(key).redemptions must be from 1 to 1000, got \(budget.redemptions)")
+                }
+                if budget.window.seconds < 86_400 { problems.append("app \(app): \(key).window must be at least 1d") }
+                if budget.byPlan != nil, key != "discountBudget" {
+                    problems.append("app \(app): \(key).byPlan: a plan's budget has no plans of its own")
+                }
+            }
+            for plan in (byPlan ?? [:]).keys.sorted() where !Campaign.Offer.billingPlans.contains(plan) {
+                problems.append("app \(app): discountBudget.byPlan: \(plan) is not one of Apple's billing plans (MONTHLY, BILLED_UPFRONT)")
+            }
+            return problems
+        }
     }
 
     /// An App Store Connect In-App Purchase key for the App Store Server API.

@@ -64,16 +64,21 @@ extension ReclaimConfig {
             }
         }
 
+        /// The offer: `offerIdentifier` for any plan, `offerIdentifiers` per billing plan (``ReclaimDomain/CampaignVariant/offerIdentifiersByPlan``);
+        /// at least one of the two.
         public struct Offer: Decodable, Sendable {
             public var productId: String
-            public var offerIdentifier: String
+            public var offerIdentifier: String?
+            /// By Apple's `billingPlanType`: `{MONTHLY: …, BILLED_UPFRONT: …}`.
+            public var offerIdentifiers: [String: String]?
 
-            enum CodingKeys: String, ConfigKeys { case productId, offerIdentifier }
+            enum CodingKeys: String, ConfigKeys { case productId, offerIdentifier, offerIdentifiers }
 
             public init(from decoder: any Decoder) throws {
                 let container = try decoder.configContainer(keyedBy: CodingKeys.self)
                 productId = try container.decode(String.self, forKey: .productId)
-                offerIdentifier = try container.decode(String.self, forKey: .offerIdentifier)
+                offerIdentifier = try container.decodeIfPresent(String.self, forKey: .offerIdentifier)
+                offerIdentifiers = try container.decodeIfPresent([String: String].self, forKey: .offerIdentifiers)
             }
         }
 

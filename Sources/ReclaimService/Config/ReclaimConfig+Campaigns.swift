@@ -25,14 +25,10 @@ extension ReclaimConfig {
                     ? campaign.cancelSheetVariants()
                     : campaign.variants.map { variants in
                         variants.map {
-                            CampaignVariant(
-                                id: $0.id,
-                                productId: $0.offer?.productId ?? "",
-                                offerIdentifier: $0.offer?.offerIdentifier ?? "",
-                                weight: $0.weight
-                            )
+                            $0.offer?.variant(id: $0.id, weight: $0.weight)
+                                ?? CampaignVariant(id: $0.id, productId: "", offerIdentifier: "", weight: $0.weight)
                         }
-                    },
+                    } ?? campaign.offer.map { [$0.variant(id: "", weight: 1)] },
                 delay: TimeInterval(campaign.delay.seconds),
                 window: campaign.window.map { TimeInterval($0.seconds) },
                 shadow: campaign.shadow,
@@ -92,8 +88,7 @@ extension ReclaimConfig {
             switch (campaign.offer, campaign.variants) {
             case _ where campaign.isCancelSheet: break
             case (let offer?, nil):
-                if offer.productId.isEmpty { problem("offer.productId", "must not be empty") }
-                if offer.offerIdentifier.isEmpty { problem("offer.offerIdentifier", "must not be empty") }
+                for (key, reason) in offer.problems(at: "offer.") { problem(key, reason) }
             case (nil, let variants?):
                 if variants.isEmpty { problem("variants", "is empty: list the offers to compare, or give one offer") }
                 var variantIds = Set<String>()
@@ -102,8 +97,7 @@ extension ReclaimConfig {
                     if variant.id.isEmpty { problem("\(key).id", "must not be empty") }
                     if !variantIds.insert(variant.id).inserted { problem("\(key).id", "\(variant.id) is listed twice") }
                     if let offer = variant.offer {
-                        if offer.productId.isEmpty { problem("\(key).offer.productId", "must not be empty") }
-                        if offer.offerIdentifier.isEmpty { problem("\(key).offer.offerIdentifier", "must not be empty") }
+                        for (key, reason) in offer.problems(at: "\(key).offer.") { problem(key, reason) }
                     } else {
                         problem("\(key).offer", "missing: each variant names its offer")
                     }
@@ -151,7 +145,7 @@ extension ReclaimConfig {
             }
             if let products = conditions.products, products.isEmpty { problem("conditions.products", "is empty: no product would qualify") }
             // Apple's billingPlanType values (App Store Server API 1.21).
-            for plan in conditions.billingPlans ?? [] where !["MONTHLY", "BILLED_UPFRONT"].contains(plan) {
+            for plan in conditions.billingPlans ?? [] where !Campaign.Offer.billingPlans.contains(plan) {
                 problem("conditions.billingPlans", "\(plan) is not one of Apple's billing plans (MONTHLY, BILLED_UPFRONT)")
             }
             if conditions.billingPlans?.isEmpty == true { problem("conditions.billingPlans", "is empty: no subscription would qualify") }
@@ -173,7 +167,7 @@ extension ReclaimConfig {
                 )
             }
         }
-        return problems
+        return problems + offerPlanProblems()
     }
 
     /// An ISO 8601 date-time (`2026-12-01T00:00:00Z`) or date (`2026-12-01`, midnight UTC).

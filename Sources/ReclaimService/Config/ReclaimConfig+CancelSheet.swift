@@ -43,7 +43,7 @@ extension ReclaimConfig.Campaign {
             if let offer = keys.offer {
                 answer = .offer(
                     productId: offer.productId,
-                    offerIdentifier: offer.offerIdentifier,
+                    offerIdentifier: offer.offerIdentifier ?? "",
                     messageIdentifier: keys.messageIdentifier ?? "",
                     signature: format
                 )
@@ -60,6 +60,7 @@ extension ReclaimConfig.Campaign {
                 id: id,
                 productId: answer.productId ?? "",
                 offerIdentifier: answer.offerIdentifier ?? "",
+                offerIdentifiersByPlan: keys.offer?.offerIdentifiers ?? [:],
                 weight: weight,
                 answer: answer
             )
@@ -96,7 +97,7 @@ extension ReclaimConfig.Campaign {
                     (
                         path.isEmpty ? "offer" : "\(path)offer",
                         "a cancel-sheet answer is exactly one of message: ID, switchTo: {productId} with messageIdentifier, "
-                            + "or offer: {productId, offerIdentifier} with messageIdentifier (\(given) given)"
+                            + "or offer: {productId, offerIdentifier or offerIdentifiers} with messageIdentifier (\(given) given)"
                     )
                 )
                 continue
@@ -119,10 +120,7 @@ extension ReclaimConfig.Campaign {
                     problems.append(("\(path)switchTo.billingPlanType", "'\(plan)' is not BILLED_UPFRONT or MONTHLY"))
                 }
             }
-            if let offer = keys.offer {
-                if offer.productId.isEmpty { problems.append(("\(path)offer.productId", "must not be empty")) }
-                if offer.offerIdentifier.isEmpty { problems.append(("\(path)offer.offerIdentifier", "must not be empty")) }
-            }
+            if let offer = keys.offer { problems += offer.problems(at: "\(path)offer.") }
         }
         return problems
     }

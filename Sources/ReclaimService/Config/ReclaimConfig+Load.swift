@@ -159,12 +159,7 @@ extension ReclaimConfig {
                     "app \(app.bundleId): refunds needs serverAPI (an In-App Purchase key): answers go through Send Consumption Information"
                 )
             }
-            if let budget = app.discountBudget {
-                if !(1...1000).contains(budget.redemptions) {
-                    problems.append("app \(app.bundleId): discountBudget.redemptions must be from 1 to 1000, got \(budget.redemptions)")
-                }
-                if budget.window.seconds < 86_400 { problems.append("app \(app.bundleId): discountBudget.window must be at least 1d") }
-            }
+            problems += app.discountBudget?.problems(app: app.bundleId) ?? []
         }
         if reconciliation.interval.seconds != 0 && reconciliation.interval.seconds < 60 {
             problems.append("reconciliation.interval must be 0s (off) or at least 1m")

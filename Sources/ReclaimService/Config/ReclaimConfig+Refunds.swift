@@ -140,7 +140,7 @@ extension ReclaimConfig {
 
         enum CodingKeys: String, ConfigKeys {
             case products, productTypes, storefronts, reasons, minimumSincePurchase, maximumSincePurchase, minimumTenure, maximumTenure
-            case maxEarlierRefunds, discountRedeemed
+            case maxEarlierRefunds, discountRedeemed, billingPlans, billingPeriods
             // Deprecated since 2.1.0: whole days, read as the durations above (one spelling per idea, as campaigns').
             case minDaysSincePurchase, maxDaysSincePurchase, minTenureDays, maxTenureDays
         }
@@ -185,6 +185,26 @@ extension ReclaimConfig {
             conditions.maximumTenure = try Self.duration(.maximumTenure, days: .maxTenureDays, in: container)
             conditions.maxEarlierRefunds = try container.decodeIfPresent(Int.self, forKey: .maxEarlierRefunds)
             conditions.discountRedeemed = try container.decodeIfPresent(Bool.self, forKey: .discountRedeemed)
+            conditions.billingPlans = try container.decodeIfPresent([String].self, forKey: .billingPlans)
+            let periods = try container.decodeIfPresent([String].self, forKey: .billingPeriods)
+            conditions.billingPeriods = try periods?.map { text in
+                guard let period = RefundFacts.BillingPeriod(rawValue: text) else {
+                    throw DecodingError.dataCorruptedError(
+                        forKey: .billingPeriods,
+                        in: container,
+                        debugDescription: "\(text) is not current or past (the refunded period: still running when Apple asked, or over)"
+                    )
+                }
+                return period
+            }
+            // Apple's billingPlanType values (App Store Server API 1.21).
+            for plan in conditions.billingPlans ?? [] where !ReclaimConfig.Campaign.Offer.billingPlans.contains(plan) {
+                throw DecodingError.dataCorruptedError(
+                    forKey: .billingPlans,
+                    in: container,
+                    debugDescription: "\(plan) is not one of Apple's billing plans (MONTHLY, BILLED_UPFRONT)"
+                )
+            }
             for type in conditions.productTypes ?? [] where !Self.productTypes.contains(type) {
                 throw DecodingError.dataCorruptedError(
                     forKey: .productTypes,

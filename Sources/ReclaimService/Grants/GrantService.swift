@@ -71,7 +71,7 @@ public struct GrantService: Sendable {
             )
         }
         if let budget = budgets[grant.bundleId], !grant.overrideDiscountBudget,
-            let reason = budget.exhausted(
+            let reason = budget.forPlan(state.billingPlanType).exhausted(
                 by: try await OfferStore.discounts(of: state.subscriber, connection: connection, logger: logger),
                 at: now()
             )

@@ -20,8 +20,8 @@ public enum CampaignTasks {
                 campaign.trigger.isCancelSheet
                 ? campaign.variants.map { answerText($0) }.joined(separator: ", ")
                 : campaign.variants.count == 1 && campaign.variants[0].id.isEmpty
-                    ? "\(campaign.productId) / \(campaign.offerIdentifier)"
-                    : campaign.variants.map { "\($0.id) \($0.productId) / \($0.offerIdentifier) ×\($0.weight)" }.joined(separator: ", ")
+                    ? offerText(campaign.variants[0])
+                    : campaign.variants.map { "\($0.id) \(offerText($0)) ×\($0.weight)" }.joined(separator: ", ")
             var line = "  \(campaign.id) [\(campaign.bundleId)] on \(campaign.trigger) → \(offers)"
             line += ", priority \(campaign.priority), holdout \(campaign.holdoutPercent)%"
             line +=
@@ -35,13 +35,21 @@ public enum CampaignTasks {
         return lines.joined(separator: "\n")
     }
 
+    /// `P / O`, or with offers per billing plan `P / MONTHLY O1, BILLED_UPFRONT O2[, any other O]`.
+    private static func offerText(_ variant: CampaignVariant) -> String {
+        guard !variant.offerIdentifiersByPlan.isEmpty else { return "\(variant.productId) / \(variant.offerIdentifier)" }
+        let plans = variant.offerIdentifiersByPlan.sorted { $0.key > $1.key }.map { "\($0.key) \($0.value)" }
+        return "\(variant.productId) / "
+            + (plans + (variant.offerIdentifier.isEmpty ? [] : ["any other \(variant.offerIdentifier)"])).joined(separator: ", ")
+    }
+
     /// A cancel-sheet arm in a line: `[id ×weight] message M`, `switch to P (M)`, `offer P / O (M, v2)`.
     private static func answerText(_ variant: CampaignVariant) -> String {
         let arm = variant.id.isEmpty ? "" : "\(variant.id) ×\(variant.weight): "
         switch variant.answer {
         case .message(let id)?: return arm + "message \(id)"
         case .switchTo(let product, let id, let plan)?: return arm + "switch to \(product)\(plan.map { " \($0.rawValue)" } ?? "") (message \(id))"
-        case .offer(let product, let offer, let id, let format)?: return arm + "offer \(product) / \(offer) (message \(id), \(format.rawValue))"
+        case .offer(_, _, let id, let format)?: return arm + "offer \(offerText(variant)) (message \(id), \(format.rawValue))"
         case nil: return arm + "nothing"
         }
     }

@@ -91,6 +91,11 @@ struct RefundRequests: Sendable {
             earlierRefunds: history.refunds,
             discountRedeemed: transaction.offerType != nil,
             freeTrialSeen: freeTrial,
+            billingPlanType: transaction.billingPlanType,
+            billingPeriod: .init(
+                expiresDate: transaction.expiresDate.map(Date.init(unixMilliseconds:)),
+                requestedAt: Date(unixMilliseconds: payload.signedDate ?? 0)
+            ),
             now: now()
         )
         let decision = policies.decide(originalTransactionId: originalTransactionId, facts: facts)

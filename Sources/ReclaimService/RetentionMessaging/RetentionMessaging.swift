@@ -210,7 +210,8 @@ public struct RetentionMessaging: Sendable {
             requestIdentifier: realtime.requestIdentifier,
             productId: realtime.productId,
             decision: decision,
-            deadline: deadline
+            deadline: deadline,
+            billingPlanType: context.state?.billingPlanType
         )
         guard try await recorder.submit(record) else {
             // Not inserted: past its deadline (then the race has answered {}), or another request's first decision

@@ -49,6 +49,8 @@ public enum CancelSheetStore {
         /// leave in time. The statement carries what remains of it when sent, and PostgreSQL compares that with its
         /// own clock from the statement's start: one clock, so no skew between machines decides an answer.
         public var deadline: ContinuousClock.Instant
+        /// The stored subscription's billing plan (Apple's realtime request names none); nil: unknown.
+        public var billingPlanType: String?
 
         public init(
             id: UUID,
@@ -56,8 +58,10 @@ public enum CancelSheetStore {
             requestIdentifier: String,
             productId: String,
             decision: CancelSheetDecision,
-            deadline: ContinuousClock.Instant
+            deadline: ContinuousClock.Instant,
+            billingPlanType: String? = nil
         ) {
+            self.billingPlanType = billingPlanType
             self.id = id
             self.subscriber = subscriber
             self.requestIdentifier = requestIdentifier
@@ -313,6 +317,7 @@ struct RecordStatement: PostgresPreparedStatement {
             .nullable("repeat_of") { $0.decision.repeatOf },
             .init("reason", "text") { $0.decision.reason },
             .interval("save_window") { Int64($0.decision.campaign.saveWindow) },
+            .nullable("billing_plan_type") { $0.billingPlanType },
             .nullable("follows") { record in
                 record.decision.repeatOf == nil ? (record.decision.follows ?? CancelSheetStore.followsNothing) : nil
             },

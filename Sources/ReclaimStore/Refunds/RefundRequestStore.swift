@@ -69,12 +69,13 @@ public enum RefundRequestStore {
             """
             INSERT INTO reclaim.refund_requests (notification_uuid, bundle_id, environment, original_transaction_id, transaction_id,
                 product_id, product_type, reason, requested_at, arm, policy_id, body, status, apple_error, counterpart_policy,
-                storefront, purchase_date, original_purchase_date, earlier_refunds, discount_redeemed, free_trial_seen)
+                storefront, purchase_date, original_purchase_date, earlier_refunds, discount_redeemed, free_trial_seen,
+                billing_plan_type, billing_period)
             VALUES (\(request.notificationUUID), \(request.bundleId), \(request.environment), \(request.originalTransactionId),
                 \(request.transactionId), \(request.productId), \(request.productType), \(request.reason), \(request.requestedAt),
                 \(request.arm), \(request.policyId), \(request.body)::jsonb, \(status), \(request.unanswered), \(request.counterpart),
                 \(facts.storefront), \(facts.purchaseDate), \(facts.originalPurchaseDate), \(Int32(clamping: facts.earlierRefunds)),
-                \(facts.discountRedeemed), \(facts.freeTrialSeen))
+                \(facts.discountRedeemed), \(facts.freeTrialSeen), \(facts.billingPlanType), \(facts.billingPeriod?.rawValue))
             ON CONFLICT (notification_uuid) DO NOTHING
             RETURNING id
             """,

@@ -37,5 +37,6 @@ public enum SchemaSQL {
         25: PackageResources._25_subscriber_erasure_sql,
         26: PackageResources._26_rescinded_consents_sql,
         27: PackageResources._27_commitment_plans_sql,
+        28: PackageResources._28_plans_in_reports_sql,
     ].mapValues { String(decoding: $0, as: UTF8.self) }
 }

@@ -58,6 +58,8 @@ struct PersistStatement: PostgresPreparedStatement {
             .init("reason", "text") { $0.record.decision.reason },
             // nil for a campaign without variants.
             .nullable("variant_id") { $0.record.decision.variant?.id },
+            // The plan when decided: the reports split by it (a later switch of plan does not move the decision).
+            .nullable("billing_plan_type") { $0.write.state.billingPlanType },
         ]
     )
 

@@ -38,8 +38,36 @@ struct CommitmentPlanTests {
         commitment: (period: Int, endsIn: TimeInterval)?,
         commitmentRenews: Int = 0,
         subtype: String = "AUTO_RENEW_DISABLED",
+        upfront: Bool = false,
         signedDate: Date
     ) throws -> Data {
+        let (transaction, renewal) = fields(
+            otid: otid,
+            commitment: commitment,
+            commitmentRenews: commitmentRenews,
+            upfront: upfront,
+            signedDate: signedDate
+        )
+        return try notifications.body(
+            type: "DID_CHANGE_RENEWAL_STATUS",
+            subtype: subtype,
+            originalTransactionId: otid,
+            appAccountToken: UUID(),
+            signedDate: signedDate,
+            transactionFields: transaction,
+            dataFields: ["signedRenewalInfo": try ca.sign(json: renewal)]
+        )
+    }
+
+    /// The signed transaction's and renewal info's fields of ``cancellation(_:ca:otid:commitment:commitmentRenews:subtype:upfront:signedDate:)``
+    /// (`upfront`: a plan billed up front, named as such).
+    static func fields(
+        otid: String,
+        commitment: (period: Int, endsIn: TimeInterval)?,
+        commitmentRenews: Int = 0,
+        upfront: Bool = false,
+        signedDate: Date
+    ) -> (transaction: [String: Any], renewal: [String: Any]) {
         let millis = { (date: Date) in Int64(date.timeIntervalSince1970 * 1000) }
         var transaction: [String: Any] = [
             "productId": monthly, "expiresDate": millis(Date().addingTimeInterval(20 * 86_400)),
@@ -60,15 +88,11 @@ struct CommitmentPlanTests {
         } else {
             renewal["autoRenewStatus"] = 0
         }
-        return try notifications.body(
-            type: "DID_CHANGE_RENEWAL_STATUS",
-            subtype: subtype,
-            originalTransactionId: otid,
-            appAccountToken: UUID(),
-            signedDate: signedDate,
-            transactionFields: transaction,
-            dataFields: ["signedRenewalInfo": try ca.sign(json: renewal)]
-        )
+        if upfront {
+            transaction["billingPlanType"] = "BILLED_UPFRONT"
+            renewal["renewalBillingPlanType"] = "BILLED_UPFRONT"
+        }
+        return (transaction, renewal)
     }
 
     @Test(
@@ -172,7 +196,177 @@ struct CommitmentPlanTests {
                     """
                 ) == 1
             )
+            // The reports split by the plan as it was when decided.
+            var funnel: [String] = []
+            for try await (campaign, plan, offered) in try await client.query(
+                "SELECT campaign_id, billing_plan_type, offered::int FROM reclaim.campaign_funnel_by_plan ORDER BY 1, 2",
+                logger: logger
+            ).decode((String, String, Int).self) {
+                funnel.append("\(campaign) \(plan) \(offered)")
+            }
+            #expect(funnel.contains("retain-monthly MONTHLY 2"), "\(funnel)")
+            #expect(funnel.contains("retain-monthly unknown 0"), "\(funnel)")
+            #expect(funnel.contains("retain-auto-renew-off unknown 1"), "\(funnel)")
+            let lift = try await firstInt(
+                client,
+                "SELECT sum(treated)::int FROM reclaim.campaign_lift_by_plan WHERE campaign_id = 'retain-monthly' AND billing_plan_type = 'MONTHLY'"
+            )
+            #expect(lift == 2)
         }
+    }
+
+    /// One campaign for both plans: `offer.offerIdentifiers` gives each plan its offer; `offerIdentifier` beside it
+    /// serves a subscription whose plan is unknown.
+    static let bothPlansCampaign = """
+          - id: retain-both
+            app: GeniusParentingAI
+            trigger: DID_CHANGE_RENEWAL_STATUS/AUTO_RENEW_DISABLED
+            offer:
+              productId: ca.geniusparentingai.basic.monthly
+              offerIdentifiers: {MONTHLY: RETAIN-M, BILLED_UPFRONT: RETAIN-U}
+            deliverableFor: 30d
+            cooldown: 0s
+            priority: 30
+        """
+
+    @Test(
+        "one campaign, an offer per plan: billed up front gets its offer, MONTHLY ending in 10 days its own, an unknown plan none (a lower campaign takes it)"
+    )
+    func offerPerPlan() async throws {
+        let ca = try TestCertificateAuthority()
+        let setup = try CampaignTestSetup(ca: ca, settings: Self.bothPlansCampaign)
+        defer { setup.remove() }
+        let notifications = TestNotifications(ca: ca, bundleId: "GeniusParentingAI", environment: "Sandbox", appAppleId: 6_747_332_178)
+        let now = Date()
+        try await withTestDatabase { client, _ in
+            let dependencies = try Dependencies.test(postgres: client, config: setup.config)
+            try await processNotifications(
+                [
+                    try Self.cancellation(notifications, ca: ca, otid: "3000000000890001", commitment: nil, upfront: true, signedDate: now),
+                    try Self.cancellation(notifications, ca: ca, otid: "3000000000890010", commitment: (12, 10 * 86_400), signedDate: now),
+                    try Self.cancellation(notifications, ca: ca, otid: "3000000000890002", commitment: nil, signedDate: now),
+                ],
+                client: client,
+                dependencies: dependencies,
+                notWaitingForJobsDueAfter: now.addingTimeInterval(86_400)
+            )
+            var offers: [String] = []
+            for try await (otid, offer, plan) in try await client.query(
+                """
+                SELECT o.original_transaction_id, o.offer_identifier, coalesce(d.billing_plan_type, 'unknown')
+                FROM reclaim.offers o JOIN reclaim.campaign_decisions d ON d.id = o.decision_id ORDER BY 1
+                """,
+                logger: logger
+            ).decode((String, String, String).self) {
+                offers.append("\(otid) \(offer) \(plan)")
+            }
+            #expect(
+                offers == [
+                    "3000000000890001 RETAIN-U BILLED_UPFRONT", "3000000000890002 RETAIN50 unknown", "3000000000890010 RETAIN-M MONTHLY",
+                ]
+            )
+            let skipped = try await firstInt(
+                client,
+                """
+                SELECT count(*)::int FROM reclaim.campaign_decisions WHERE original_transaction_id = '3000000000890002'
+                  AND campaign_id = 'retain-both' AND outcome = 'skipped' AND reason LIKE 'no offer for billing plan unknown%'
+                """
+            )
+            #expect(skipped == 1)
+        }
+    }
+
+    @Test("a billingPlanType, offerType and notification type Reclaim does not know are stored, processed and counted, never refused")
+    func unknownValues() async throws {
+        let ca = try TestCertificateAuthority()
+        let setup = try CampaignTestSetup(ca: ca, settings: Self.monthlyCampaign)
+        defer { setup.remove() }
+        let notifications = TestNotifications(ca: ca, bundleId: "GeniusParentingAI", environment: "Sandbox", appAppleId: 6_747_332_178)
+        let now = Date()
+        try await withTestDatabase { client, _ in
+            let dependencies = try Dependencies.test(postgres: client, config: setup.config)
+            let millis = Int64(now.timeIntervalSince1970 * 1000)
+            let fields: [String: Any] = [
+                "productId": Self.monthly, "billingPlanType": "QUARTERLY", "offerType": 9, "offerIdentifier": "FUTURE",
+                "expiresDate": millis + 86_400_000, "purchaseDate": millis,
+            ]
+            try await processNotifications(
+                [
+                    try notifications.body(
+                        type: "SUBSCRIPTION_FUTURE_EVENT",
+                        subtype: "SOMETHING_NEW",
+                        originalTransactionId: "3000000000899999",
+                        signedDate: now,
+                        transactionFields: fields
+                    ),
+                    try notifications.body(
+                        type: "DID_RENEW",
+                        subtype: nil,
+                        originalTransactionId: "3000000000899998",
+                        signedDate: now,
+                        transactionFields: fields
+                    ),
+                ],
+                client: client,
+                dependencies: dependencies
+            )
+            #expect(
+                try await firstInt(
+                    client,
+                    """
+                    SELECT sum(notifications)::int FROM reclaim.notifications_daily
+                    WHERE (notification_type = 'SUBSCRIPTION_FUTURE_EVENT' AND subtype = 'SOMETHING_NEW') OR notification_type = 'DID_RENEW'
+                    """
+                ) == 2
+            )
+            #expect(try await firstInt(client, "SELECT count(*)::int FROM reclaim.jobs WHERE state <> 'completed'") == 0)
+            #expect(
+                try await firstInt(
+                    client,
+                    "SELECT count(*)::int FROM reclaim.subscriptions WHERE original_transaction_id = '3000000000899998' AND billing_plan_type = 'QUARTERLY'"
+                ) == 1,
+                "kept as Apple sent it"
+            )
+            #expect(
+                try await firstInt(client, "SELECT count(*)::int FROM reclaim.offer_redemptions WHERE offer_type = 9") == 1,
+                "an offer type Apple adds later is a redemption like any"
+            )
+        }
+    }
+
+    @Test("the fields the tests post are Apple's: app-store-server-library's models read them back, enums and commitment objects included")
+    func applesModelsReadThem() async throws {
+        let now = Date()
+        let (transaction, renewal) = Self.fields(otid: "3000000000880003", commitment: (3, 270 * 86_400), signedDate: now)
+        let (upfront, upfrontRenewal) = Self.fields(otid: "3000000000880001", commitment: nil, upfront: true, signedDate: now)
+        let script = #"""
+            import json, sys
+            from appstoreserverlibrary.models.JWSTransactionDecodedPayload import JWSTransactionDecodedPayload
+            from appstoreserverlibrary.models.JWSRenewalInfoDecodedPayload import JWSRenewalInfoDecodedPayload
+            from appstoreserverlibrary.models.BillingPlanType import BillingPlanType
+            from appstoreserverlibrary.models.LibraryUtility import _get_cattrs_converter
+            bodies = json.load(sys.stdin)
+            t = _get_cattrs_converter(JWSTransactionDecodedPayload).structure(bodies["transaction"], JWSTransactionDecodedPayload)
+            r = _get_cattrs_converter(JWSRenewalInfoDecodedPayload).structure(bodies["renewal"], JWSRenewalInfoDecodedPayload)
+            assert t.billingPlanType == BillingPlanType.MONTHLY, t
+            assert t.commitmentInfo.billingPeriodNumber == 3 and t.commitmentInfo.totalBillingPeriods == 12, t.commitmentInfo
+            assert t.commitmentInfo.commitmentPrice == 131880 and t.commitmentInfo.commitmentExpiresDate > 0, t.commitmentInfo
+            assert r.renewalBillingPlanType == BillingPlanType.MONTHLY, r
+            assert r.commitmentInfo.commitmentAutoRenewStatus == 0 and r.autoRenewStatus == 1, r
+            u = _get_cattrs_converter(JWSTransactionDecodedPayload).structure(bodies["upfront"], JWSTransactionDecodedPayload)
+            ur = _get_cattrs_converter(JWSRenewalInfoDecodedPayload).structure(bodies["upfrontRenewal"], JWSRenewalInfoDecodedPayload)
+            assert u.billingPlanType == BillingPlanType.BILLED_UPFRONT and u.commitmentInfo is None, u
+            assert ur.renewalBillingPlanType == BillingPlanType.BILLED_UPFRONT, ur
+            for name, model in [("transaction", JWSTransactionDecodedPayload), ("renewal", JWSRenewalInfoDecodedPayload)]:
+                back = _get_cattrs_converter(model).unstructure(_get_cattrs_converter(model).structure(bodies[name], model))
+                assert back == bodies[name], (back, bodies[name])
+            print("checked")
+            """#
+        let input = try JSONSerialization.data(withJSONObject: [
+            "transaction": transaction, "renewal": renewal, "upfront": upfront, "upfrontRenewal": upfrontRenewal,
+        ])
+        let run = try await Subprocess.run("/usr/bin/env", ["python3", "-c", script], input: input)
+        #expect(run.status == 0 && run.output.hasPrefix("checked"), "\(run.output)\(run.errors)")
     }
 
     @Test("campaigns check refuses a billing plan Apple does not have, and a commitmentLead beyond a year")
@@ -190,5 +384,53 @@ struct CommitmentPlanTests {
         )
         #expect(problems(Self.monthlyCampaign + "\n    commitmentLead: 400d").contains("commitmentLead"))
         #expect(problems(Self.monthlyCampaign).isEmpty)
+    }
+
+    @Test("campaigns check refuses a campaign that would hand one plan's offer to the other, and says what to do")
+    func offerPlanGuard() throws {
+        func problems(_ extra: String) -> String {
+            do {
+                _ = try CampaignTestSetup(settings: extra)
+                return ""
+            } catch { return "\(error)" }
+        }
+        #expect(problems(Self.bothPlansCampaign).isEmpty)
+        #expect(problems(Self.bothPlansCampaign + "\n    conditions: {billingPlans: [MONTHLY, BILLED_UPFRONT]}").isEmpty)
+        // One identifier under both plans.
+        #expect(
+            problems(Self.bothPlansCampaign.replacingOccurrences(of: "RETAIN-U", with: "RETAIN-M")).contains(
+                "names RETAIN-M for both MONTHLY and BILLED_UPFRONT"
+            )
+        )
+        // The offer for any other plan is one plan's own.
+        #expect(
+            problems(Self.bothPlansCampaign.replacingOccurrences(of: "offerIdentifiers:", with: "offerIdentifier: RETAIN-M\n      offerIdentifiers:"))
+                .contains("RETAIN-M is the MONTHLY offer (offerIdentifiers.MONTHLY)")
+        )
+        // Another campaign gives the MONTHLY offer to every plan: known as MONTHLY's from retain-monthly's condition.
+        let everyone = """
+              - id: retain-everyone
+                app: GeniusParentingAI
+                trigger: EXPIRED
+                offer: {productId: ca.geniusparentingai.basic.monthly, offerIdentifier: RETAIN-MONTHLY}
+            """
+        let handed = problems(Self.monthlyCampaign + "\n" + everyone)
+        #expect(handed.contains("campaign retain-everyone: offer.offerIdentifier: RETAIN-MONTHLY is the MONTHLY offer"), "\(handed)")
+        #expect(handed.contains("would give it to BILLED_UPFRONT subscriptions"), "\(handed)")
+        #expect(problems(Self.monthlyCampaign + "\n" + everyone + "\n    conditions: {billingPlans: [MONTHLY]}").isEmpty)
+        // A plan the conditions admit without an offer of its own.
+        #expect(
+            problems(
+                Self.bothPlansCampaign.replacingOccurrences(of: "{MONTHLY: RETAIN-M, BILLED_UPFRONT: RETAIN-U}", with: "{MONTHLY: RETAIN-M}")
+                    + "\n    conditions: {billingPlans: [MONTHLY, BILLED_UPFRONT]}"
+            ).contains("names no BILLED_UPFRONT offer")
+        )
+        #expect(
+            problems(Self.bothPlansCampaign.replacingOccurrences(of: "MONTHLY: RETAIN-M", with: "WEEKLY: RETAIN-M")).contains("WEEKLY is not one of")
+        )
+        #expect(
+            problems(Self.bothPlansCampaign.replacingOccurrences(of: "offerIdentifiers: {MONTHLY: RETAIN-M, BILLED_UPFRONT: RETAIN-U}", with: ""))
+                .contains("offerIdentifier: missing")
+        )
     }
 }
