@@ -149,6 +149,86 @@ struct RefundRequestTests {
         }
     }
 
+    @Test(
+        "a 12-month commitment's current month and a past month answered by their own policies (billingPlans, billingPeriods), the plan and period recorded on each request"
+    )
+    func commitmentPeriods() async throws {
+        let setup = try Setup()
+        defer { setup.remove() }
+        let standIn = setup.standIn(failures: [:])
+        let app = Application(router: standIn.router(), configuration: .init(address: .hostname("127.0.0.1", port: 0)))
+        try await app.test(.live) { http in
+            let port = try #require(http.port)
+            try await withTestDatabase { client, _ in
+                let config = try Self.config(
+                    setup,
+                    port: port,
+                    refunds: """
+                        {consent: terms, holdoutPercent: 0, default: {deliveryStatus: DELIVERED, sampleContentProvided: false}, policies: [
+                          {id: keep-commitment, conditions: {billingPlans: [MONTHLY], billingPeriods: [current]}, refundPreference: DECLINE},
+                          {id: past-month, conditions: {billingPlans: [MONTHLY], billingPeriods: [past]}, refundPreference: GRANT_FULL}]}
+                        """
+                )
+                let dependencies = try Dependencies.test(postgres: client, config: config)
+                let millis = { (days: Double) in Int64(Date().addingTimeInterval(days * 86_400).timeIntervalSince1970 * 1000) }
+                let commitment: [String: Any] = [
+                    "billingPlanType": "MONTHLY",
+                    "commitmentInfo": [
+                        "billingPeriodNumber": 5, "totalBillingPeriods": 12, "commitmentExpiresDate": millis(220), "commitmentPrice": 119_880,
+                    ],
+                ]
+                try await processNotifications(
+                    [
+                        // This month's payment: its period runs until 20 days from now.
+                        try Self.notification(
+                            setup,
+                            type: "CONSUMPTION_REQUEST",
+                            id: "8000000000000501",
+                            data: ["consumptionRequestReason": "UNSATISFIED_WITH_PURCHASE"],
+                            transaction: commitment.merging(["purchaseDate": millis(-10), "expiresDate": millis(20)]) { $1 }
+                        ),
+                        // Month 2's payment, over since 70 days.
+                        try Self.notification(
+                            setup,
+                            type: "CONSUMPTION_REQUEST",
+                            id: "8000000000000502",
+                            data: ["consumptionRequestReason": "UNSATISFIED_WITH_PURCHASE"],
+                            transaction: commitment.merging(["purchaseDate": millis(-100), "expiresDate": millis(-70)]) { $1 }
+                        ),
+                        // A plan billed up front: neither policy.
+                        try Self.notification(
+                            setup,
+                            type: "CONSUMPTION_REQUEST",
+                            id: "8000000000000503",
+                            data: ["consumptionRequestReason": "UNSATISFIED_WITH_PURCHASE"],
+                            transaction: ["billingPlanType": "BILLED_UPFRONT", "expiresDate": millis(300)]
+                        ),
+                    ],
+                    client: client,
+                    dependencies: dependencies
+                )
+                var recorded: [String] = []
+                for try await (id, policy, plan, period, preference) in try await client.query(
+                    """
+                    SELECT transaction_id, coalesce(policy_id, '-'), coalesce(billing_plan_type, '-'), coalesce(billing_period, '-'),
+                           coalesce(body->>'refundPreference', '-')
+                    FROM reclaim.refund_requests ORDER BY transaction_id
+                    """,
+                    logger: logger
+                ).decode((String, String, String, String, String).self) {
+                    recorded.append("\(id) \(policy) \(plan) \(period) \(preference)")
+                }
+                #expect(
+                    recorded == [
+                        "8000000000000501 keep-commitment MONTHLY current DECLINE",
+                        "8000000000000502 past-month MONTHLY past GRANT_FULL",
+                        "8000000000000503 - BILLED_UPFRONT current -",
+                    ]
+                )
+            }
+        }
+    }
+
     @Test("the report's refund rates and differences from the holdout equal statsmodels' Wilson and Newcombe intervals")
     func statistics() async throws {
         let script = """
