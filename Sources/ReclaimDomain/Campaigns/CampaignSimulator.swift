@@ -71,7 +71,10 @@ public struct CampaignSimulator: Sendable {
             }
         }
         for scheduled in step.scheduled {
-            lines.append("\(scheduled.campaign.id): scheduled: fires \(scheduled.fireAt.formatted(.iso8601)), re-checked then")
+            let why = scheduled.commitmentEndsAt.map {
+                " (\(CampaignEvaluatorFormat.duration(scheduled.campaign.commitmentLead)) before the commitment ends \($0.formatted(.iso8601)))"
+            }
+            lines.append("\(scheduled.campaign.id): scheduled: fires \(scheduled.fireAt.formatted(.iso8601))\(why ?? ""), re-checked then")
         }
         histories[key] = history
         let name = snapshot.subtype.map { "\(snapshot.notificationType)/\($0)" } ?? snapshot.notificationType

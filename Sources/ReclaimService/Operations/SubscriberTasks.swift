@@ -59,7 +59,10 @@ public enum SubscriberTasks {
             }
             lines.append("  campaign decisions (\(s.decisions.count)):")
             for d in s.decisions {
-                lines.append("    \(d.decidedAt) \(d.campaign)\(d.variant.map { "/\($0)" } ?? ""): \(d.outcome) (\(d.reason))")
+                lines.append(
+                    "    \(d.decidedAt) \(d.campaign)\(d.variant.map { "/\($0)" } ?? ""): \(d.outcome) (\(d.reason))"
+                        + (d.billingPlanType.map { ", plan \($0)" } ?? "")
+                )
             }
             lines.append("  offers (\(s.offers.count)):")
             for o in s.offers {
@@ -87,6 +90,7 @@ public enum SubscriberTasks {
                     lines.append(
                         "    \(r.requestedAt) \(r.arm)\(r.policy.map { " \($0)" } ?? ""): \(r.status)" + (r.outcome.map { ", Apple: \($0)" } ?? "")
                             + (r.reason.map { " (customer's reason: \($0))" } ?? "")
+                            + (r.billingPlanType.map { ", plan \($0)" } ?? "") + (r.billingPeriod.map { ", \($0) period" } ?? "")
                     )
                 }
             }

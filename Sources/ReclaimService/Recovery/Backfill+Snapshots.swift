@@ -59,7 +59,12 @@ extension Backfill {
     /// nil for an active subscription that renews (nothing to win back or retain).
     static func impliedNotification(status: Int64?, renewal: RenewalInfo?) -> (type: String, subtype: String?)? {
         switch status {
-        case 1: renewal?.autoRenewStatus == 0 ? ("DID_CHANGE_RENEWAL_STATUS", "AUTO_RENEW_DISABLED") : nil
+        // A monthly plan whose 12-month commitment will not renew counts too: Apple keeps its autoRenewStatus at 1 (the
+        // next month is billed) and says "read commitmentAutoRenewStatus to confirm the commitment doesn't renew" — what
+        // DID_CHANGE_RENEWAL_STATUS/AUTO_RENEW_DISABLED announced. The engine defers it to commitmentLead before the end.
+        case 1:
+            renewal?.autoRenewStatus == 0 || renewal?.commitmentInfo?.commitmentAutoRenewStatus == 0
+                ? ("DID_CHANGE_RENEWAL_STATUS", "AUTO_RENEW_DISABLED") : nil
         case 2:
             switch renewal?.expirationIntent {
             case 1: ("EXPIRED", "VOLUNTARY")

@@ -96,6 +96,8 @@ public struct SubscriberStory: Codable, Sendable, Equatable {
         public var variant: String?
         public var triggeredAt: String
         public var decidedAt: String
+        /// The subscription's billing plan when decided (schema 28), where known.
+        public var billingPlanType: String?
     }
 
     public struct Offer: Codable, Sendable, Equatable {
@@ -133,6 +135,9 @@ public struct SubscriberStory: Codable, Sendable, Equatable {
         public var policy: String?
         public var status: String
         public var outcome: String?
+        /// The refunded transaction's billing plan, and whether its period was the current one or a past one.
+        public var billingPlanType: String?
+        public var billingPeriod: String?
     }
 
     public struct Redemption: Codable, Sendable, Equatable {
@@ -216,7 +221,8 @@ extension SubscriberStore {
                     'decisions', coalesce((
                         SELECT jsonb_agg(jsonb_build_object('campaign', d.campaign_id, 'outcome', d.outcome, 'reason', d.reason,
                                    'variant', d.variant_id, 'triggeredAt', reclaim.iso8601(d.triggered_at),
-                                   'decidedAt', reclaim.iso8601(d.decided_at)) ORDER BY d.decided_at, d.campaign_id)
+                                   'decidedAt', reclaim.iso8601(d.decided_at), 'billingPlanType', d.billing_plan_type)
+                               ORDER BY d.decided_at, d.campaign_id)
                         FROM reclaim.campaign_decisions d
                         WHERE d.bundle_id = s.bundle_id AND d.environment = s.environment AND d.original_transaction_id = s.original_transaction_id), '[]'),
                     'offers', coalesce((
@@ -238,7 +244,8 @@ extension SubscriberStore {
                           AND c.repeat_of IS NULL), '[]'),
                     'refundRequests', coalesce((
                         SELECT jsonb_agg(jsonb_build_object('requestedAt', reclaim.iso8601(r.requested_at), 'reason', r.reason, 'arm', r.arm,
-                                   'policy', r.policy_id, 'status', r.status, 'outcome', r.outcome) ORDER BY r.requested_at)
+                                   'policy', r.policy_id, 'status', r.status, 'outcome', r.outcome, 'billingPlanType', r.billing_plan_type,
+                                   'billingPeriod', r.billing_period) ORDER BY r.requested_at)
                         FROM reclaim.refund_requests r
                         WHERE r.bundle_id = s.bundle_id AND r.environment = s.environment AND r.original_transaction_id = s.original_transaction_id), '[]'),
                     'redemptions', coalesce((

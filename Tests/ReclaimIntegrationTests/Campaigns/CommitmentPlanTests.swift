@@ -238,7 +238,7 @@ struct CommitmentPlanTests {
         defer { setup.remove() }
         let notifications = TestNotifications(ca: ca, bundleId: "GeniusParentingAI", environment: "Sandbox", appAppleId: 6_747_332_178)
         let now = Date()
-        try await withTestDatabase { client, _ in
+        try await withTestDatabase { client, url in
             let dependencies = try Dependencies.test(postgres: client, config: setup.config)
             try await processNotifications(
                 [
@@ -273,6 +273,15 @@ struct CommitmentPlanTests {
                 """
             )
             #expect(skipped == 1)
+            // The subscriber's story tells the plan of the subscription and of each decision.
+            let story = try await SubscriberTasks.show(.init(.originalTransactionId("3000000000890010")), json: false, url: url, logger: logger)
+            #expect(story.contains("plan MONTHLY (period 12 of 12)"), "\(story)")
+            #expect(
+                story.contains(
+                    "retain-both: offered (eligible: DID_CHANGE_RENEWAL_STATUS/AUTO_RENEW_DISABLED and every condition met), plan MONTHLY"
+                ),
+                "\(story)"
+            )
         }
     }
 

@@ -3,6 +3,7 @@ import Hummingbird
 import HummingbirdTesting
 import PostgresNIO
 import ReclaimDev
+import ReclaimDomain
 import ReclaimStore
 import ReclaimTestSupport
 import Synchronization
@@ -138,6 +139,80 @@ struct BackfillImportTests {
                 #expect(report.contains("winback [com.example.app] backfill: offered 1, held out 0, skipped 1"), "\(report)")
                 let json = try await CampaignTasks.report(campaign: nil, environment: "Production", json: true, url: url, logger: logger)
                 #expect(json.contains("\"kind\" : \"decisions\"") && json.contains("\"source\" : \"backfill\""), "\(json)")
+            }
+        }
+    }
+
+    @Test(
+        "a base with 12-month commitments: a cancelled commitment (autoRenewStatus still 1) is retained commitmentLead before its end, at once when nearer; a renewing one is left alone"
+    )
+    func commitmentBase() async throws {
+        let setup = try Setup()
+        defer { setup.remove() }
+        let standIn = setup.standIn()
+        let now = Int64(Date().timeIntervalSince1970 * 1000)
+        let day: Int64 = 86_400_000
+        // (id, days until the commitment ends, commitmentAutoRenewStatus)
+        let subscribers = [("7200000000000001", Int64(200), 0), ("7200000000000002", Int64(10), 0), ("7200000000000003", Int64(200), 1)]
+        for (otid, endsIn, renews) in subscribers {
+            let transaction: [String: Any] = [
+                "originalTransactionId": otid, "transactionId": otid, "bundleId": "com.example.app", "productId": "com.example.monthly",
+                "environment": "Production", "signedDate": now, "type": "Auto-Renewable Subscription", "expiresDate": now + 20 * day,
+                "purchaseDate": now - 10 * day, "originalPurchaseDate": now - 100 * day, "billingPlanType": "MONTHLY",
+                "commitmentInfo": [
+                    "billingPeriodNumber": 4, "totalBillingPeriods": 12, "commitmentExpiresDate": now + endsIn * day, "commitmentPrice": 119_880,
+                ],
+            ]
+            let renewal: [String: Any] = [
+                "originalTransactionId": otid, "productId": "com.example.monthly", "autoRenewProductId": "com.example.monthly",
+                "autoRenewStatus": 1, "environment": "Production", "signedDate": now, "renewalBillingPlanType": "MONTHLY",
+                "commitmentInfo": ["commitmentAutoRenewStatus": renews, "commitmentAutoRenewProductId": "com.example.monthly"],
+            ]
+            let fixture = AppStoreStatusFixture(
+                environment: "Production",
+                bundleId: "com.example.app",
+                status: 1,
+                originalTransactionId: otid,
+                signedTransactionInfo: try setup.ca.sign(json: transaction),
+                signedRenewalInfo: try setup.ca.sign(json: renewal)
+            )
+            standIn.statuses.withLock { $0[otid] = fixture }
+        }
+        let app = Application(router: standIn.router(), configuration: .init(address: .hostname("127.0.0.1", port: 0)))
+        try await app.test(.live) { http in
+            let port = try #require(http.port)
+            try await withTestDatabase { client, url in
+                var config = try config(setup, port: port)
+                config.campaigns[0].trigger = "DID_CHANGE_RENEWAL_STATUS/AUTO_RENEW_DISABLED"
+                config.campaigns[0].conditions = CampaignConditions()
+                _ = try await Backfill.run(
+                    config: config,
+                    url: url,
+                    app: "com.example.app",
+                    transactionIds: subscribers.map(\.0),
+                    evaluate: true,
+                    logger: logger
+                ) { _ in }
+                var holders: [String] = []
+                for try await otid in try await client.query("SELECT original_transaction_id FROM reclaim.offers", logger: logger).decode(String.self)
+                {
+                    holders.append(otid)
+                }
+                #expect(holders == ["7200000000000002"], "the commitment ending in 10 days, at once")
+                let deferred = try await firstInt(
+                    client,
+                    """
+                    SELECT count(*)::int FROM reclaim.jobs WHERE kind = 'campaign-fire' AND payload->>'originalTransactionId' = '7200000000000001'
+                      AND abs(extract(epoch FROM run_at - (now() + interval '186 days'))) < 600
+                    """
+                )
+                #expect(deferred == 1, "decided 14 days before the commitment's end")
+                #expect(
+                    try await firstInt(
+                        client,
+                        "SELECT count(*)::int FROM reclaim.campaign_decisions WHERE original_transaction_id IN ('7200000000000001', '7200000000000003')"
+                    ) == 0
+                )
             }
         }
     }
