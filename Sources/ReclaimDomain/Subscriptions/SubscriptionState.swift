@@ -55,9 +55,11 @@ public struct SubscriptionState: Sendable, Equatable {
     /// monthly payments' own `autoRenew` says nothing of it.
     public var commitmentAutoRenew: Bool?
 
-    /// A commitment that runs at `time` and ends without renewing: the customer keeps paying until its end.
+    /// A commitment that runs at `time` and ends without renewing: the customer keeps paying until its end. Only while
+    /// the subscription is active: one that expired (a billing retry that ran out, a refund of the current period,
+    /// which Apple says ends the commitment at once) has lapsed now, whatever end its last transaction named.
     public func commitmentEndsWithoutRenewal(after time: Date) -> Date? {
-        guard let end = commitmentExpiresAt, end > time, commitmentAutoRenew == false else { return nil }
+        guard status == .active, let end = commitmentExpiresAt, end > time, commitmentAutoRenew == false else { return nil }
         return end
     }
 

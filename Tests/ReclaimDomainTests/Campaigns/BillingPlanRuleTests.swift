@@ -90,6 +90,27 @@ struct BillingPlanRuleTests: CampaignFactories {
         #expect(skipped.first?.hasPrefix("condition not met: billing plan unknown") == true, "\(skipped)")
     }
 
+    @Test(
+        "a commitment that will not renew defers a campaign only while the subscription is active: a lapse mid-commitment (billing retry run out) is decided now"
+    )
+    func deferralOnlyWhileActive() {
+        var state = planned("MONTHLY")
+        state.commitmentExpiresAt = Fixture.days(200)
+        state.commitmentAutoRenew = false
+        state.status = .active
+        let winback = campaign(trigger: CampaignTrigger(type: "EXPIRED"))
+        let active = CampaignEvaluator.commitmentDeferrals(campaigns: [winback], state: state, event: event(), now: Fixture.t0)
+        #expect(active.now.isEmpty && active.deferred.first?.fireAt == Fixture.days(186))
+        state.status = .expired
+        let lapsed = CampaignEvaluator.commitmentDeferrals(
+            campaigns: [winback],
+            state: state,
+            event: event("EXPIRED", "BILLING_RETRY"),
+            now: Fixture.t0
+        )
+        #expect(lapsed.now.map(\.id) == ["winback"] && lapsed.deferred.isEmpty)
+    }
+
     @Test("refund conditions by plan and by period: current while the refunded period runs when Apple asks, past after")
     func refundsByPlanAndPeriod() {
         #expect(RefundFacts.BillingPeriod(expiresDate: Fixture.days(10), requestedAt: Fixture.t0) == .current)

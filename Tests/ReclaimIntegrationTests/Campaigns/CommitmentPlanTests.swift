@@ -378,6 +378,143 @@ struct CommitmentPlanTests {
         #expect(run.status == 0 && run.output.hasPrefix("checked"), "\(run.output)\(run.errors)")
     }
 
+    /// One commitment subscriber's whole life, as Apple's "Managing the life cycle of monthly subscriptions with a
+    /// 12-month commitment" tells it, with 30-day periods: bought 340 days ago (the commitment ends in 20 days),
+    /// renewed monthly, cancelled in month 2 ("canceling the renewal of the commitment, not the remaining payments"),
+    /// a payment failing in month 5 and recovered ("Billing Grace Period doesn't apply": billing retry), the 12th and
+    /// final period, then EXPIRED.
+    @Test(
+        "a commitment's whole life through Apple's events: nothing offered for 11 months of payments, the MONTHLY campaign 14 days before the end, win-back after it"
+    )
+    func wholeLifeCycle() async throws {
+        // Apple's chain is checked at each notification's signedDate: a leaf valid through the whole year.
+        let ca = try TestCertificateAuthority(leafValidity: Date().addingTimeInterval(-400 * 86_400)...Date().addingTimeInterval(400 * 86_400))
+        let setup = try CampaignTestSetup(ca: ca, settings: Self.monthlyCampaign)
+        defer { setup.remove() }
+        let notifications = TestNotifications(ca: ca, bundleId: "GeniusParentingAI", environment: "Sandbox", appAppleId: 6_747_332_178)
+        let otid = "3000000000870001"
+        let now = Date()
+        let start = now.addingTimeInterval(-340 * 86_400)
+        let end = start.addingTimeInterval(360 * 86_400)
+        let millis = { @Sendable (date: Date) in Int64(date.timeIntervalSince1970 * 1000) }
+        /// A notification signed `at`, its transaction the payment of `period` (30 days each) and its renewal info's
+        /// commitment renewing or not.
+        @Sendable func event(
+            _ type: String,
+            _ subtype: String?,
+            period: Int,
+            at: Date,
+            commitmentRenews: Int,
+            status: Int = 1,
+            billingRetry: Bool = false,
+            endedAt: Date? = nil
+        ) throws -> Data {
+            let purchased = start.addingTimeInterval(Double(period - 1) * 30 * 86_400)
+            // `endedAt`: the commitment's last period ended then (the test cannot sign in the future).
+            let expires = endedAt ?? purchased.addingTimeInterval(30 * 86_400)
+            let transaction: [String: Any] = [
+                "productId": Self.monthly, "transactionId": "\(otid)\(period)", "purchaseDate": millis(purchased),
+                "expiresDate": millis(expires), "originalPurchaseDate": millis(start),
+                "billingPlanType": "MONTHLY",
+                "commitmentInfo": [
+                    "billingPeriodNumber": period, "totalBillingPeriods": 12, "commitmentExpiresDate": millis(endedAt ?? end),
+                    "commitmentPrice": 131_880,
+                ],
+            ]
+            let renewal: [String: Any] = [
+                "originalTransactionId": otid, "productId": Self.monthly, "autoRenewProductId": Self.monthly,
+                "autoRenewStatus": period == 12 && commitmentRenews == 0 ? 0 : 1, "environment": "Sandbox", "signedDate": millis(at),
+                "renewalBillingPlanType": "MONTHLY", "isInBillingRetryPeriod": billingRetry,
+                "commitmentInfo": ["commitmentAutoRenewStatus": commitmentRenews, "commitmentAutoRenewProductId": Self.monthly],
+            ]
+            return try notifications.body(
+                type: type,
+                subtype: subtype,
+                originalTransactionId: otid,
+                appAccountToken: UUID(uuidString: "00000000-0000-0000-0000-000000000870"),
+                signedDate: at,
+                transactionFields: transaction,
+                dataFields: ["signedRenewalInfo": try ca.sign(json: renewal)],
+                status: status
+            )
+        }
+        @Sendable func day(_ n: Double) -> Date { start.addingTimeInterval(n * 86_400) }
+        try await withTestDatabase { client, _ in
+            let dependencies = try Dependencies.test(postgres: client, config: setup.config)
+            func offers() async throws -> [String] {
+                var found: [String] = []
+                for try await (offer, state) in try await client.query(
+                    "SELECT offer_identifier, state FROM reclaim.offers WHERE original_transaction_id = \(otid) ORDER BY created_at",
+                    logger: logger
+                ).decode((String, String).self) {
+                    found.append("\(offer) \(state)")
+                }
+                return found
+            }
+            let later = now.addingTimeInterval(3_600)
+            var months = [
+                try event("SUBSCRIBED", "INITIAL_BUY", period: 1, at: day(0), commitmentRenews: 1),
+                try event("DID_RENEW", nil, period: 2, at: day(30), commitmentRenews: 1),
+                // Month 2: the customer cancels. Apple keeps autoRenewStatus 1 (the payments go on) and says the
+                // commitment will not renew.
+                try event("DID_CHANGE_RENEWAL_STATUS", "AUTO_RENEW_DISABLED", period: 2, at: day(40), commitmentRenews: 0),
+                try event("DID_RENEW", nil, period: 3, at: day(60), commitmentRenews: 0),
+                try event("DID_RENEW", nil, period: 4, at: day(90), commitmentRenews: 0),
+                // Month 5's payment fails: billing retry, no grace period; recovered five days later.
+                try event("DID_FAIL_TO_RENEW", nil, period: 4, at: day(120), commitmentRenews: 0, status: 3, billingRetry: true),
+                try event("DID_RENEW", "BILLING_RECOVERY", period: 5, at: day(125), commitmentRenews: 0),
+            ]
+            for period in 6...12 { months.append(try event("DID_RENEW", nil, period: period, at: day(Double(period - 1) * 30), commitmentRenews: 0)) }
+            try await processNotifications(months, client: client, dependencies: dependencies, notWaitingForJobsDueAfter: later)
+            #expect(try await offers().isEmpty, "eleven months of payments left when the customer cancelled: no retention offer")
+            #expect(
+                try await firstInt(
+                    client,
+                    """
+                    SELECT count(*)::int FROM reclaim.subscriptions WHERE original_transaction_id = '\(otid)' AND status = 'active'
+                      AND billing_plan_type = 'MONTHLY' AND billing_period_number = 12 AND commitment_auto_renew = false
+                    """
+                ) == 1
+            )
+            // Both retention campaigns wait for 14 days before the end (now + 6 days).
+            #expect(
+                try await firstInt(
+                    client,
+                    """
+                    SELECT count(*)::int FROM reclaim.jobs WHERE kind = 'campaign-fire' AND state <> 'completed'
+                      AND abs(extract(epoch FROM run_at - (now() + interval '6 days'))) < 600
+                    """
+                ) == 2
+            )
+            #expect(try await firstInt(client, "SELECT count(*)::int FROM reclaim.campaign_decisions") == 0)
+
+            // The fires come: the MONTHLY campaign (priority 20) offers, the other stands behind its live offer.
+            try await client.query("UPDATE reclaim.jobs SET run_at = now() WHERE kind = 'campaign-fire'", logger: logger)
+            try await processNotifications([], client: client, dependencies: dependencies, notWaitingForJobsDueAfter: later)
+            #expect(try await offers() == ["RETAIN-MONTHLY ready"])
+
+            // The offer lapses unredeemed, the commitment ends: EXPIRED/VOLUNTARY, and win-back works as for any lapse.
+            try await client.query(
+                "UPDATE reclaim.offers SET state = 'expired', ended_at = now(), end_reason = 'deliverable_until passed' WHERE original_transaction_id = \(otid)",
+                logger: logger
+            )
+            try await processNotifications(
+                [try event("EXPIRED", "VOLUNTARY", period: 12, at: now, commitmentRenews: 0, status: 2, endedAt: now.addingTimeInterval(-1))],
+                client: client,
+                dependencies: dependencies,
+                notWaitingForJobsDueAfter: later
+            )
+            var decided: [String] = []
+            for try await line in try await client.query(
+                "SELECT campaign_id || ': ' || outcome || ': ' || reason FROM reclaim.campaign_decisions ORDER BY decided_at",
+                logger: logger
+            ).decode(String.self) {
+                decided.append(line)
+            }
+            #expect(try await offers() == ["RETAIN-MONTHLY expired", "WINBACK30 ready"], "\(decided)")
+        }
+    }
+
     @Test("campaigns check refuses a billing plan Apple does not have, and a commitmentLead beyond a year")
     func configuration() throws {
         func problems(_ extra: String) -> String {
