@@ -140,19 +140,13 @@ public enum CampaignEvaluator {
             }
             let ends = state.commitmentExpiresAt ?? end
             if ends <= now { return decide(.skipped, "commitment ended \(iso(ends)) before the campaign fired") }
-            var current = state
-            current.lastSignedDate = nil
-            let event = SubscriptionEvent(notificationUUID: UUID(), type: "", signedDate: triggeredAt)
-            if let reason = skipReason(campaign, state: current, event: event, history: history, now: now, deliverableUntil: deliverableUntil) {
-                return decide(.skipped, reason)
+        } else {
+            if now > triggeredAt.addingTimeInterval(campaign.window) {
+                return decide(.skipped, "window passed: triggered \(iso(triggeredAt)), window \(duration(campaign.window))")
             }
-            return offerOrHoldOut(campaign, state: state, history: history, decide: decide)
-        }
-        if now > triggeredAt.addingTimeInterval(campaign.window) {
-            return decide(.skipped, "window passed: triggered \(iso(triggeredAt)), window \(duration(campaign.window))")
-        }
-        if state.status == .active {
-            return decide(.skipped, "came back: the subscription is active again \(duration(campaign.delay)) after the trigger")
+            if state.status == .active {
+                return decide(.skipped, "came back: the subscription is active again \(duration(campaign.delay)) after the trigger")
+            }
         }
         // The trigger's own staleness is not a rule here: the state has moved on by design.
         var current = state
