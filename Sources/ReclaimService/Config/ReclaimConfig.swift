@@ -87,6 +87,9 @@ public struct ReclaimConfig: Decodable, Sendable {
         /// How long a Retention Messaging answer waits for the database (reading, recording) before answering `{}`:
         /// Apple's deadline is about 700 ms, and its own fallback is what `{}` gets.
         public var retentionBudgetMilliseconds: Int = 300
+        /// What `retentionBudgetMilliseconds` may be. Apple's performance test for the realtime URL: "the server must
+        /// respond within approximately 700 ms"; a budget past that answers after Apple has already shown its default.
+        public static let retentionBudgetLimits = 10...700
 
         public init() {}
 

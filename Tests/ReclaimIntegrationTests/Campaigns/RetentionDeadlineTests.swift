@@ -64,8 +64,10 @@ struct RetentionDeadlineTests {
         let plain = try CampaignTestSetup(ca: ca)
         defer { plain.remove() }
         try await Self.withStallableDatabase { cluster, database in
-            try await CancelSheetTests.withServer(campaigns, database: database) { sheet in
-                try await CancelSheetTests.withServer(plain, database: database) { fallback in
+            // The default budget, 300 ms: this test is about it.
+            let budget = ReclaimConfig.Server().retentionBudgetMilliseconds
+            try await CancelSheetTests.withServer(campaigns, database: database, budgetMilliseconds: budget) { sheet in
+                try await CancelSheetTests.withServer(plain, database: database, budgetMilliseconds: budget) { fallback in
                     @Sendable func ask(_ post: @Sendable (String) async throws -> (HTTPResponse.Status, String)) async throws -> (String, Duration) {
                         let start = ContinuousClock.now
                         let body = try CancelSheetLoadTests.request(
