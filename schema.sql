@@ -5,7 +5,7 @@
 -- at once, leaves one consistent schema. The binary compiles this file in (Package.swift embeds
 -- it; ReclaimStore's SchemaSQL): there is no other copy.
 --
--- reclaim-schema-version: 28
+-- reclaim-schema-version: 29
 --
 -- A database at an older version is upgraded by the scripts in migrations/ (NNN-name.sql takes
 -- version NNN-1 to NNN); applying this file to an empty database gives the same result.
@@ -327,6 +327,9 @@ CREATE INDEX cancel_sheet_decisions_campaign_idx ON reclaim.cancel_sheet_decisio
 CREATE INDEX cancel_sheet_decisions_unsettled_idx ON reclaim.cancel_sheet_decisions (decided_at) WHERE settled_at IS NULL AND repeat_of IS NULL;
 -- A replayed realtime request (the same requestIdentifier) is answered from its recorded decision.
 CREATE INDEX cancel_sheet_decisions_request_idx ON reclaim.cancel_sheet_decisions (request_identifier);
+-- One record per realtime request: a request and its replay arriving together record one decision (schema version 29).
+CREATE UNIQUE INDEX cancel_sheet_decisions_one_per_request_idx
+    ON reclaim.cancel_sheet_decisions (request_identifier, bundle_id, environment, original_transaction_id);
 CREATE UNIQUE INDEX cancel_sheet_decisions_first_idx ON reclaim.cancel_sheet_decisions (bundle_id, environment, original_transaction_id, campaign_id, follows) WHERE repeat_of IS NULL AND follows IS NOT NULL;
 COMMENT ON TABLE reclaim.cancel_sheet_decisions IS 'Every answer a cancel-sheet campaign (trigger RETENTION_MESSAGING) gave Apple''s Retention Messaging realtime request, or would have given (shadow): the campaign, the arm or the holdout, and the answer. A request within the campaign''s cooldown of an earlier decision repeats it (repeat_of); first decisions are the unit of the campaign''s statistics.';
 COMMENT ON COLUMN reclaim.cancel_sheet_decisions.id IS 'Decision id.';

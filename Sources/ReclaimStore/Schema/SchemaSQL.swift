@@ -38,5 +38,6 @@ public enum SchemaSQL {
         26: PackageResources._26_rescinded_consents_sql,
         27: PackageResources._27_commitment_plans_sql,
         28: PackageResources._28_plans_in_reports_sql,
+        29: PackageResources._29_one_record_per_request_sql,
     ].mapValues { String(decoding: $0, as: UTF8.self) }
 }

@@ -88,6 +88,42 @@ struct CancelSheetRecordTests {
         }
     }
 
+    @Test("a request and its replay at once, for subscribers already decided (repeats): one record per requestIdentifier, one answer")
+    func concurrentReplayOfARepeat() async throws {
+        let ca = try TestCertificateAuthority()
+        let setup = try CampaignTestSetup(ca: ca, settings: CancelSheetTests.campaigns())
+        defer { setup.remove() }
+        try await withTestDatabase { client, _ in
+            try await CancelSheetTests.withServer(setup, database: client) { post in
+                let subscribers = (0..<20).map { String(3_100_000_000_000_200 + $0) }
+                // Each subscriber's first decision, so that every later request is a repeat of it.
+                for id in subscribers {
+                    _ = try await CancelSheetRecords.decided(client, post: post) { try Self.request(ca, id: id, requestIdentifier: $0) }
+                }
+                let answers = try await withThrowingTaskGroup(of: (String, String).self) { group in
+                    for id in subscribers {
+                        let requestIdentifier = UUID().uuidString.lowercased()
+                        let body = try Self.request(ca, id: id, requestIdentifier: requestIdentifier)
+                        for _ in 0..<2 {
+                            group.addTask {
+                                let (status, answer) = try await post(body)
+                                #expect(status == .ok)
+                                return (requestIdentifier, answer)
+                            }
+                        }
+                    }
+                    return try await group.reduce(into: [String: [String]]()) { $0[$1.0, default: []].append($1.1) }
+                }
+                let records = try await CancelSheetRecords.expectTrue(client, answers: answers)
+                #expect(records.values.allSatisfy { $0.allSatisfy { $0.repeatOf != nil || $0.outcome == "too_late" } })
+                for (request, bodies) in answers {
+                    let shown = try Set(bodies.map { try CancelSheetTests.json($0).keys.sorted() }.filter { !$0.isEmpty })
+                    #expect(shown.count <= 1, "request \(request): \(bodies)")
+                }
+            }
+        }
+    }
+
     @Test("a too_late mark whose first attempt the database never answers is tried again until it lands")
     func tooLateMarkLands() async throws {
         try await withTestDatabase { client, url in

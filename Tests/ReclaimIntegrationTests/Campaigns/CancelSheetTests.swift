@@ -77,7 +77,9 @@ struct CancelSheetTests {
     ) async throws {
         let dependencies = try Dependencies.test(postgres: database, config: setup.config, retentionBudgetMilliseconds: budgetMilliseconds)
         let app = Application(router: buildRouter(dependencies), configuration: .init(address: .hostname("127.0.0.1", port: 0)))
-        try await app.test(.live) { http in
+        // AsyncHTTPClient, its pool of connections: requests posted at once reach the server at once (the live test
+        // client has one connection, so its "simultaneous" requests were answered one after the other).
+        try await app.test(.ahc(.http)) { http in
             try await body { payload in
                 try await http.execute(
                     uri: "/v1/apple/retention-messaging",

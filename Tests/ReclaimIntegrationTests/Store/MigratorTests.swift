@@ -153,6 +153,36 @@ struct MigratorTests {
         }
     }
 
+    @Test("schema 29: a request recorded twice at version 28 keeps both rows, the later renamed; after it a second record of one request is refused")
+    func onePerRequest() async throws {
+        try await withTestDatabase(migrated: false) { client, _ in
+            let v28 = Migrator(script: try Self.schemaFixture(1), version: 28, upgrades: SchemaSQL.upgrades.filter { $0.key <= 28 })
+            _ = try await Migrator(script: try Self.schemaFixture(1), version: 1, upgrades: [:]).migrate(client: client, logger: logger)
+            #expect(try await v28.migrate(client: client, logger: logger) == .applied(version: 28))
+            func insert(_ id: UUID, at decided: String) -> PostgresQuery {
+                """
+                INSERT INTO reclaim.cancel_sheet_decisions (id, campaign_id, bundle_id, environment, original_transaction_id,
+                    request_identifier, product_id, outcome, shadow, answer, reason, decided_at)
+                VALUES (\(id), 'sheet', 'app', 'Sandbox', '1', 'r-1', 'p', 'held_out', false, 'nothing', 'held out',
+                    \(decided)::timestamptz)
+                """
+            }
+            let (first, second) = (UUID(), UUID())
+            try await client.query(insert(second, at: "2026-11-02T00:00:00Z"), logger: logger)
+            try await client.query(insert(first, at: "2026-11-01T00:00:00Z"), logger: logger)
+            #expect(try await Migrator().migrate(client: client, logger: logger) == .applied(version: Migrator.targetVersion))
+            var identifiers: [UUID: String] = [:]
+            for try await (id, request) in try await client.query(
+                "SELECT id, request_identifier FROM reclaim.cancel_sheet_decisions",
+                logger: logger
+            ).decode((UUID, String).self) {
+                identifiers[id] = request
+            }
+            #expect(identifiers == [first: "r-1", second: "r-1 (replayed, record \(second.uuidString.lowercased()))"])
+            await #expect(throws: PSQLError.self) { try await client.query(insert(UUID(), at: "2026-11-03T00:00:00Z"), logger: logger) }
+        }
+    }
+
     @Test("upgrades run in order; a missing upgrade script fails, names the version and changes nothing")
     func upgradeSteps() async throws {
         try await withTestDatabase(migrated: false) { client, _ in
