@@ -240,7 +240,12 @@ struct CancelSheetTests {
                 }
 
                 let shadowed = try await CancelSheetRecords.decided(client, post: post) {
-                    try Self.request(ca, originalTransactionId: "3000000000777777", productId: "ca.geniusparentingai.shadow.monthly", requestIdentifier: $0)
+                    try Self.request(
+                        ca,
+                        originalTransactionId: "3000000000777777",
+                        productId: "ca.geniusparentingai.shadow.monthly",
+                        requestIdentifier: $0
+                    )
                 }
                 #expect(shadowed.body == "{}", "\(shadowed)")
                 let rows = try await client.query(
