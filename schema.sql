@@ -5,7 +5,7 @@
 -- at once, leaves one consistent schema. The binary compiles this file in (Package.swift embeds
 -- it; ReclaimStore's SchemaSQL): there is no other copy.
 --
--- reclaim-schema-version: 29
+-- reclaim-schema-version: 30
 --
 -- A database at an older version is upgraded by the scripts in migrations/ (NNN-name.sql takes
 -- version NNN-1 to NNN); applying this file to an empty database gives the same result.
@@ -544,7 +544,8 @@ CREATE TABLE reclaim.outbound_targets (
     environments text[]      NOT NULL,
     events       text[]      NOT NULL DEFAULT '{}',
     paused_at    timestamptz,
-    synced_at    timestamptz NOT NULL DEFAULT now()
+    synced_at    timestamptz NOT NULL DEFAULT now(),
+    forward_forgotten boolean NOT NULL DEFAULT true
 );
 CREATE INDEX outbound_targets_app_idx ON reclaim.outbound_targets (bundle_id, kind);
 COMMENT ON TABLE reclaim.outbound_targets IS 'The forwarding targets and webhooks of the config (apps[].forwarding, apps[].webhooks), mirrored at start-up: what the enqueueing statements and triggers read. A target removed from the config is deleted here, and its undelivered jobs become dead.';
@@ -556,6 +557,7 @@ COMMENT ON COLUMN reclaim.outbound_targets.environments IS 'Environments whose n
 COMMENT ON COLUMN reclaim.outbound_targets.events IS 'For webhooks: the event types sent (e.g. offer.issued); empty for forwarding.';
 COMMENT ON COLUMN reclaim.outbound_targets.paused_at IS 'Set by reclaim webhooks pause: its jobs are kept (still queued, none lost) but not sent until reclaim webhooks resume. NULL: sending.';
 COMMENT ON COLUMN reclaim.outbound_targets.synced_at IS 'When a process last mirrored it from its config.';
+COMMENT ON COLUMN reclaim.outbound_targets.forward_forgotten IS 'For forwarding: whether notifications about subscribers forgotten on request (reclaim subscribers forget) go there, their complete body, kept only until sent (true), or none of them (false). apps[].forwarding[].forwardForgotten.';
 
 CREATE FUNCTION reclaim.iso8601(at timestamptz) RETURNS text
 LANGUAGE sql IMMUTABLE AS $$ SELECT to_char(at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') $$;

@@ -56,12 +56,19 @@ struct SubscribersCommand: AsyncParsableCommand {
                 "Erase the subscriber in every table (both environments): identifiers redacted or deleted, counts and reports kept, the erasure recorded without them; Apple's later notifications about them dropped. Idempotent."
         )
         @OptionGroup var who: Who
-        @Flag(help: "JSON: {erasureId, subscriptions, rows: {table: count}, forgottenBefore}.") var json = false
+        @Flag(help: "Show the subscriptions it matches and the rows it would change per table; change and record nothing.")
+        var dryRun = false
+        @Flag(
+            help:
+                "JSON: {erasureId, subscriptions, rows: {table: count}, forgottenBefore, matched: [{bundleId, environment, originalTransactionId}], dryRun}."
+        )
+        var json = false
         @OptionGroup var database: DatabaseOptions
 
         func run() async throws {
             let lookup = try who.lookup()
-            print(try await SubscriberTasks.forget(lookup, json: json, url: try database.resolved(), logger: Bootstrap.logging()))
+            let url = try database.resolved()
+            print(try await SubscriberTasks.forget(lookup, dryRun: dryRun, json: json, url: url, logger: Bootstrap.logging()))
         }
     }
 }

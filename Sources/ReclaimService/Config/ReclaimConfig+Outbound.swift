@@ -118,7 +118,8 @@ extension ReclaimConfig {
                             bundleId: app.bundleId,
                             url: target.url,
                             environments: target.environments ?? app.environments,
-                            events: []
+                            events: [],
+                            forwardForgotten: target.forwardForgotten
                         ),
                         timeout: target.timeout.duration,
                         headers: headers.sorted { $0.key < $1.key }.map { (name: $0.key, value: $0.value) },

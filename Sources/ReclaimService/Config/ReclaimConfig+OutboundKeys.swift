@@ -17,8 +17,13 @@ extension ReclaimConfig {
         /// Extra request headers whose values are read from files (a secret kept out of the config: a Kubernetes
         /// Secret, a systemd credential), trailing whitespace removed; the `*File` convention of the other secrets.
         public var headerFiles: [String: String] = [:]
+        /// Whether Apple's notifications about a subscriber forgotten on request (`reclaim subscribers forget`) go
+        /// there (docs/privacy.md): true, the default, forwards the complete body (the receiver is usually the team's
+        /// own entitlement system, and a forgotten subscriber may still be paying) and keeps nothing of it once sent;
+        /// false forwards nothing about them.
+        public var forwardForgotten = true
 
-        enum CodingKeys: String, ConfigKeys { case url, environments, timeout, headers, headerFiles }
+        enum CodingKeys: String, ConfigKeys { case url, environments, timeout, headers, headerFiles, forwardForgotten }
 
         public init(
             url: String,
@@ -39,6 +44,7 @@ extension ReclaimConfig {
             timeout = try container.decodeDurationIfPresent(forKey: .timeout) ?? timeout
             headers = try container.decodeIfPresent([String: String].self, forKey: .headers) ?? headers
             headerFiles = try container.decodeIfPresent([String: String].self, forKey: .headerFiles) ?? headerFiles
+            forwardForgotten = try container.decodeIfPresent(Bool.self, forKey: .forwardForgotten) ?? forwardForgotten
         }
     }
 

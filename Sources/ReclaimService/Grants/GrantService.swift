@@ -81,7 +81,8 @@ public struct GrantService: Sendable {
         let id = UUID()
         // A lapsed offer the sweep has not ended yet still holds the subscriber's one live place: end it first.
         issuer.metrics.expired(try await OfferStore.expireLapsed(of: state.subscriber, connection: connection, logger: logger))
-        if let live = try await OfferStore.liveOffer(of: state.subscriber, connection: connection, logger: logger) {
+        // A paused campaign's offer too: it is still the subscriber's live offer (the database allows one).
+        if let live = try await OfferStore.liveOffer(of: state.subscriber, includingPaused: true, connection: connection, logger: logger) {
             try await issuer.withdraw(live.id, reason: "superseded by grant \(id.uuidString.lowercased())", connection: connection, logger: logger)
         }
         let time = now()

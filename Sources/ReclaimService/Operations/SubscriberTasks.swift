@@ -16,25 +16,51 @@ public enum SubscriberTasks {
         return json ? try ReportJSON.render(story) : text(story)
     }
 
-    public static func forget(_ lookup: SubscriberLookup, json: Bool, url: DatabaseURL, logger: Logger) async throws -> String {
+    public static func forget(
+        _ lookup: SubscriberLookup,
+        dryRun: Bool = false,
+        json: Bool,
+        url: DatabaseURL,
+        logger: Logger
+    ) async throws -> String {
         let outcome = try await Database.withDatabase(url, maxConnections: 1, deadlines: .commandLine, logger: logger) { postgres in
-            try await SubscriberErasure.forget(lookup, postgres: postgres, logger: logger)
+            try await SubscriberErasure.forget(lookup, dryRun: dryRun, postgres: postgres, logger: logger)
         }
-        if json { return try ReportJSON.render(outcome) }
-        guard let erasure = outcome.erasureId else {
-            return "nothing left to forget: forgotten on \(outcome.forgottenBefore ?? "?"); nothing recorded again"
+        return json ? try ReportJSON.render(outcome) : forgetText(outcome, lookup: lookup)
+    }
+
+    /// `forget`'s words: what the identifier matched, the rows changed per table, and what happens next.
+    static func forgetText(_ outcome: SubscriberErasure.Outcome, lookup: SubscriberLookup) -> String {
+        if outcome.erasureId == nil, !outcome.dryRun, let before = outcome.forgottenBefore {
+            return "nothing left to forget: forgotten on \(before); nothing recorded again"
         }
-        var lines = [
-            outcome.subscriptions == 0 && outcome.rows.isEmpty
-                ? "nothing stored about this subscriber; recorded as forgotten so that nothing will be (erasure \(erasure.uuidString.lowercased()))"
-                : "forgotten: \(outcome.subscriptions) subscription\(outcome.subscriptions == 1 ? "" : "s") (erasure \(erasure.uuidString.lowercased()), recorded without the identifiers)"
-        ]
-        for (table, count) in outcome.rows.sorted(by: { $0.key < $1.key }) {
+        let would = outcome.dryRun ? "would be " : ""
+        var lines: [String] = []
+        if outcome.dryRun { lines.append("dry run: nothing changed, nothing recorded") }
+        let erasure = outcome.erasureId.map { " (erasure \($0.uuidString.lowercased()), recorded without the identifiers)" } ?? ""
+        if outcome.subscriptions == 0 && outcome.rows.isEmpty {
+            let recorded = outcome.dryRun ? "would be recorded" : "recorded"
             lines.append(
-                "  reclaim.\(table): \(count) row\(count == 1 ? "" : "s") \(["jobs", "backfill_transactions", "rescinded_consents"].contains(table) ? "deleted" : "redacted")"
+                outcome.forgottenBefore.map { "nothing left to forget: forgotten on \($0)" }
+                    ?? "nothing stored about this subscriber; \(recorded) as forgotten: later data about it will be dropped\(erasure)"
             )
+        } else {
+            let plural = outcome.subscriptions == 1 ? "" : "s"
+            lines.append("\(outcome.dryRun ? "would forget" : "forgotten"): \(outcome.subscriptions) subscription\(plural)\(erasure)")
         }
-        lines.append("Apple's later notifications about this subscriber are dropped (counted, not stored): no campaign contacts them again.")
+        if case .appAccountToken = lookup.identifier, outcome.matched.count > 1 {
+            lines.append("the app account token matched \(outcome.matched.count) subscriptions: each \(would)forgotten")
+        }
+        for m in outcome.matched {
+            lines.append("  \(m.originalTransactionId) [\(m.bundleId), \(m.environment)]")
+        }
+        for (table, count) in outcome.rows.sorted(by: { $0.key < $1.key }) {
+            let change = ["jobs", "backfill_transactions"].contains(table) ? "deleted" : "redacted"
+            lines.append("  reclaim.\(table): \(count) row\(count == 1 ? "" : "s") \(would)\(change)")
+        }
+        if !outcome.dryRun {
+            lines.append("Apple's later notifications about this subscriber are dropped (counted, not stored): no campaign contacts them again.")
+        }
         return lines.joined(separator: "\n")
     }
 

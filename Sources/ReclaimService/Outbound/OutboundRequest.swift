@@ -12,9 +12,16 @@ enum OutboundRequest {
         let description: String
     }
 
+    /// A forward about a subscriber forgotten on request that this target does not get (`forwardForgotten: false`),
+    /// or whose body is no longer whole (redacted before its job carried it): nothing is sent, never an empty or
+    /// partial body, and the job is done.
+    struct NotForwarded: Error, CustomStringConvertible {
+        var description: String { "not forwarded: the notification is about a subscriber forgotten on request" }
+    }
+
     static let userAgent = "Reclaim/\(ReclaimVersion.current)"
 
-    static func make(_ job: OutboundStore.Job, target: OutboundTarget, now: Date = Date()) throws(Unsendable) -> HTTPClientRequest {
+    static func make(_ job: OutboundStore.Job, target: OutboundTarget, now: Date = Date()) throws -> HTTPClientRequest {
         var request = HTTPClientRequest(url: target.row.url)
         request.method = .POST
         for header in target.headers { request.headers.add(name: header.name, value: header.value) }
@@ -36,9 +43,13 @@ enum OutboundRequest {
             guard let uuid = job.notificationUUID, let signedPayload = job.signedPayload else {
                 throw Unsendable(description: "the notification is no longer stored")
             }
+            if job.forgotten, !target.row.forwardForgotten { throw NotForwarded() }
             guard let forward = OutboundStore.forwardBody(payload: job.payload, signedPayload: signedPayload) else {
                 throw Unsendable(description: "the forward job's payload is not readable")
             }
+            // Redacted (a forgotten subscriber) and not carried whole by the job: the receiver gets nothing rather
+            // than {"signedPayload":""}.
+            if signedPayload.isEmpty, !forward.isWhole { throw NotForwarded() }
             body = forward.body
             request.headers.add(name: "Content-Type", value: forward.contentType)
             request.headers.add(name: "X-Reclaim-Notification-UUID", value: uuid.uuidString.lowercased())

@@ -192,6 +192,11 @@ struct OutboundSender: Service {
             failure = "HTTP \(status) from \(target.shownURL)"
         } catch let error as TargetConnection.Refused {
             failure = "\(error.description) (\(target.shownURL))"
+        } catch let error as OutboundRequest.NotForwarded {
+            // Done, with nothing sent (docs/privacy.md, forwardForgotten): completed as a delivered one is.
+            Counter(label: "reclaim_forgotten_inputs_total", dimensions: [("input", "forward")]).increment()
+            logger.notice("\(error.description)", metadata: ["job": "\(job.id)", "target": "\(target.shownURL)"])
+            return true
         } catch let error as OutboundRequest.Unsendable {
             // No retry can help (the notification was pruned): dead now, listed by `reclaim jobs dead`.
             failure = error.description

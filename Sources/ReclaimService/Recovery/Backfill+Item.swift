@@ -41,6 +41,15 @@ extension Backfill {
                 let reason = Backfill.reason(error)
                 if dryRun { return .failed(reason: reason) }
                 try await dependencies.postgres.withConnection(logger: logger) { [bundleId, logger] connection in
+                    // The id of a subscriber forgotten on request is not stored, not even as a failure (docs/privacy.md).
+                    let forgotten = try await SubscriberErasure.isForgotten(
+                        bundleId: bundleId,
+                        originalTransactionId: id,
+                        appAccountToken: nil,
+                        connection: connection,
+                        logger: logger
+                    )
+                    guard !forgotten else { return }
                     try await BackfillStore.record(
                         bundleId: bundleId,
                         transactionId: id,

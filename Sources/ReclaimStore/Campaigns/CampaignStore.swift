@@ -55,6 +55,9 @@ public enum CampaignStore {
     /// state). nil when no campaign of that id was ever configured; else how many offers were withdrawn.
     public static func withdraw(campaignId: String, reason: String?, postgres: Database, logger: Logger) async throws -> Int? {
         try await postgres.transaction(logger: logger) { connection in
+            // Final whatever batch is under way (``WorkerBarrier``): one that read the campaigns before this commits
+            // ends first, and its offers are ended below; the next ones read the campaign paused.
+            try await WorkerBarrier.hold(connection: connection, logger: logger)
             let paused = try await connection.query(
                 """
                 UPDATE reclaim.campaigns

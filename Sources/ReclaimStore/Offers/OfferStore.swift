@@ -332,9 +332,16 @@ public enum OfferStore {
         return .unknownOffer
     }
 
-    /// The subscriber's live, deliverable offer, if any (not locked: for answers that only read).
-    public static func liveOffer(of subscriber: SubscriberKey, connection: PostgresConnection, logger: Logger) async throws -> StoredOffer? {
-        try await select(liveOfferOf(subscriber), connection: connection, logger: logger).first
+    /// The subscriber's live, deliverable offer, if any (not locked: for answers that only read). A delivery leaves
+    /// out a paused campaign's offer; a grant, which supersedes whatever is live (the database allows one live offer
+    /// per subscriber), passes `includingPaused` and supersedes it as it would a running campaign's.
+    public static func liveOffer(
+        of subscriber: SubscriberKey,
+        includingPaused: Bool = false,
+        connection: PostgresConnection,
+        logger: Logger
+    ) async throws -> StoredOffer? {
+        try await select(liveOfferOf(subscriber, includingPaused: includingPaused), connection: connection, logger: logger).first
     }
 
     /// The live offer of `subscriber` with the Retention Messaging message its grant names (nil when the offer is
@@ -351,11 +358,11 @@ public enum OfferStore {
         return (offer, try cell?.decode(String?.self) ?? nil)
     }
 
-    private static func liveOfferOf(_ subscriber: SubscriberKey) -> PostgresQuery {
+    private static func liveOfferOf(_ subscriber: SubscriberKey, includingPaused: Bool = false) -> PostgresQuery {
         """
         WHERE bundle_id = \(subscriber.bundleId) AND environment = \(subscriber.environment)
           AND original_transaction_id = \(subscriber.originalTransactionId) AND state IN ('ready', 'delivered')
-          AND deliverable_until > now() \(unescaped: Self.campaignNotPaused)
+          AND deliverable_until > now() \(unescaped: includingPaused ? "" : Self.campaignNotPaused)
         """
     }
 

@@ -24,13 +24,16 @@ public enum OutboundStore {
         public var url: String
         public var environments: [String]
         public var events: [String]
+        /// For forwarding: whether notifications about forgotten subscribers go there (`forwardForgotten`).
+        public var forwardForgotten: Bool
 
-        public init(kind: String, bundleId: String, url: String, environments: [String], events: [String]) {
+        public init(kind: String, bundleId: String, url: String, environments: [String], events: [String], forwardForgotten: Bool = true) {
             self.kind = kind
             self.bundleId = bundleId
             self.url = url
             self.environments = environments
             self.events = events
+            self.forwardForgotten = forwardForgotten
         }
 
         /// `forward com.example.app https://…`: readable in SQL, and a URL holds no space.
@@ -50,15 +53,16 @@ public enum OutboundStore {
         return String(decoding: data, as: UTF8.self)
     }
 
-    /// The forward job's body again: its payload and the notification's signedPayload.
-    public static func forwardBody(payload: String, signedPayload: String) -> (body: [UInt8], contentType: String)? {
+    /// The forward job's body again: its payload and the notification's signedPayload; `isWhole` when the payload
+    /// carries the whole body (the signedPayload not needed).
+    public static func forwardBody(payload: String, signedPayload: String) -> (body: [UInt8], contentType: String, isWhole: Bool)? {
         guard let object = try? JSONSerialization.jsonObject(with: Data(payload.utf8)) as? [String: Any],
             let contentType = object["contentType"] as? String
         else { return nil }
-        if let whole = object["body"] as? String { return (Array(whole.utf8), contentType) }
+        if let whole = object["body"] as? String { return (Array(whole.utf8), contentType, true) }
         guard let prefix = object["prefix"] as? String, let suffix = object["suffix"] as? String else { return nil }
         let received = ReceivedBody(contentType: contentType, prefix: prefix, suffix: suffix, isWhole: false)
-        return (received.body(signedPayload: signedPayload), contentType)
+        return (received.body(signedPayload: signedPayload), contentType, false)
     }
 
     // MARK: Targets
@@ -74,9 +78,11 @@ public enum OutboundStore {
         for target in targets {
             try await connection.query(
                 """
-                INSERT INTO reclaim.outbound_targets (id, kind, bundle_id, url, environments, events)
-                VALUES (\(target.id), \(target.kind), \(target.bundleId), \(target.url), \(target.environments), \(target.events))
-                ON CONFLICT (id) DO UPDATE SET environments = EXCLUDED.environments, events = EXCLUDED.events, synced_at = now()
+                INSERT INTO reclaim.outbound_targets (id, kind, bundle_id, url, environments, events, forward_forgotten)
+                VALUES (\(target.id), \(target.kind), \(target.bundleId), \(target.url), \(target.environments), \(target.events),
+                        \(target.forwardForgotten))
+                ON CONFLICT (id) DO UPDATE SET environments = EXCLUDED.environments, events = EXCLUDED.events,
+                    forward_forgotten = EXCLUDED.forward_forgotten, synced_at = now()
                 """,
                 logger: logger
             )
@@ -196,8 +202,10 @@ public enum OutboundStore {
         /// A webhook's `webhook-id`, fixed when it was queued.
         public var webhookId: String?
         public var notificationUUID: UUID?
-        /// For a forward: the notification's signedPayload (nil if the notification is gone).
+        /// For a forward: the notification's signedPayload (nil if the notification is gone; empty once redacted).
         public var signedPayload: String?
+        /// For a forward: the notification is about a subscriber forgotten on request (or was redacted for one).
+        public var forgotten: Bool
 
         public init(
             id: Int64,
@@ -207,7 +215,8 @@ public enum OutboundStore {
             payload: String,
             webhookId: String? = nil,
             notificationUUID: UUID? = nil,
-            signedPayload: String? = nil
+            signedPayload: String? = nil,
+            forgotten: Bool = false
         ) {
             self.id = id
             self.kind = kind
@@ -217,6 +226,7 @@ public enum OutboundStore {
             self.webhookId = webhookId
             self.notificationUUID = notificationUUID
             self.signedPayload = signedPayload
+            self.forgotten = forgotten
         }
     }
 
@@ -250,13 +260,16 @@ public enum OutboundStore {
                       -- A webhook's body is its event as jsonb prints it: the same bytes on every retry.
                       CASE WHEN j.kind = \(webhookJobKind) THEN (j.payload->'event')::text ELSE j.payload::text END,
                       j.payload->>'webhookId', j.notification_uuid,
-                      (SELECT n.signed_payload FROM reclaim.notifications n WHERE n.notification_uuid = j.notification_uuid)
+                      (SELECT n.signed_payload FROM reclaim.notifications n WHERE n.notification_uuid = j.notification_uuid),
+                      -- Read as the job is sent: an erasure that committed since the notification arrived counts.
+                      coalesce((SELECT n.signed_payload = '' OR reclaim.is_forgotten(n.bundle_id, n.original_transaction_id, n.app_account_token)
+                                FROM reclaim.notifications n WHERE n.notification_uuid = j.notification_uuid), false)
             """,
             logger: logger
         )
         var jobs: [Job] = []
-        for try await (id, kind, attempts, created, payload, webhookId, uuid, signed) in rows.decode(
-            (Int64, String, Int32, Date, String, String?, UUID?, String?).self
+        for try await (id, kind, attempts, created, payload, webhookId, uuid, signed, forgotten) in rows.decode(
+            (Int64, String, Int32, Date, String, String?, UUID?, String?, Bool).self
         ) {
             jobs.append(
                 Job(
@@ -267,7 +280,8 @@ public enum OutboundStore {
                     payload: payload,
                     webhookId: webhookId,
                     notificationUUID: uuid,
-                    signedPayload: signed
+                    signedPayload: signed,
+                    forgotten: forgotten
                 )
             )
         }
@@ -282,6 +296,21 @@ public enum OutboundStore {
             attempts: jobs.map(\.attempt),
             worker: worker,
             connection: connection,
+            logger: logger
+        )
+        try await forgetBodies(of: jobs.filter(\.forgotten), connection: connection, logger: logger)
+    }
+
+    /// A forward about a forgotten subscriber carries Apple's complete body until it is sent or dead
+    /// (``SubscriberErasure``), and keeps nothing of it afterwards: the body goes, the content type stays.
+    static func forgetBodies(of jobs: [Job], connection: PostgresConnection, logger: Logger) async throws {
+        guard !jobs.isEmpty else { return }
+        try await connection.query(
+            """
+            UPDATE reclaim.jobs SET payload = jsonb_build_object('contentType', payload->'contentType')
+            WHERE id = ANY(\(jobs.map(\.id))) AND kind = \(forwardJobKind) AND state IN ('completed', 'dead')
+              AND (payload ? 'body' OR payload ? 'prefix')
+            """,
             logger: logger
         )
     }
@@ -310,7 +339,9 @@ public enum OutboundStore {
             """,
             logger: logger
         )
-        for try await state in rows.decode(String.self) { return JobState(rawValue: state) }
-        return nil
+        var state: JobState?
+        for try await value in rows.decode(String.self) { state = JobState(rawValue: value) }
+        if state == .dead, job.forgotten { try await forgetBodies(of: [job], connection: connection, logger: logger) }
+        return state
     }
 }

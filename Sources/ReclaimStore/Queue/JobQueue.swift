@@ -101,8 +101,19 @@ public struct JobQueue: Sendable {
 
     /// Marks claimed jobs completed inside the caller's transaction and returns the ids this worker
     /// still owned. Jobs not returned were rescued and re-claimed: skip their effects.
+    ///
+    /// It is the first statement of every job transaction of the worker pool, and it first waits for an operator's
+    /// action in progress (``WorkerBarrier``, shared: an erasure, a withdrawal): the job's later statements then see it
+    /// committed. The wait comes before any row is locked here (a one-time filter).
     public static func markCompleted(_ jobs: [Job], worker: String, connection: PostgresConnection, logger: Logger) async throws -> Set<Int64> {
-        try await markCompleted(ids: jobs.map(\.id), attempts: jobs.map(\.attempt), worker: worker, connection: connection, logger: logger)
+        try await markCompleted(
+            ids: jobs.map(\.id),
+            attempts: jobs.map(\.attempt),
+            worker: worker,
+            waitingForBarrier: true,
+            connection: connection,
+            logger: logger
+        )
     }
 
     /// ``markCompleted(_:worker:connection:logger:)`` by id and attempt (the outbound senders' jobs too).
@@ -110,6 +121,7 @@ public struct JobQueue: Sendable {
         ids: [Int64],
         attempts: [Int],
         worker: String,
+        waitingForBarrier: Bool = false,
         connection: PostgresConnection,
         logger: Logger
     ) async throws
@@ -119,7 +131,8 @@ public struct JobQueue: Sendable {
             """
             UPDATE reclaim.jobs
             SET state = 'completed', completed_at = now(), updated_at = now(), locked_by = NULL, lease_expires_at = NULL
-            WHERE (id, attempts) IN (SELECT * FROM unnest(\(ids)::bigint[], \(attempts.map { Int32(clamping: $0) })::int[]))
+            WHERE (NOT \(waitingForBarrier) OR \(unescaped: WorkerBarrier.shared))
+              AND (id, attempts) IN (SELECT * FROM unnest(\(ids)::bigint[], \(attempts.map { Int32(clamping: $0) })::int[]))
               AND state = 'running' AND locked_by = \(worker)
             RETURNING id
             """,

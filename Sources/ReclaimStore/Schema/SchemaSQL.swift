@@ -39,5 +39,6 @@ public enum SchemaSQL {
         27: PackageResources._27_commitment_plans_sql,
         28: PackageResources._28_plans_in_reports_sql,
         29: PackageResources._29_one_record_per_request_sql,
+        30: PackageResources._30_forward_forgotten_sql,
     ].mapValues { String(decoding: $0, as: UTF8.self) }
 }

@@ -25,9 +25,11 @@ struct LockWithHistoryStatement: PostgresPreparedStatement {
                r.times, r.offers,
                -- A withdrawal of consent (RESCIND_CONSENT) for the app account the notification names, or the one the
                -- subscription names: a subscription first naming its account after the withdrawal is restricted too.
-               (SELECT c.rescinded_at FROM reclaim.rescinded_consents c
+               -- Kept as a one-way hash once a subscriber of the account was forgotten (SubscriberErasure.consentKey).
+               (SELECT min(c.rescinded_at) FROM reclaim.rescinded_consents c
+                CROSS JOIN LATERAL (SELECT coalesce(nullif(k.app_transaction_id, ''), s.app_transaction_id) AS account) a
                 WHERE c.bundle_id = s.bundle_id AND c.environment = s.environment
-                  AND c.app_transaction_id = coalesce(nullif(k.app_transaction_id, ''), s.app_transaction_id))
+                  AND c.app_transaction_id IN (a.account, \(SubscriberErasure.consentKey("a.account"))))
         FROM s
         JOIN k ON k.bundle_id = s.bundle_id AND k.environment = s.environment AND k.original_transaction_id = s.original_transaction_id
         CROSS JOIN LATERAL (

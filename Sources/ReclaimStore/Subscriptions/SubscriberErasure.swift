@@ -17,7 +17,7 @@ public enum SubscriberErasure {
     /// handled here or shown not to identify anyone).
     public static let identifyingColumns: Set<String> = [
         "subscriptions.original_transaction_id", "subscriptions.app_account_token", "subscriptions.last_transaction_id",
-        "subscriptions.app_transaction_id", "rescinded_consents.app_transaction_id",  // the app account; its consent record deleted
+        "subscriptions.app_transaction_id", "rescinded_consents.app_transaction_id",  // the app account; kept as a one-way hash
         "notifications.original_transaction_id", "notifications.transaction_id", "notifications.app_account_token",
         "notifications.signed_payload",
         "campaign_decisions.original_transaction_id", "campaign_decisions.app_account_token",
@@ -32,9 +32,10 @@ public enum SubscriberErasure {
         "rejected_inputs.reason", "reconciliation_runs.error",  // replaced where they quote an identifier
     ]
 
-    /// What one `forget` did.
+    /// What one `forget` did, or, for a dry run, would do.
     public struct Outcome: Codable, Sendable, Equatable {
-        /// The erasure recorded; nil when there was nothing left to erase and it had been forgotten before.
+        /// The erasure recorded; nil when there was nothing left to erase and it had been forgotten before, and for
+        /// a dry run.
         public var erasureId: UUID?
         /// Subscriptions found and redacted.
         public var subscriptions: Int
@@ -42,17 +43,44 @@ public enum SubscriberErasure {
         public var rows: [String: Int]
         /// When it was forgotten before, if it was.
         public var forgottenBefore: String?
-    }
+        /// The subscriptions the identifier matched (found through either identifier), as they were before.
+        public var matched: [Matched] = []
+        /// A dry run: nothing was changed or recorded.
+        public var dryRun = false
 
-    /// Forgets the subscriber `lookup` names (its environment is ignored: both are forgotten), in one transaction.
-    /// Idempotent: a second run finds nothing to redact and records nothing more.
-    public static func forget(_ lookup: SubscriberLookup, postgres: Database, logger: Logger) async throws -> Outcome {
-        try await postgres.transaction(logger: logger) { connection in
-            try await forget(lookup, connection: connection, logger: logger)
+        public struct Matched: Codable, Sendable, Equatable {
+            public var bundleId: String
+            public var environment: String
+            public var originalTransactionId: String
         }
     }
 
+    /// Forgets the subscriber `lookup` names (its environment is ignored: both are forgotten), in one transaction.
+    /// Idempotent: a second run finds nothing to redact and records nothing more. A dry run does the same work and
+    /// rolls it back: what it matched and the rows it would change, nothing written.
+    public static func forget(_ lookup: SubscriberLookup, dryRun: Bool = false, postgres: Database, logger: Logger) async throws -> Outcome {
+        do {
+            return try await postgres.transaction(logger: logger) { connection in
+                var outcome = try await forget(lookup, connection: connection, logger: logger)
+                guard dryRun else { return outcome }
+                outcome.erasureId = nil
+                outcome.dryRun = true
+                throw RolledBack(outcome: outcome)
+            }
+        } catch let rolledBack as RolledBack {
+            return rolledBack.outcome
+        }
+    }
+
+    /// A dry run's way out of its transaction (rolled back), carrying what it found.
+    struct RolledBack: Error {
+        let outcome: Outcome
+    }
+
     static func forget(_ lookup: SubscriberLookup, connection: PostgresConnection, logger: Logger) async throws -> Outcome {
+        // First, before any row is read or locked: the job transactions in progress end, and no other starts until
+        // this one commits (``WorkerBarrier``), so none stores the subscriber again under the erased id.
+        try await WorkerBarrier.hold(connection: connection, logger: logger)
         let bundle = lookup.bundleId
         let forgottenBefore = try await forgottenAt(lookup, connection: connection, logger: logger)
 
@@ -74,6 +102,18 @@ public enum SubscriberErasure {
         for try await (otid, token) in pairs.decode((String?, UUID?).self) {
             if let otid { otids.insert(otid) }
             if let token { tokens.insert(token) }
+        }
+        // What the operator named matched these subscriptions (a token may name several).
+        var matched: [Outcome.Matched] = []
+        for try await (bundleId, environment, otid) in try await connection.query(
+            """
+            SELECT bundle_id, environment, original_transaction_id FROM reclaim.subscriptions
+            WHERE original_transaction_id = ANY(\(otids.sorted())::text[]) AND (\(bundle)::text IS NULL OR bundle_id = \(bundle))
+            ORDER BY bundle_id, environment, original_transaction_id
+            """,
+            logger: logger
+        ).decode((String, String, String).self) {
+            matched.append(Outcome.Matched(bundleId: bundleId, environment: environment, originalTransactionId: otid))
         }
         let otidList = otids.sorted()
         let tokenList = tokens.sorted { $0.uuidString < $1.uuidString }
@@ -112,20 +152,35 @@ public enum SubscriberErasure {
             if count > 0 { rows[table, default: 0] += count }
         }
 
-        // First the subscriber's queued and done jobs: deleting them waits for a worker running one (its batch holds
-        // the job's row from its first statement), and a worker that comes later finds its job gone.
+        // First the subscriber's queued and done jobs: no batch runs now (``WorkerBarrier``), and a worker that comes later
+        // finds its job gone.
         try await run(
             "jobs",
             """
             DELETE FROM reclaim.jobs j
-            WHERE j.notification_uuid IN (
+            WHERE j.kind <> \(OutboundStore.forwardJobKind)
+              AND (j.notification_uuid IN (
                     SELECT notification_uuid FROM reclaim.notifications
                     WHERE (original_transaction_id = ANY(\(otidList)::text[]) OR app_account_token = ANY(\(tokenList)::uuid[]))
                       AND (\(bundle)::text IS NULL OR bundle_id = \(bundle)))
-               OR j.payload::text ILIKE ANY(\(quoted)::text[])
+                OR j.payload::text ILIKE ANY(\(quoted)::text[]))
             RETURNING 1
             """
         )
+        // Their forwards, per receiver, while the signed payloads are still there (``settleForwards(of:connection:logger:)``).
+        var notificationUUIDs: [UUID] = []
+        for try await uuid in try await connection.query(
+            """
+            SELECT notification_uuid FROM reclaim.notifications
+            WHERE (original_transaction_id = ANY(\(otidList)::text[]) OR app_account_token = ANY(\(tokenList)::uuid[]))
+              AND (\(bundle)::text IS NULL OR bundle_id = \(bundle))
+            """,
+            logger: logger
+        ).decode(UUID.self) {
+            notificationUUIDs.append(uuid)
+        }
+        let forwardsDropped = try await settleForwards(of: notificationUUIDs, connection: connection, logger: logger)
+        if forwardsDropped > 0 { rows["jobs", default: 0] += forwardsDropped }
         try await run(
             "subscriptions",
             """
@@ -208,14 +263,34 @@ public enum SubscriberErasure {
             RETURNING 1
             """
         )
-        try await run(
-            "rescinded_consents",
+        // A parent's withdrawal of consent outlives the erasure (docs/privacy.md: the account never gets a campaign
+        // again): its app account is kept as a one-way hash, which a later subscription of the account still matches
+        // (``consentKey(_:)``), and the RESCIND_CONSENT notification, which names no transaction, is redacted here.
+        var consentNotifications: [UUID] = []
+        for try await uuid in try await connection.query(
             """
-            DELETE FROM reclaim.rescinded_consents
+            UPDATE reclaim.rescinded_consents SET app_transaction_id = \(unescaped: Self.consentKey("app_transaction_id"))
             WHERE app_transaction_id = ANY(\(identifiers)::text[]) AND (\(bundle)::text IS NULL OR bundle_id = \(bundle))
-            RETURNING 1
-            """
-        )
+            RETURNING notification_uuid
+            """,
+            logger: logger
+        ).decode(UUID.self) {
+            consentNotifications.append(uuid)
+        }
+        if !consentNotifications.isEmpty {
+            rows["rescinded_consents", default: 0] += consentNotifications.count
+            let dropped = try await settleForwards(of: consentNotifications, connection: connection, logger: logger)
+            if dropped > 0 { rows["jobs", default: 0] += dropped }
+            try await run(
+                "notifications",
+                """
+                UPDATE reclaim.notifications
+                SET original_transaction_id = NULL, transaction_id = NULL, app_account_token = NULL, signed_payload = ''
+                WHERE notification_uuid = ANY(\(consentNotifications)) AND signed_payload <> ''
+                RETURNING 1
+                """
+            )
+        }
         try await run(
             "rejected_inputs",
             "UPDATE reclaim.rejected_inputs SET reason = 'redacted: it named a forgotten subscriber' WHERE reason ILIKE ANY(\(anywhere)::text[]) RETURNING 1"
@@ -235,7 +310,7 @@ public enum SubscriberErasure {
         )
 
         if rows.isEmpty, let forgottenBefore {
-            return Outcome(erasureId: nil, subscriptions: 0, rows: [:], forgottenBefore: forgottenBefore)
+            return Outcome(erasureId: nil, subscriptions: 0, rows: [:], forgottenBefore: forgottenBefore, matched: matched)
         }
         let counts = String(decoding: try JSONEncoder().encode(rows), as: UTF8.self)
         try await connection.query(
@@ -256,7 +331,14 @@ public enum SubscriberErasure {
             """,
             logger: logger
         )
-        return Outcome(erasureId: erasureId, subscriptions: subscriptions, rows: rows, forgottenBefore: forgottenBefore)
+        return Outcome(erasureId: erasureId, subscriptions: subscriptions, rows: rows, forgottenBefore: forgottenBefore, matched: matched)
+    }
+
+    /// SQL for the key under which `reclaim.rescinded_consents` keeps the app account of a withdrawal: the
+    /// `appTransactionId` itself, or, once its subscriber was forgotten, `sha256:` and the hex of its one-way hash
+    /// (``consentKey(_:)`` of the column or expression `appTransactionId`). A lookup matches either.
+    public static func consentKey(_ appTransactionId: String) -> String {
+        "'sha256:' || encode(reclaim.forgotten_hash('app_transaction_id', \(appTransactionId)), 'hex')"
     }
 
     /// When the identifier `lookup` names was forgotten (in its app, or in every app), if it was.
@@ -290,10 +372,46 @@ public enum SubscriberErasure {
         return false
     }
 
+    /// Settles the forward jobs of notifications about a forgotten subscriber before their signed payloads are
+    /// emptied, per receiver (`apps[].forwarding[].forwardForgotten`, docs/privacy.md): to a receiver that gets them
+    /// (true), a forward not yet sent carries Apple's complete body in its own payload from now on (the sender reads
+    /// the notification's payload otherwise, and would send `{"signedPayload":""}`), and drops it once sent or dead
+    /// (``OutboundStore``); to one that does not (false), it is deleted. Forwards already sent or dead are deleted.
+    /// Returns the jobs deleted.
+    static func settleForwards(of uuids: [UUID], connection: PostgresConnection, logger: Logger) async throws -> Int {
+        guard !uuids.isEmpty else { return 0 }
+        let rows = try await connection.query(
+            """
+            WITH dropped AS (
+                DELETE FROM reclaim.jobs j
+                WHERE j.kind = \(OutboundStore.forwardJobKind) AND j.notification_uuid = ANY(\(uuids))
+                  AND (j.state IN ('completed', 'dead')
+                       OR NOT coalesce((SELECT t.forward_forgotten FROM reclaim.outbound_targets t WHERE t.id = j.target), false))
+                RETURNING 1
+            ), carried AS (
+                UPDATE reclaim.jobs j
+                SET payload = jsonb_build_object(
+                        'contentType', j.payload->'contentType',
+                        'body', (j.payload->>'prefix') || n.signed_payload || (j.payload->>'suffix'))
+                FROM reclaim.notifications n, reclaim.outbound_targets t
+                WHERE j.kind = \(OutboundStore.forwardJobKind) AND j.notification_uuid = ANY(\(uuids))
+                  AND n.notification_uuid = j.notification_uuid AND t.id = j.target AND t.forward_forgotten
+                  AND j.state IN ('available', 'retryable', 'running') AND j.payload ? 'prefix' AND n.signed_payload <> ''
+                RETURNING 1
+            )
+            SELECT (SELECT count(*) FROM dropped)::int, (SELECT count(*) FROM carried)::int
+            """,
+            logger: logger
+        )
+        for try await (dropped, _) in rows.decode((Int, Int).self) { return dropped }
+        return 0
+    }
+
     /// Redacts stored notifications about forgotten subscribers, as `forget` would have: kept, as Apple's
-    /// notifications counted per day, without whom they were about.
+    /// notifications counted per day, without whom they were about; their forwards settled first.
     public static func redactNotifications(_ uuids: [UUID], connection: PostgresConnection, logger: Logger) async throws {
         guard !uuids.isEmpty else { return }
+        _ = try await settleForwards(of: uuids, connection: connection, logger: logger)
         try await connection.query(
             """
             UPDATE reclaim.notifications

@@ -109,4 +109,95 @@ struct KillSwitchTests {
             }
         }
     }
+
+    @Test("a grant to a subscriber holding a paused campaign's offer supersedes it as it would a running one's (it answered 500)")
+    func grantBesidePausedCampaign() async throws {
+        let setup = try CampaignTestSetup()
+        defer { setup.remove() }
+        try await withProcessedCorpus(setup) { client, dependencies in
+            try await client.transaction(logger: logger) {
+                try await CampaignStore.sync(try setup.config.domainCampaigns(), connection: $0, logger: logger)
+            }
+            let live = try await OfferRow.all(client).filter { $0.state == "ready" || $0.state == "delivered" }
+            let paused = try #require(live.first { $0.campaignId == "winback-expired" })
+            #expect(try await CancelSheetStore.setPaused(true, campaignId: "winback-expired", reason: "incident", postgres: client, logger: logger))
+            let adminKey = try await TestKeys(client: client).create(scope: .admin, bundleId: nil, logger: logger)
+            let app = Application(router: buildRouter(dependencies), configuration: .init(address: .hostname("127.0.0.1", port: 0)))
+            try await app.test(.router) { http in
+                let body = [
+                    "bundleId": "GeniusParentingAI", "originalTransactionId": "2000000970472825", "productId": "ca.geniusparentingai.basic.monthly",
+                    "offerIdentifier": "RETAIN50", "reason": "make-good", "campaign": "support",
+                ]
+                let (status, answer) = try await GrantTests.grant(body, key: adminKey, idempotencyKey: "paused-1", http: http)
+                #expect(status == .created, "\(status) \(answer)")
+            }
+            let after = try await OfferRow.all(client)
+            let ended = try #require(after.first { $0.id == paused.id })
+            #expect(
+                ended.state == "withdrawn" && ended.endReason?.hasPrefix("superseded by grant") == true,
+                "\(ended.state) \(ended.endReason ?? "")"
+            )
+            #expect(after.filter { $0.state == "ready" || $0.state == "delivered" }.map(\.campaignId) == ["support"])
+        }
+    }
+
+    @Test(
+        "withdraw is final whatever batch is under way: an offer a batch decided before the withdrawal committed is ended with it, and resume does not deliver it"
+    )
+    func withdrawBesideABatch() async throws {
+        let ca = try TestCertificateAuthority()
+        let setup = try CampaignTestSetup(ca: ca)
+        defer { setup.remove() }
+        let notifications = TestNotifications(ca: ca, bundleId: "GeniusParentingAI", environment: "Sandbox", appAppleId: 6_747_332_178)
+        try await withTestDatabase { client, _ in
+            try await client.transaction(logger: logger) {
+                try await CampaignStore.sync(try setup.config.domainCampaigns(), connection: $0, logger: logger)
+            }
+            let dependencies = try Dependencies.test(postgres: client, config: setup.config)
+            let uuid = UUID()
+            let body = try notifications.body(
+                uuid: uuid,
+                originalTransactionId: "3000000000980001",
+                transactionFields: [
+                    "productId": "ca.geniusparentingai.basic.monthly",
+                    "expiresDate": Int64(Date().addingTimeInterval(86400 * 20).timeIntervalSince1970 * 1000),
+                ]
+            )
+            try await ingestNotifications([body], dependencies: dependencies)
+            let signed = try #require((try JSONSerialization.jsonObject(with: body) as? [String: Any])?["signedPayload"] as? String)
+            let snapshot = try #require(SubscriptionSnapshot(try await dependencies.verifier.verifyNotification(signed), notificationUUID: uuid))
+
+            // A batch under way: it has read the campaigns (running) and decided the offer, not yet committed.
+            let decided = AsyncStream<Void>.makeStream()
+            let release = AsyncStream<Void>.makeStream()
+            let batch = Task {
+                try await client.transaction(logger: logger) { connection in
+                    try await connection.query("SELECT pg_advisory_xact_lock_shared(\(WorkerBarrier.key))", logger: logger)
+                    try await dependencies.campaignEngine.process(batch: [snapshot], connection: connection, logger: logger)
+                    decided.continuation.yield()
+                    for await _ in release.stream { break }
+                }
+            }
+            for await _ in decided.stream { break }
+            let withdrawal = Task {
+                try await CampaignStore.withdraw(campaignId: "retain-auto-renew-off", reason: "wrong price", postgres: client, logger: logger)
+            }
+            // The withdrawal either waits for the batch (the barrier) or, without one, has already committed.
+            try await eventually("the withdrawal waits for the batch, or is done", timeout: .seconds(30)) {
+                let waiting = try await firstInt(
+                    client,
+                    "SELECT count(*)::int FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = current_database()"
+                )
+                let paused = try await firstInt(client, "SELECT count(*)::int FROM reclaim.campaigns WHERE paused_at IS NOT NULL")
+                return waiting ?? 0 >= 1 || paused == 1
+            }
+            release.continuation.yield()
+            try await batch.value
+            _ = try await withdrawal.value
+            let live = try await OfferRow.all(client).filter { $0.state == "ready" || $0.state == "delivered" }
+            #expect(live.isEmpty, "an offer of the withdrawn campaign is live: \(live.map(\.campaignId))")
+            #expect(try await CancelSheetStore.setPaused(false, campaignId: "retain-auto-renew-off", reason: nil, postgres: client, logger: logger))
+            #expect(try await OfferRow.all(client).allSatisfy { $0.state == "withdrawn" })
+        }
+    }
 }

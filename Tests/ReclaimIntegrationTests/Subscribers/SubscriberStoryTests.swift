@@ -34,7 +34,10 @@ struct SubscriberStoryTests {
         }
     }
 
-    /// Every row of every table of the `reclaim` schema whose text holds one of `needles` (any case), by table.
+    /// Every row of every table of the `reclaim` schema whose text holds one of `needles` (any case), by table. Each
+    /// row is read as text and every base64url run in it (a JWS's segments, a nested JWS inside a decoded payload)
+    /// decoded and searched too: an identifier inside a signed payload is base64url inside nested JWS, which a plain
+    /// text search never matches.
     static func traces(of needles: [String], client: Database, logger: Logger) async throws -> [String: Int] {
         let tables = try await client.withConnection(logger: logger) { connection in
             var names: [String] = []
@@ -45,15 +48,46 @@ struct SubscriberStoryTests {
             for try await name in rows.decode(String.self) { names.append(name) }
             return names
         }
+        let lowered = needles.map { $0.lowercased() }
         var found: [String: Int] = [:]
         for table in tables {
-            var query = PostgresQuery(unsafeSQL: "SELECT count(*)::int FROM reclaim.\(table) t WHERE t::text ILIKE ANY($1)")
-            query.binds.append(needles.map { "%\($0)%" })
-            var count: Int?
-            for try await value in try await client.query(query, logger: logger).decode(Int.self) { count = value }
-            if let count, count > 0 { found[table] = count }
+            var count = 0
+            let rows = try await client.query(PostgresQuery(unsafeSQL: "SELECT t::text FROM reclaim.\(table) t"), logger: logger)
+            for try await row in rows.decode(String.self) {
+                let text = expanded(row).lowercased()
+                if lowered.contains(where: { text.contains($0) }) { count += 1 }
+            }
+            if count > 0 { found[table] = count }
         }
         return found
+    }
+
+    /// `text` followed by the decoding of every base64url run of 16 characters or more in it that decodes to UTF-8,
+    /// each expanded again (nested JWS), up to `depth` levels.
+    static func expanded(_ text: String, depth: Int = 4) -> String {
+        guard depth > 0 else { return text }
+        var decoded: [String] = []
+        for match in text.matches(of: /[A-Za-z0-9_\-+\/]{16,}={0,2}/) {
+            var segment = String(match.output).replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+            while segment.hasSuffix("=") { segment.removeLast() }
+            segment += String(repeating: "=", count: (4 - segment.count % 4) % 4)
+            guard let data = Data(base64Encoded: segment), let inner = String(data: data, encoding: .utf8) else { continue }
+            decoded.append(expanded(inner, depth: depth - 1))
+        }
+        return ([text] + decoded).joined(separator: "\n")
+    }
+
+    @Test("the census decodes what it searches: an identifier inside a nested JWS is found")
+    func censusReadsInsideJWS() throws {
+        let inner =
+            "eyJhbGciOiJFUzI1NiJ9."
+            + Data(#"{"originalTransactionId":"2000000970472825"}"#.utf8).base64EncodedString()
+            .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "") + ".c2ln"
+        let outer = Data(#"{"data":{"signedTransactionInfo":"\#(inner)"}}"#.utf8).base64EncodedString()
+            .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
+        let row = #"(1,"{\"signedPayload\":\"eyJhbGciOiJFUzI1NiJ9.\#(outer).c2lnbmF0dXJl\"}")"#
+        #expect(!row.contains("2000000970472825"))
+        #expect(Self.expanded(row).contains("2000000970472825"))
     }
 
     struct Story: Decodable {

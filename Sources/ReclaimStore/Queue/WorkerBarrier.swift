@@ -1,0 +1,27 @@
+import Logging
+import PostgresNIO
+
+/// A transaction-level advisory lock that every job transaction of the worker pool shares
+/// (``JobQueue/markCompleted(_:worker:connection:logger:)``, its first statement) and that an operator's action takes
+/// exclusively when a batch already under way must not undo it:
+///
+/// - `reclaim subscribers forget`: a notification read while the erasure ran used to wait on the subscription's row
+///   lock and then, the row renamed to the pseudonym, store the subscriber again under the erased id;
+/// - `reclaim campaigns withdraw`: a batch that read the campaigns before the withdrawal issued a ready offer after it,
+///   which `resume` then delivered.
+///
+/// Taking it waits for the job transactions under way to end; the next ones wait until the action commits (its
+/// length: seconds), then read what it wrote. The action takes it before it reads or locks any row, and a job
+/// transaction before it locks any, so neither waits on the other while holding what the other needs.
+public enum WorkerBarrier {
+    /// The lock's key ("reclerase", from the erasure that introduced it).
+    public static let key: Int64 = 0x72_65_63_6C_65_72_61_73
+
+    /// Takes the barrier for the rest of `connection`'s transaction: no job transaction runs until it ends.
+    public static func hold(connection: PostgresConnection, logger: Logger) async throws {
+        try await connection.query("SELECT pg_advisory_xact_lock(\(key))", logger: logger)
+    }
+
+    /// The condition a job transaction's first statement waits on (a one-time filter, evaluated before any row).
+    static let shared = "(SELECT pg_advisory_xact_lock_shared(\(key))) IS NOT NULL"
+}
