@@ -515,6 +515,72 @@ struct CommitmentPlanTests {
         }
     }
 
+    /// Issue 71: Apple, "Managing the life cycle of monthly subscriptions with a 12-month commitment": "If the refund
+    /// applies to a prior billing period, the system revokes the transaction for that specific period, but the
+    /// commitment continues unaffected"; "If the refund applies to the current billing period, the commitment ends
+    /// immediately."
+    @Test("a REFUND of month 2 in month 5 leaves the commitment as it was; a REFUND of month 5 ends it")
+    func refundsOfAPastAndTheCurrentMonth() async throws {
+        let ca = try TestCertificateAuthority(leafValidity: Date().addingTimeInterval(-400 * 86_400)...Date().addingTimeInterval(400 * 86_400))
+        let setup = try CampaignTestSetup(ca: ca)
+        defer { setup.remove() }
+        let notifications = TestNotifications(ca: ca, bundleId: "GeniusParentingAI", environment: "Sandbox", appAppleId: 6_747_332_178)
+        let otid = "3000000000870101"
+        let start = Date().addingTimeInterval(-130 * 86_400)
+        let millis = { @Sendable (date: Date) in Int64(date.timeIntervalSince1970 * 1000) }
+        @Sendable func event(_ type: String, _ subtype: String?, period: Int, at: Date) throws -> Data {
+            let purchased = start.addingTimeInterval(Double(period - 1) * 30 * 86_400)
+            return try notifications.body(
+                type: type,
+                subtype: subtype,
+                originalTransactionId: otid,
+                appAccountToken: UUID(uuidString: "00000000-0000-0000-0000-000000870101"),
+                signedDate: at,
+                transactionFields: [
+                    "productId": Self.monthly, "transactionId": "\(otid)\(period)", "purchaseDate": millis(purchased),
+                    "expiresDate": millis(purchased.addingTimeInterval(30 * 86_400)), "originalPurchaseDate": millis(start),
+                    "billingPlanType": "MONTHLY",
+                    "commitmentInfo": [
+                        "billingPeriodNumber": period, "totalBillingPeriods": 12,
+                        "commitmentExpiresDate": millis(start.addingTimeInterval(360 * 86_400)), "commitmentPrice": 131_880,
+                    ],
+                ]
+            )
+        }
+        try await withTestDatabase { client, _ in
+            let dependencies = try Dependencies.test(postgres: client, config: setup.config)
+            func state() async throws -> String {
+                var found = ""
+                for try await line in try await client.query(
+                    """
+                    SELECT concat_ws(' ', status, last_transaction_id, billing_period_number, (expires_at > now())::text)
+                    FROM reclaim.subscriptions WHERE original_transaction_id = \(otid)
+                    """,
+                    logger: logger
+                ).decode(String.self) {
+                    found = line
+                }
+                return found
+            }
+            var months = [try event("SUBSCRIBED", "INITIAL_BUY", period: 1, at: start)]
+            for period in 2...5 { months.append(try event("DID_RENEW", nil, period: period, at: start.addingTimeInterval(Double(period - 1) * 30 * 86_400))) }
+            try await processNotifications(months, client: client, dependencies: dependencies)
+            #expect(try await state() == "active \(otid)5 5 true")
+
+            // Month 2's payment refunded in month 5: the commitment continues.
+            try await processNotifications([try event("REFUND", nil, period: 2, at: Date().addingTimeInterval(-60))], client: client, dependencies: dependencies)
+            #expect(try await state() == "active \(otid)5 5 true", "a past month's refund ended the commitment")
+            #expect(
+                try await firstInt(client, "SELECT count(*)::int FROM reclaim.notifications WHERE notification_type = 'REFUND'") == 1,
+                "the refund is recorded"
+            )
+
+            // The current month's payment refunded: the commitment ends.
+            try await processNotifications([try event("REFUND", nil, period: 5, at: Date())], client: client, dependencies: dependencies)
+            #expect(try await state() == "refunded \(otid)5 5 true")
+        }
+    }
+
     @Test("campaigns check refuses a billing plan Apple does not have, and a commitmentLead beyond a year")
     func configuration() throws {
         func problems(_ extra: String) -> String {
