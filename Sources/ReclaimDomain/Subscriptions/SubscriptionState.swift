@@ -76,6 +76,20 @@ public struct SubscriptionState: Sendable, Equatable {
         lastTransactionId != nil || productId != nil || expiresAt != nil
     }
 
+    /// Whether `snapshot` is a REFUND of a past billing period of a subscription on a commitment plan: the refunded
+    /// transaction is not the latest one Reclaim knows (another transaction id) and its period ended before the
+    /// latest one's (`expiresDate` earlier). Apple: "If the refund applies to a prior billing period, the system
+    /// revokes the transaction for that specific period, but the commitment continues unaffected"; "If the refund
+    /// applies to the current billing period, the commitment ends immediately."
+    public func refundsPastPeriod(_ snapshot: SubscriptionSnapshot) -> Bool {
+        guard snapshot.notificationType == "REFUND", let transaction = snapshot.transaction,
+            transaction.commitmentInfo != nil || transaction.billingPlanType == "MONTHLY" || billingPeriodNumber != nil,
+            let refunded = transaction.transactionId, let latest = lastTransactionId, refunded != latest,
+            let refundedEnd = transaction.expiresDate.map(Date.init(unixMilliseconds:)), let currentEnd = expiresAt
+        else { return false }
+        return refundedEnd < currentEnd
+    }
+
     /// Applies `snapshot` if it is newer (by `signedDate`) than the last one applied; returns whether it was.
     ///
     /// Fields of the transaction are taken from the snapshot's transaction when it carries one, fields of the
@@ -86,6 +100,19 @@ public struct SubscriptionState: Sendable, Equatable {
         precondition(snapshot.originalTransactionId == originalTransactionId, "a snapshot of another subscription")
         if let lastSignedDate, snapshot.signedDate <= lastSignedDate { return false }
         if let token = snapshot.appAccountToken { appAccountToken = token }
+        if refundsPastPeriod(snapshot) {
+            // Apple, "Managing the life cycle of monthly subscriptions with a 12-month commitment": "If the refund
+            // applies to a prior billing period, the system revokes the transaction for that specific period, but the
+            // commitment continues unaffected. The customer remains subscribed and billing continues on schedule. …
+            // don't interpret it as a commitment cancellation." The REFUND is stored (the subscriber's story lists
+            // it, notifications_daily counts it); the subscription's status, product, expiry, last transaction,
+            // period and commitment stay as they were. A refund of the current period ends it (below: `refunded`).
+            lastNotificationType = snapshot.notificationType
+            lastSubtype = snapshot.subtype
+            lastSignedDate = snapshot.signedDate
+            lastNotificationUUID = snapshot.notificationUUID
+            return true
+        }
         if let transaction = snapshot.transaction {
             productId = transaction.productId ?? productId
             subscriptionGroupId = transaction.subscriptionGroupIdentifier ?? subscriptionGroupId

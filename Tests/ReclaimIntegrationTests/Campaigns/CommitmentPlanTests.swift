@@ -563,12 +563,18 @@ struct CommitmentPlanTests {
                 return found
             }
             var months = [try event("SUBSCRIBED", "INITIAL_BUY", period: 1, at: start)]
-            for period in 2...5 { months.append(try event("DID_RENEW", nil, period: period, at: start.addingTimeInterval(Double(period - 1) * 30 * 86_400))) }
+            for period in 2...5 {
+                months.append(try event("DID_RENEW", nil, period: period, at: start.addingTimeInterval(Double(period - 1) * 30 * 86_400)))
+            }
             try await processNotifications(months, client: client, dependencies: dependencies)
             #expect(try await state() == "active \(otid)5 5 true")
 
             // Month 2's payment refunded in month 5: the commitment continues.
-            try await processNotifications([try event("REFUND", nil, period: 2, at: Date().addingTimeInterval(-60))], client: client, dependencies: dependencies)
+            try await processNotifications(
+                [try event("REFUND", nil, period: 2, at: Date().addingTimeInterval(-60))],
+                client: client,
+                dependencies: dependencies
+            )
             #expect(try await state() == "active \(otid)5 5 true", "a past month's refund ended the commitment")
             #expect(
                 try await firstInt(client, "SELECT count(*)::int FROM reclaim.notifications WHERE notification_type = 'REFUND'") == 1,
