@@ -24,6 +24,9 @@ public struct AppStoreServerAPIClient: Sendable {
     let api: ReclaimConfig.ServerAPI
     let pacer: AppleAPIPacer
     var retry = AppStoreRetryPolicy()
+    /// Run after each attempt's pacing slot and before it is sent; throwing stops the call (a call lane confirms it
+    /// still holds its job).
+    var beforeEachAttempt: (@Sendable () async throws -> Void)?
     /// Per attempt: connecting, sending and reading the whole answer.
     var timeout: TimeAmount = .seconds(30)
     let logger: Logger
@@ -125,6 +128,7 @@ public struct AppStoreServerAPIClient: Sendable {
         var failures = 0
         while true {
             try await lane.acquire()
+            try await beforeEachAttempt?()
             let wait: Duration
             let failure: AppStoreAPIError
             do {

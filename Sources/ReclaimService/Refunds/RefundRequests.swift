@@ -159,7 +159,7 @@ struct RefundAnswerJobHandler: CallingJobHandler {
 
     struct Payload: Decodable { let request: Int64 }
 
-    func call(_ job: Job, database: Database, logger: Logger) async throws -> CallRecord {
+    func call(_ job: Job, lease: CallLease, database: Database, logger: Logger) async throws -> CallRecord {
         let id = try JSONDecoder().decode(Payload.self, from: Data(job.payload.utf8)).request
         guard let request = try await RefundRequestStore.pending(id, database: database, logger: logger) else { return nil }
         func settle(_ status: String, _ appleStatus: Int?, _ error: String?) -> CallRecord {
@@ -192,8 +192,12 @@ struct RefundAnswerJobHandler: CallingJobHandler {
             pacer: dependencies.applePacer,
             logger: logger
         )
-        // No transaction waits on the call; a longer outage is the queue's retry, with backoff.
-        client.retry.deadline = .seconds(60)
+        // No transaction waits on the call; a longer outage is the queue's retry, with backoff. Within the lease: a
+        // lane never waits for its turn after another could have taken the job.
+        client.retry.deadline = min(.seconds(60), lease.budget)
+        // One sender per answer: just before each attempt goes (after its pacing slot), this lane must still hold
+        // the job.
+        client.beforeEachAttempt = { try await lease.confirm(database: database, logger: logger) }
         do {
             try await client.sendConsumptionInformation(transactionId: request.transactionId, body: Data(request.body.utf8))
             return settle("sent", 202, nil)
@@ -208,6 +212,8 @@ struct RefundAnswerJobHandler: CallingJobHandler {
         } catch let error as AppStoreAPIError where error.status != nil && !error.isRetryable {
             logger.warning("Apple refused a refund answer", metadata: ["request": "\(id)", "error": "\(error)"])
             return settle("refused", error.status, "\(error)")
+        } catch let lost as CallLease.Lost {
+            throw lost  // Another lane sends it.
         } catch {
             Counter(label: "reclaim_refund_answer_retries_total", dimensions: [("reason", "unavailable")]).increment()
             throw error

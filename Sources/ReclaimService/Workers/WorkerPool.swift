@@ -265,13 +265,18 @@ public struct WorkerPool: Service {
         let started = ContinuousClock.now
         let jobLogger = logger(for: job)
         do {
-            let record = try await handler.call(job, database: queue.postgres, logger: jobLogger)
+            // The lease, less the time its completion needs: a call never waits for Apple's pacing past it.
+            let lease = CallLease(job: job, worker: workerId, budget: max(.seconds(1), options.lease - .seconds(5)))
+            let record = try await handler.call(job, lease: lease, database: queue.postgres, logger: jobLogger)
             try await queue.postgres.transaction(logger: jobLogger) { connection in
                 let owned = try await JobQueue.markCompleted([job], worker: workerId, connection: connection, logger: jobLogger)
                 guard owned.contains(job.id) else { return }
                 try await record?(connection, jobLogger)
             }
             metrics.completed([job], duration: ContinuousClock.now - started)
+        } catch let lost as CallLease.Lost {
+            // Another lane holds it now and makes the call: nothing to record here.
+            jobLogger.notice("\(lost.description)")
         } catch {
             if Task.isCancelled { return }
             await recordFailure(job, error: error, logger: jobLogger)

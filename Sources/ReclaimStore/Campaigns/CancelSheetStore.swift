@@ -91,10 +91,10 @@ public enum CancelSheetStore {
         return records.map { inserted.contains($0.id) }
     }
 
-    /// Marks a recorded decision whose answer did not leave in time `too_late` (Apple got `{}`).
-    public static func markTooLate(_ id: UUID, postgres: Database, logger: Logger) async throws {
+    /// Marks recorded decisions whose answer did not leave in time `too_late` (Apple got `{}`), in one statement.
+    public static func markTooLate(_ ids: [UUID], postgres: Database, logger: Logger) async throws {
         try await postgres.query(
-            "UPDATE reclaim.cancel_sheet_decisions SET outcome = 'too_late' WHERE id = \(id) AND outcome = 'answered'",
+            "UPDATE reclaim.cancel_sheet_decisions SET outcome = 'too_late' WHERE id = ANY(\(ids)) AND outcome = 'answered'",
             logger: logger
         )
     }

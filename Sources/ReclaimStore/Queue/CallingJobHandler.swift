@@ -9,7 +9,46 @@ import PostgresNIO
 /// marks the job completed. A crash between the call and that commit runs the job again: a call must be safe to
 /// repeat, the same request with the same body.
 public protocol CallingJobHandler: JobHandler {
-    func call(_ job: Job, database: Database, logger: Logger) async throws -> CallRecord
+    /// Makes the job's call. `lease` says whether this lane still holds the job: a call confirms it just before it
+    /// sends (``CallLease/confirm(database:logger:)``), so that one job is sent by one lane, and does not wait for
+    /// its turn past ``CallLease/budget``.
+    func call(_ job: Job, lease: CallLease, database: Database, logger: Logger) async throws -> CallRecord
+}
+
+/// A call lane's hold on its job: the worker that claimed it and the attempt it runs.
+public struct CallLease: Sendable {
+    public let job: Job
+    public let worker: String
+    /// How long the call may take, pacing waits and retries included: the lease, less a margin for the completion.
+    public let budget: Duration
+
+    public init(job: Job, worker: String, budget: Duration) {
+        self.job = job
+        self.worker = worker
+        self.budget = budget
+    }
+
+    /// The lane no longer holds the job (another lane claimed it since): the call must not be made.
+    public struct Lost: Error, CustomStringConvertible {
+        public let job: Int64
+        public var description: String { "job \(job) is no longer this lane's: its call is not made" }
+    }
+
+    /// Throws ``Lost`` unless this lane still holds the job: running, claimed by this worker for this attempt, its
+    /// lease not run out. One round trip, made right before the call.
+    public func confirm(database: Database, logger: Logger) async throws {
+        let rows = try await database.query(
+            """
+            SELECT count(*)::int FROM reclaim.jobs
+            WHERE id = \(job.id) AND attempts = \(Int32(clamping: job.attempt)) AND state = 'running' AND locked_by = \(worker)
+              AND lease_expires_at > now()
+            """,
+            logger: logger
+        )
+        var held = false
+        for try await count in rows.decode(Int.self) { held = count == 1 }
+        if !held { throw Lost(job: job.id) }
+    }
 }
 
 /// What a call's outcome writes, in the transaction that completes its job; nil: nothing but the completion.

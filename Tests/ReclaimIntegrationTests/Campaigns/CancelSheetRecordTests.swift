@@ -157,6 +157,48 @@ struct CancelSheetRecordTests {
         }
     }
 
+    @Test("too_late marks wait in one bounded set: past its capacity the oldest are dropped and counted; the rest land together")
+    func tooLateMarksBounded() async throws {
+        try await withTestDatabase { client, url in
+            let ids = (0..<8).map { _ in UUID() }
+            for id in ids {
+                try await client.query(
+                    """
+                    INSERT INTO reclaim.cancel_sheet_decisions (id, campaign_id, bundle_id, environment, original_transaction_id,
+                        request_identifier, product_id, outcome, shadow, answer, message_identifier, reason)
+                    VALUES (\(id), 'cancel-sheet', 'GeniusParentingAI', 'Sandbox', '1', \(UUID().uuidString), 'p', 'answered', false,
+                        'message', 'm', 'an arm')
+                    """,
+                    logger: logger
+                )
+            }
+            let proxy = try TCPProxy(upstreamPort: url.port)
+            defer { proxy.stop() }
+            var far = url
+            far.host = "127.0.0.1"
+            far.port = proxy.port
+            far.socketDirectory = nil
+            let deadlines = Database.Deadlines(acquire: .seconds(5), query: .seconds(1), transaction: .seconds(2))
+            try await Database.withDatabase(far, maxConnections: 1, deadlines: deadlines, logger: logger) { database in
+                try await database.query("SELECT 1", logger: logger)
+                #expect(proxy.cut() >= 1)
+                let marks = TooLateMarks(postgres: database, logger: logger, capacity: 5)
+                var drainer: Task<Void, Never>?
+                for id in ids { drainer = marks.mark(id) }
+                #expect(marks.pending == 5, "the capacity holds")
+                await drainer?.value
+                #expect(marks.pending == 0)
+            }
+            let marked = try await client.query(
+                "SELECT id FROM reclaim.cancel_sheet_decisions WHERE outcome = 'too_late'",
+                logger: logger
+            )
+            var landed = Set<UUID>()
+            for try await id in marked.decode(UUID.self) { landed.insert(id) }
+            #expect(landed == Set(ids.suffix(5)), "the newest five landed, the oldest three were dropped")
+        }
+    }
+
     @Test("a record carries the budget that remains, measured by PostgreSQL: inserted with time left, not past it, whatever the wall clocks say")
     func oneClock() async throws {
         let ca = try TestCertificateAuthority()

@@ -152,6 +152,50 @@ struct RefundAnswerPathTests {
         }
     }
 
+    @Test("a refund answer whose job another lane holds now (released and claimed again) is not sent by the first lane; the holder sends it once")
+    func oneSenderPerAnswer() async throws {
+        let setup = try Setup()
+        defer { setup.remove() }
+        let standIn = setup.standIn()
+        try await withStandIn(standIn) { port in
+            try await withTestDatabase { client, _ in
+                let config = try RefundRequestTests.config(setup, port: port, refunds: Self.refunds)
+                let dependencies = try Dependencies.test(postgres: client, config: config)
+                try await ingestNotifications([try Self.request(setup, "8400000000000009")], dependencies: dependencies)
+                // The notification's batch decides the answer and queues its job (no call lane runs).
+                try await withServices([pool(client, dependencies, calls: 0)]) {
+                    try await eventually("the answer's job is queued") {
+                        try await firstInt(client, "SELECT count(*)::int FROM reclaim.jobs WHERE kind = 'refund_answer' AND state = 'available'") == 1
+                    }
+                }
+                let queue = JobQueue(postgres: client)
+                let worker = "test-worker"
+                // Lane A claims it; a batch lane's releaseUnheld hands it back before A noted it; lane B claims it.
+                let first = try #require(try await queue.claimCall(kind: "refund_answer", worker: worker, lease: .seconds(60), logger: logger))
+                _ = try await queue.releaseUnheld(worker: worker, holding: [], target: nil, logger: logger)
+                let second = try #require(try await queue.claimCall(kind: "refund_answer", worker: worker, lease: .seconds(60), logger: logger))
+                #expect(second.id == first.id && second.attempt == first.attempt + 1)
+                let handler = RefundAnswerJobHandler(dependencies: dependencies)
+                await #expect(throws: CallLease.Lost.self) {
+                    _ = try await handler.call(
+                        first,
+                        lease: CallLease(job: first, worker: worker, budget: .seconds(55)),
+                        database: client,
+                        logger: logger
+                    )
+                }
+                #expect(standIn.consumptionAnswers.withLock { $0 }.isEmpty, "the lane that lost the job sent it")
+                _ = try await handler.call(
+                    second,
+                    lease: CallLease(job: second, worker: worker, budget: .seconds(55)),
+                    database: client,
+                    logger: logger
+                )
+                #expect(standIn.consumptionAnswers.withLock { $0 }.map(\.transactionId) == ["8400000000000009"])
+            }
+        }
+    }
+
     @Test("Apple's 401 keeps the request pending, noted, and tries it again in 10 minutes; the retry is counted")
     func unauthorizedRetried() async throws {
         let setup = try Setup()
