@@ -3,6 +3,7 @@ import Crypto
 import Foundation
 import Logging
 import ReclaimStore
+import Synchronization
 
 /// `reclaim messaging plan | apply | status | test`: an app's Retention Messaging set-up at Apple, as its
 /// `retentionMessaging` declares it, through the paced App Store Server API client.
@@ -215,9 +216,11 @@ public enum MessagingTasks {
                     throw ConfigError(plan.refused.map { "\(client.environment): refused: \($0)" }.joined(separator: "\n"))
                 }
                 /// Records the upload's hash before sending (a lost answer leaves it behind), sends, and records its
-                /// landing; a 409 (Apple holds the id already) for content Reclaim itself tried to upload is that lost
-                /// answer's upload: done.
-                func upload(_ kind: String, _ id: String, sha: String, _ send: () async throws -> Void) async throws {
+                /// landing; a 409 (Apple holds the id already) for content Reclaim itself tried to upload (an earlier
+                /// apply's attempt of the same content, or an earlier attempt of this call whose answer was lost) is
+                /// that lost answer's upload: done. A 409 on Reclaim's first attempt ever is an upload made outside
+                /// Reclaim: said so, not recorded as Reclaim's.
+                func upload(_ kind: String, _ id: String, sha: String, _ send: (AppStoreServerAPIClient) async throws -> Void) async throws {
                     func record(landed: Bool) async throws {
                         try await MessagingUploadStore.record(
                             bundleId: client.bundleId,
@@ -232,10 +235,27 @@ public enum MessagingTasks {
                     }
                     let prior = uploads["\(kind) \(id)"]
                     try await record(landed: false)
+                    let attempts = AttemptCount()
+                    var counting = client
+                    counting.beforeEachAttempt = { attempts.add() }
                     do {
-                        try await send()
-                    } catch let error as AppStoreAPIError where error.status == 409 && (prior == nil || prior?.sha256 == sha) {
+                        try await send(counting)
+                    } catch let error as AppStoreAPIError where error.status == 409 && (prior?.sha256 == sha || (prior == nil && attempts.value > 1))
+                    {
                         report("\(client.environment): \(kind) \(id) is already at Apple (an earlier attempt's answer was lost): counted as uploaded")
+                    } catch let error as AppStoreAPIError where error.status == 409 && prior == nil {
+                        try await MessagingUploadStore.removeAttempt(
+                            bundleId: client.bundleId,
+                            environment: client.environment,
+                            kind: kind,
+                            id: id,
+                            database: database,
+                            logger: logger
+                        )
+                        report(
+                            "\(client.environment): \(kind) \(id) was uploaded outside Reclaim (Apple holds the id already; Reclaim never sent it): not counted as Reclaim's, its content cannot be compared with the config's; give the config's text a new id to have Reclaim upload it"
+                        )
+                        return
                     }
                     try await record(landed: true)
                 }
@@ -245,10 +265,10 @@ public enum MessagingTasks {
                     switch change {
                     case .uploadImage(let id, let file, let size):
                         guard let png = FileManager.default.contents(atPath: file) else { throw ConfigError("cannot read image \(file)") }
-                        try await upload("image", id, sha: sha256(png + Data(size.utf8))) { try await client.uploadImage(id, png: png, size: size) }
+                        try await upload("image", id, sha: sha256(png + Data(size.utf8))) { try await $0.uploadImage(id, png: png, size: size) }
                     case .uploadMessage(let id):
                         guard let message = messaging.messages.first(where: { $0.id == id }) else { continue }
-                        try await upload("message", id, sha: try sha256(message)) { try await client.uploadMessage(id, message.upload) }
+                        try await upload("message", id, sha: try sha256(message)) { try await $0.uploadMessage(id, message.upload) }
                         uploaded = true
                     case .configureDefault(let product, let locale, let message):
                         try await client.configureDefaultMessage(productId: product, locale: locale, messageIdentifier: message)
@@ -351,4 +371,11 @@ public enum MessagingTasks {
             }
         }
     }
+}
+
+/// Attempts one upload made (each attempt after its pacing slot, retries included).
+final class AttemptCount: Sendable {
+    private let count = Mutex(0)
+    func add() { count.withLock { $0 += 1 } }
+    var value: Int { count.withLock { $0 } }
 }

@@ -23,6 +23,25 @@ public enum MessagingUploadStore {
         return found
     }
 
+    /// Forgets an attempt that did not land and was not Reclaim's to make (Apple already held the id: uploaded
+    /// outside Reclaim), so that a later 409 is not taken for a lost answer of Reclaim's.
+    public static func removeAttempt(
+        bundleId: String,
+        environment: String,
+        kind: String,
+        id: String,
+        database: Database,
+        logger: Logger
+    ) async throws {
+        try await database.query(
+            """
+            DELETE FROM reclaim.messaging_uploads
+            WHERE bundle_id = \(bundleId) AND environment = \(environment) AND kind = \(kind) AND id = \(id) AND uploaded_at IS NULL
+            """,
+            logger: logger
+        )
+    }
+
     /// Records an attempt (before the request: a lost answer leaves its hash behind) or its landing.
     public static func record(
         bundleId: String,

@@ -60,6 +60,9 @@ final class AppleAPIStandIn: Sendable {
     let performanceTests: Mutex<[String: Int]> = Mutex([:])
     /// Message ids whose next upload Apple keeps but whose answer is lost.
     let loseUploadAnswers: Mutex<Set<String>> = Mutex([])
+    /// Message ids Apple holds (an upload answers 409) that its list does not show yet: uploaded by someone else
+    /// after Reclaim read the list.
+    let unlistedMessages: Mutex<Set<String>> = Mutex([])
     /// The state an uploaded message or image starts in: PENDING as in Production, APPROVED as in Sandbox.
     let reviewState: Mutex<String> = Mutex("PENDING")
     let productTypes: Mutex<[String: String]> = Mutex([:])
@@ -254,7 +257,9 @@ final class AppleAPIStandIn: Sendable {
         }
         router.get("/inApps/v1/messaging/message/list") { request, context in
             try await self.answer(request, context) { _ in
-                let items = self.messages.withLock { $0 }.map { ["messageIdentifier": $0.key, "messageState": $0.value] }
+                let unlisted = self.unlistedMessages.withLock { $0 }
+                let items = self.messages.withLock { $0 }.filter { !unlisted.contains($0.key) }
+                    .map { ["messageIdentifier": $0.key, "messageState": $0.value] }
                 return (.ok, String(decoding: try JSONSerialization.data(withJSONObject: ["messageIdentifiers": items]), as: UTF8.self))
             }
         }

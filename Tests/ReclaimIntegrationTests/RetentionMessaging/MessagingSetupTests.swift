@@ -212,6 +212,37 @@ struct MessagingSetupTests {
     }
 
     @Test(
+        "a 409 on Reclaim's first upload of an id is an upload made outside Reclaim: said so, not recorded as Reclaim's (it was counted as a lost answer's)"
+    )
+    func conflictWithoutAnAttemptOfReclaims() async throws {
+        let setup = try Setup()
+        defer { setup.remove() }
+        try Self.png(width: 3840, height: 400).write(to: setup.directory.appendingPathComponent("wide.png"))
+        let standIn = setup.standIn()
+        // Someone else uploaded the discount message after Reclaim read Apple's list.
+        standIn.messages.withLock { $0[Self.discount] = "APPROVED" }
+        standIn.unlistedMessages.withLock { $0.insert(Self.discount) }
+        let app = Application(router: standIn.router(), configuration: .init(address: .hostname("127.0.0.1", port: 0)))
+        try await app.test(.live) { http in
+            let port = try #require(http.port)
+            try await withTestDatabase { client, url in
+                let config = try ReclaimConfig.parse(yaml: Self.yaml(setup, port: port))
+                let lines = Mutex<[String]>([])
+                _ = try await MessagingTasks.apply(config: config, url: url, app: "com.example.app", environment: "Production", logger: logger) {
+                    line in lines.withLock { $0.append(line) }
+                }
+                let said = lines.withLock { $0 }
+                #expect(said.contains { $0.contains("\(Self.discount) was uploaded outside Reclaim") }, "\(said)")
+                #expect(!said.contains { $0.contains("an earlier attempt's answer was lost") }, "\(said)")
+                #expect(
+                    try await firstInt(client, "SELECT count(*)::int FROM reclaim.messaging_uploads WHERE id = '\(Self.discount)'") == 0,
+                    "recorded as Reclaim's upload"
+                )
+            }
+        }
+    }
+
+    @Test(
         "every value checked before anything is sent, each problem naming its key: lengths, UUIDs, locales, PNG size and transparency, undeclared messages, missing defaults"
     )
     func checkedFirst() async throws {
