@@ -21,6 +21,8 @@ final class AppleAPIStandIn: Sendable {
         case rateLimited(retryAfter: Duration)
         case unauthorized
         case serverError
+        /// 400 with an error no retry cures.
+        case badRequest
     }
 
     struct Received: Sendable {
@@ -328,6 +330,8 @@ final class AppleAPIStandIn: Sendable {
             return Self.json(.unauthorized, "")
         case .serverError?:
             return Self.json(.internalServerError, #"{"errorCode":5000000,"errorMessage":"An unknown error occurred."}"#)
+        case .badRequest?:
+            return Self.json(.badRequest, #"{"errorCode":4000006,"errorMessage":"Invalid transaction id."}"#)
         case nil:
             let (status, text) = try handler(body)
             return Self.json(status, text)

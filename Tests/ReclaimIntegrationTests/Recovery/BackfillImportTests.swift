@@ -258,4 +258,33 @@ struct BackfillImportTests {
             }
         }
     }
+
+    @Test("a forgotten id whose call to Apple fails is not stored, not even as a failure (issue 70)")
+    func forgottenIdFailing() async throws {
+        let setup = try Setup()
+        defer { setup.remove() }
+        let standIn = setup.standIn(failures: [1: .badRequest])
+        let app = Application(router: standIn.router(), configuration: .init(address: .hostname("127.0.0.1", port: 0)))
+        try await app.test(.live) { http in
+            let port = try #require(http.port)
+            try await withTestDatabase { client, url in
+                let forgotten = "7199999999999991"
+                _ = try await SubscriberTasks.forget(SubscriberLookup(.originalTransactionId(forgotten)), json: false, url: url, logger: logger)
+                let counts = try await Backfill.run(
+                    config: try setup.config(port: port),
+                    url: url,
+                    app: "com.example.app",
+                    transactionIds: [forgotten],
+                    dryRun: false,
+                    logger: logger
+                ) { _ in }
+                #expect(counts.failed == 1)
+                #expect(standIn.received.count == 1)
+                #expect(
+                    try await firstInt(client, "SELECT count(*)::int FROM reclaim.backfill_transactions WHERE transaction_id = '\(forgotten)'") == 0,
+                    "the forgotten id was stored as a failure"
+                )
+            }
+        }
+    }
 }
