@@ -7,7 +7,7 @@ struct SubscribersCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "subscribers",
         abstract: "One subscriber's story for support, and erasure on request (docs/privacy.md).",
-        subcommands: [Show.self, Forget.self]
+        subcommands: [Show.self, Forget.self, RepairRefunds.self]
     )
 
     /// Who: exactly one of the two identifiers, optionally one app.
@@ -69,6 +69,30 @@ struct SubscribersCommand: AsyncParsableCommand {
             let lookup = try who.lookup()
             let url = try database.resolved()
             print(try await SubscriberTasks.forget(lookup, dryRun: dryRun, json: json, url: url, logger: Bootstrap.logging()))
+        }
+    }
+
+    struct RepairRefunds: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "repair-refunds",
+            abstract:
+                "Subscriptions on a 12-month commitment made refunded by a refund of a past billing period (before 2.1.0): rebuilt from their stored notifications, where the commitment continues (Apple: 'the commitment continues unaffected')."
+        )
+        @Option(help: "Only this app (bundle id); default every app.") var app: String?
+        @Flag(help: "Say which would be repaired; change nothing.") var dryRun = false
+        @Flag(help: "JSON: {examined, repaired: [\"ID [bundle, environment]\"], dryRun}.") var json = false
+        @OptionGroup var options: ConfigOptions
+        @OptionGroup var database: DatabaseOptions
+
+        func run() async throws {
+            let outcome = try await RefundRepair.run(
+                config: try options.load(),
+                url: try database.resolved(),
+                app: app,
+                dryRun: dryRun,
+                logger: Bootstrap.logging()
+            )
+            print(json ? try ReportJSON.render(outcome) : RefundRepair.text(outcome))
         }
     }
 }

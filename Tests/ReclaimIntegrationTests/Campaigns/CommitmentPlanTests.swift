@@ -547,7 +547,7 @@ struct CommitmentPlanTests {
                 ]
             )
         }
-        try await withTestDatabase { client, _ in
+        try await withTestDatabase { client, url in
             let dependencies = try Dependencies.test(postgres: client, config: setup.config)
             func state() async throws -> String {
                 var found = ""
@@ -581,8 +581,28 @@ struct CommitmentPlanTests {
                 "the refund is recorded"
             )
 
-            // The current month's payment refunded: the commitment ends.
+            // A subscription the old rule made refunded (month 2's expiry, transaction and period) is repaired from its
+            // stored notifications; a dry run first changes nothing.
+            try await client.query(
+                """
+                UPDATE reclaim.subscriptions SET status = 'refunded', last_transaction_id = \(otid + "2"), billing_period_number = 2,
+                    expires_at = now() - interval '60 days'
+                WHERE original_transaction_id = \(otid)
+                """,
+                logger: logger
+            )
+            let preview = try await RefundRepair.run(config: setup.config, url: url, app: nil, dryRun: true, logger: logger)
+            #expect(preview.examined == 1 && preview.repaired.count == 1 && preview.dryRun)
+            #expect(try await state() == "refunded \(otid)2 2 false")
+            let repair = try await RefundRepair.run(config: setup.config, url: url, app: nil, dryRun: false, logger: logger)
+            #expect(repair.repaired == ["\(otid) [GeniusParentingAI, Sandbox]"], "\(repair)")
+            #expect(try await state() == "active \(otid)5 5 true", "repaired")
+            #expect(try await RefundRepair.run(config: setup.config, url: url, app: nil, dryRun: false, logger: logger).examined == 0)
+
+            // The current month's payment refunded: the commitment ends, and no repair undoes that.
             try await processNotifications([try event("REFUND", nil, period: 5, at: Date())], client: client, dependencies: dependencies)
+            #expect(try await state() == "refunded \(otid)5 5 true")
+            #expect(try await RefundRepair.run(config: setup.config, url: url, app: nil, dryRun: false, logger: logger).repaired.isEmpty)
             #expect(try await state() == "refunded \(otid)5 5 true")
         }
     }
