@@ -124,43 +124,13 @@ struct CancelSheetRecordTests {
         }
     }
 
-    @Test("a too_late mark whose first attempt the database never answers is tried again until it lands")
-    func tooLateMarkLands() async throws {
+    /// Records an answered decision for each id, then runs `body` with a one-connection pool whose connection no
+    /// longer answers (cut by a proxy): the first attempt of anything gets no answer, and later connections do.
+    func withAnsweredDecisionsAndACutConnection(
+        _ ids: [UUID],
+        _ body: @Sendable (_ client: Database, _ far: Database) async throws -> Void
+    ) async throws {
         try await withTestDatabase { client, url in
-            let id = UUID()
-            try await client.query(
-                """
-                INSERT INTO reclaim.cancel_sheet_decisions (id, campaign_id, bundle_id, environment, original_transaction_id,
-                    request_identifier, product_id, outcome, shadow, answer, message_identifier, reason)
-                VALUES (\(id), 'cancel-sheet', 'GeniusParentingAI', 'Sandbox', '1', \(UUID().uuidString), 'p', 'answered', false,
-                    'message', 'm', 'an arm')
-                """,
-                logger: logger
-            )
-            let proxy = try TCPProxy(upstreamPort: url.port)
-            defer { proxy.stop() }
-            var far = url
-            far.host = "127.0.0.1"
-            far.port = proxy.port
-            far.socketDirectory = nil
-            let deadlines = Database.Deadlines(acquire: .seconds(5), query: .seconds(1), transaction: .seconds(2))
-            try await Database.withDatabase(far, maxConnections: 1, deadlines: deadlines, logger: logger) { database in
-                try await database.query("SELECT 1", logger: logger)
-                // The pool's one connection now swallows everything: the first attempt gets no answer.
-                #expect(proxy.cut() >= 1)
-                let marking = TooLateMarks(postgres: database, logger: logger).mark(id)
-                try await eventually("the mark landed", timeout: .seconds(30)) {
-                    try await firstInt(client, "SELECT count(*) FROM reclaim.cancel_sheet_decisions WHERE outcome = 'too_late'") == 1
-                }
-                await marking.value
-            }
-        }
-    }
-
-    @Test("too_late marks wait in one bounded set: past its capacity the oldest are dropped and counted; the rest land together")
-    func tooLateMarksBounded() async throws {
-        try await withTestDatabase { client, url in
-            let ids = (0..<8).map { _ in UUID() }
             for id in ids {
                 try await client.query(
                     """
@@ -181,18 +151,36 @@ struct CancelSheetRecordTests {
             let deadlines = Database.Deadlines(acquire: .seconds(5), query: .seconds(1), transaction: .seconds(2))
             try await Database.withDatabase(far, maxConnections: 1, deadlines: deadlines, logger: logger) { database in
                 try await database.query("SELECT 1", logger: logger)
+                // The pool's one connection now swallows everything: the first attempt gets no answer.
                 #expect(proxy.cut() >= 1)
-                let marks = TooLateMarks(postgres: database, logger: logger, capacity: 5)
-                var drainer: Task<Void, Never>?
-                for id in ids { drainer = marks.mark(id) }
-                #expect(marks.pending == 5, "the capacity holds")
-                await drainer?.value
-                #expect(marks.pending == 0)
+                try await body(client, database)
             }
-            let marked = try await client.query(
-                "SELECT id FROM reclaim.cancel_sheet_decisions WHERE outcome = 'too_late'",
-                logger: logger
-            )
+        }
+    }
+
+    @Test("a too_late mark whose first attempt the database never answers is tried again until it lands")
+    func tooLateMarkLands() async throws {
+        let id = UUID()
+        try await withAnsweredDecisionsAndACutConnection([id]) { client, database in
+            let marking = TooLateMarks(postgres: database, logger: logger).mark(id)
+            try await eventually("the mark landed", timeout: .seconds(30)) {
+                try await firstInt(client, "SELECT count(*) FROM reclaim.cancel_sheet_decisions WHERE outcome = 'too_late'") == 1
+            }
+            await marking.value
+        }
+    }
+
+    @Test("too_late marks wait in one bounded set: past its capacity the oldest are dropped and counted; the rest land together")
+    func tooLateMarksBounded() async throws {
+        let ids = (0..<8).map { _ in UUID() }
+        try await withAnsweredDecisionsAndACutConnection(ids) { client, database in
+            let marks = TooLateMarks(postgres: database, logger: logger, capacity: 5)
+            var drainer: Task<Void, Never>?
+            for id in ids { drainer = marks.mark(id) }
+            #expect(marks.pending == 5, "the capacity holds")
+            await drainer?.value
+            #expect(marks.pending == 0)
+            let marked = try await client.query("SELECT id FROM reclaim.cancel_sheet_decisions WHERE outcome = 'too_late'", logger: logger)
             var landed = Set<UUID>()
             for try await id in marked.decode(UUID.self) { landed.insert(id) }
             #expect(landed == Set(ids.suffix(5)), "the newest five landed, the oldest three were dropped")

@@ -273,6 +273,13 @@ struct ForgetForwardingTests {
                         "a job still carries a JWS"
                     )
                     #expect(try await firstInt(client, "SELECT count(*)::int FROM reclaim.jobs WHERE state = 'dead'") == 0)
+                    // The census, decoded: no row of any table names them, inside a JWS or out.
+                    let left = try await SubscriberStoryTests.traces(
+                        of: [otid, "00000000-0000-0000-0000-000000970101"],
+                        client: client,
+                        logger: logger
+                    )
+                    #expect(left.isEmpty, "traces left, decoded: \(left)")
                 }
             }
         }
