@@ -5,7 +5,7 @@
 -- at once, leaves one consistent schema. The binary compiles this file in (Package.swift embeds
 -- it; ReclaimStore's SchemaSQL): there is no other copy.
 --
--- reclaim-schema-version: 30
+-- reclaim-schema-version: 31
 --
 -- A database at an older version is upgraded by the scripts in migrations/ (NNN-name.sql takes
 -- version NNN-1 to NNN); applying this file to an empty database gives the same result.
@@ -449,7 +449,8 @@ CREATE TABLE reclaim.offer_redemptions (
     redeemed_at             timestamptz NOT NULL,
     recorded_at             timestamptz NOT NULL DEFAULT now(),
     offer_type              smallint    NOT NULL DEFAULT 2,
-    offer_period            text
+    offer_period            text,
+    code_decision_id        uuid
 );
 CREATE INDEX offer_redemptions_redeemed_idx ON reclaim.offer_redemptions (redeemed_at);
 CREATE INDEX offer_redemptions_subscriber_idx ON reclaim.offer_redemptions (bundle_id, environment, original_transaction_id, redeemed_at);
@@ -468,6 +469,7 @@ COMMENT ON COLUMN reclaim.offer_redemptions.redeemed_at IS 'Transaction purchase
 COMMENT ON COLUMN reclaim.offer_redemptions.recorded_at IS 'When Reclaim recorded it.';
 COMMENT ON COLUMN reclaim.offer_redemptions.offer_type IS 'Apple''s offerType: 2 promotional, 3 offer code, 4 win-back, 5 App Store Connect retention offer (named at WWDC26; not in Apple''s offerType reference as read for this release), any other value as Apple sent it.';
 COMMENT ON COLUMN reclaim.offer_redemptions.offer_period IS 'Apple''s offerPeriod (ISO 8601 duration, e.g. P1M) when the transaction carries one.';
+COMMENT ON COLUMN reclaim.offer_redemptions.code_decision_id IS 'offerType 3 of a pool''s offer (reclaim.offer_code_pools): the decision whose code the subscriber was given, the redemption inferred from it (Apple names the offer, not the code); NULL when Reclaim gave this subscriber no code of the offer.';
 
 CREATE TABLE reclaim.offer_events (
     offer_id       uuid        NOT NULL REFERENCES reclaim.offers (id),
@@ -485,6 +487,57 @@ COMMENT ON COLUMN reclaim.offer_events.offer_id IS 'The offer.';
 COMMENT ON COLUMN reclaim.offer_events.event IS 'shown, dismissed, purchase_started, purchase_pending (Ask to Buy: awaiting approval) or purchase_failed.';
 COMMENT ON COLUMN reclaim.offer_events.occurred_at IS 'When Reclaim first recorded it.';
 COMMENT ON COLUMN reclaim.offer_events.purchase_error IS 'purchase_failed only: the error StoreKit threw, as the app described it (at most 256 characters); NULL when the app sent none.';
+
+CREATE TABLE reclaim.offer_code_pools (
+    bundle_id            text        NOT NULL,
+    environment          text        NOT NULL,
+    offer_reference_name text        NOT NULL,
+    product_id           text        NOT NULL,
+    eligibility          text[]      NOT NULL CHECK (cardinality(eligibility) > 0 AND eligibility <@ ARRAY['new', 'existing', 'expired']),
+    redemption_url       text        NOT NULL CHECK (strpos(redemption_url, '{code}') > 0),
+    created_at           timestamptz NOT NULL DEFAULT now(),
+    PRIMARY KEY (bundle_id, environment, offer_reference_name)
+);
+COMMENT ON TABLE reclaim.offer_code_pools IS 'One-time-use offer codes of an App Store Connect offer-code offer, per app and environment (reclaim codes import): what campaigns with offer.offerCodes hand out, one code per offered decision.';
+COMMENT ON COLUMN reclaim.offer_code_pools.bundle_id IS 'The app.';
+COMMENT ON COLUMN reclaim.offer_code_pools.environment IS 'Sandbox or Production: the subscribers whose decisions take codes of this pool.';
+COMMENT ON COLUMN reclaim.offer_code_pools.offer_reference_name IS 'The offer''s reference name in App Store Connect: the offerIdentifier of a transaction that redeems one of its codes (offerType 3), and the name campaigns give in offer.offerCodes.';
+COMMENT ON COLUMN reclaim.offer_code_pools.product_id IS 'The subscription product of the offer.';
+COMMENT ON COLUMN reclaim.offer_code_pools.eligibility IS 'The offer''s customer eligibilities in App Store Connect (App Store Connect API SubscriptionCustomerEligibility: NEW, EXISTING, EXPIRED), lower case. reclaim campaigns check refuses a campaign whose trigger reaches subscribers none of them admits.';
+COMMENT ON COLUMN reclaim.offer_code_pools.redemption_url IS 'The redemption URL of a code, {code} standing for the code (default https://apps.apple.com/redeem?ctx=offercodes&id=<appAppleId>&code={code}).';
+COMMENT ON COLUMN reclaim.offer_code_pools.created_at IS 'When the pool was first imported.';
+
+CREATE TABLE reclaim.offer_codes (
+    code                         text        PRIMARY KEY,
+    bundle_id                    text        NOT NULL,
+    environment                  text        NOT NULL,
+    offer_reference_name         text        NOT NULL,
+    expires_at                   timestamptz NOT NULL,
+    imported_at                  timestamptz NOT NULL DEFAULT now(),
+    decision_id                  uuid        UNIQUE REFERENCES reclaim.campaign_decisions (id),
+    original_transaction_id      text,
+    issued_at                    timestamptz,
+    redeemed_at                  timestamptz,
+    redemption_notification_uuid uuid,
+    FOREIGN KEY (bundle_id, environment, offer_reference_name) REFERENCES reclaim.offer_code_pools (bundle_id, environment, offer_reference_name),
+    CHECK ((decision_id IS NULL) = (issued_at IS NULL)),
+    CHECK (redeemed_at IS NULL OR decision_id IS NOT NULL)
+);
+-- Each offered decision takes the unused code that expires first: this index finds it without a scan.
+CREATE INDEX offer_codes_unused_idx ON reclaim.offer_codes (bundle_id, environment, offer_reference_name, expires_at) WHERE decision_id IS NULL;
+CREATE INDEX offer_codes_subscriber_idx ON reclaim.offer_codes (bundle_id, environment, original_transaction_id) WHERE decision_id IS NOT NULL;
+COMMENT ON TABLE reclaim.offer_codes IS 'Every imported one-time-use offer code: unused (decision_id NULL), issued to one subscriber by one offered decision, or redeemed. Codes are bearer secrets: shown to admin keys and sent to the app''s webhooks only; forget replaces an issued code by its hash.';
+COMMENT ON COLUMN reclaim.offer_codes.code IS 'The code as App Store Connect exported it, upper case; unique across every pool. forgotten:<sha-256 hex> once its subscriber was forgotten.';
+COMMENT ON COLUMN reclaim.offer_codes.bundle_id IS 'The pool''s app.';
+COMMENT ON COLUMN reclaim.offer_codes.environment IS 'The pool''s environment.';
+COMMENT ON COLUMN reclaim.offer_codes.offer_reference_name IS 'The pool''s offer reference name.';
+COMMENT ON COLUMN reclaim.offer_codes.expires_at IS 'When the code expires (reclaim codes import --expires; Apple''s one-time-use codes expire at most six months after they are made). A code is taken only when it stays valid through the decision''s delivery window (the campaign''s deliverableFor).';
+COMMENT ON COLUMN reclaim.offer_codes.imported_at IS 'When it was imported.';
+COMMENT ON COLUMN reclaim.offer_codes.decision_id IS 'The offered campaign decision it was issued for; NULL while unused.';
+COMMENT ON COLUMN reclaim.offer_codes.original_transaction_id IS 'The subscriber it was issued to (one code of an offer per subscriber: Apple lets each customer redeem one code per offer).';
+COMMENT ON COLUMN reclaim.offer_codes.issued_at IS 'When it was issued.';
+COMMENT ON COLUMN reclaim.offer_codes.redeemed_at IS 'When the subscriber redeemed the offer (the transaction''s purchaseDate). Inferred: Apple''s transaction names the offer, not the code, and this is the one code of the offer the subscriber was given.';
+COMMENT ON COLUMN reclaim.offer_codes.redemption_notification_uuid IS 'The notification that reported the redemption.';
 
 -- ---------------------------------------------------------------------------------------------
 -- API keys and forensics.
@@ -663,6 +716,31 @@ $$;
 COMMENT ON FUNCTION reclaim.grant_webhooks() IS 'grant.created for every grant (POST /v1/grants).';
 CREATE TRIGGER grants_webhooks AFTER INSERT ON reclaim.grants FOR EACH ROW EXECUTE FUNCTION reclaim.grant_webhooks();
 
+CREATE FUNCTION reclaim.offer_code_webhooks() RETURNS trigger
+LANGUAGE plpgsql AS $$
+BEGIN
+    IF NOT EXISTS (SELECT 1 FROM reclaim.outbound_targets t WHERE t.bundle_id = NEW.bundle_id AND t.kind = 'webhook') THEN
+        RETURN NULL;
+    END IF;
+    PERFORM reclaim.enqueue_webhooks('offer.issued', NEW.bundle_id, NEW.environment, (
+        SELECT jsonb_strip_nulls(jsonb_build_object(
+            'kind', 'offerCode', 'decisionId', d.id, 'bundleId', NEW.bundle_id, 'environment', NEW.environment,
+            'originalTransactionId', NEW.original_transaction_id, 'appAccountToken', d.app_account_token,
+            'campaignId', d.campaign_id, 'variantId', d.variant_id, 'productId', p.product_id,
+            'offerIdentifier', NEW.offer_reference_name, 'offerCode', NEW.code,
+            'redemptionUrl', replace(p.redemption_url, '{code}', NEW.code),
+            'codeExpiresAt', reclaim.iso8601(NEW.expires_at), 'createdAt', reclaim.iso8601(NEW.issued_at)))
+        FROM reclaim.campaign_decisions d
+        JOIN reclaim.offer_code_pools p
+          ON p.bundle_id = NEW.bundle_id AND p.environment = NEW.environment AND p.offer_reference_name = NEW.offer_reference_name
+        WHERE d.id = NEW.decision_id));
+    RETURN NULL;
+END
+$$;
+COMMENT ON FUNCTION reclaim.offer_code_webhooks() IS 'offer.issued for an offer code issued to a subscriber: its data has kind offerCode, the code and its redemption URL, and no offerId.';
+CREATE TRIGGER offer_codes_issued_webhooks AFTER UPDATE OF decision_id ON reclaim.offer_codes
+    FOR EACH ROW WHEN (OLD.decision_id IS NULL AND NEW.decision_id IS NOT NULL) EXECUTE FUNCTION reclaim.offer_code_webhooks();
+
 CREATE FUNCTION reclaim.refusal_webhooks() RETURNS trigger
 LANGUAGE plpgsql AS $$
 BEGIN
@@ -764,6 +842,15 @@ COMMENT ON COLUMN reclaim.queue_health.jobs IS 'Number of jobs in that state.';
 COMMENT ON COLUMN reclaim.queue_health.oldest_run_at IS 'For waiting states: run_at of the oldest job (now() minus this is the backlog age).';
 COMMENT ON COLUMN reclaim.queue_health.max_attempts_seen IS 'Highest attempts among the jobs in that state.';
 
+-- Whether a subscriber redeemed an offer code a campaign gave them: the lift views' redemptions of code campaigns.
+CREATE FUNCTION reclaim.code_redeemed(bundle text, env text, campaign text, original_transaction text) RETURNS boolean
+LANGUAGE sql STABLE AS $$
+    SELECT EXISTS (SELECT 1 FROM reclaim.offer_codes c JOIN reclaim.campaign_decisions d ON d.id = c.decision_id
+                   WHERE c.bundle_id = bundle AND c.environment = env AND c.original_transaction_id = original_transaction
+                     AND d.campaign_id = campaign AND c.redeemed_at IS NOT NULL)
+$$;
+COMMENT ON FUNCTION reclaim.code_redeemed(text, text, text, text) IS 'Whether the subscriber redeemed an offer code of the campaign (offer_codes.redeemed_at, inferred from the offer''s redemption).';
+
 CREATE VIEW reclaim.campaign_funnel AS
 SELECT d.bundle_id,
        d.environment,
@@ -771,14 +858,17 @@ SELECT d.bundle_id,
        count(*)                                                   AS decided,
        count(*) FILTER (WHERE d.outcome = 'held_out')             AS held_out,
        count(*) FILTER (WHERE d.outcome = 'skipped')              AS skipped,
-       count(o.id)                                                AS offered,
+       count(o.id) + count(c.decision_id)                         AS offered,
        count(o.id) FILTER (WHERE o.delivered_at IS NOT NULL)      AS delivered,
        count(o.id) FILTER (WHERE EXISTS (SELECT 1 FROM reclaim.offer_events e WHERE e.offer_id = o.id AND e.event = 'shown')) AS shown,
-       count(o.id) FILTER (WHERE o.state = 'redeemed')            AS redeemed,
+       count(o.id) FILTER (WHERE o.state = 'redeemed') + count(c.redeemed_at) AS redeemed,
        count(o.id) FILTER (WHERE o.state = 'withdrawn')           AS withdrawn,
-       count(o.id) FILTER (WHERE o.state = 'expired')             AS expired
+       count(o.id) FILTER (WHERE o.state = 'expired')             AS expired,
+       count(c.decision_id)                                       AS codes_issued,
+       count(c.redeemed_at)                                       AS codes_redeemed
 FROM reclaim.campaign_decisions d
 LEFT JOIN reclaim.offers o ON o.decision_id = d.id
+LEFT JOIN reclaim.offer_codes c ON c.decision_id = d.id
 GROUP BY d.bundle_id, d.environment, d.campaign_id;
 COMMENT ON VIEW reclaim.campaign_funnel IS 'Per campaign and environment, all time: decisions and what became of their offers. Grants are not decisions and do not appear here. Filter on environment = ''Production'' for business numbers: Sandbox is TestFlight and testers.';
 COMMENT ON COLUMN reclaim.campaign_funnel.bundle_id IS 'The app.';
@@ -787,12 +877,45 @@ COMMENT ON COLUMN reclaim.campaign_funnel.campaign_id IS 'The campaign.';
 COMMENT ON COLUMN reclaim.campaign_funnel.decided IS 'Times a notification triggered the campaign (offered + held out + skipped).';
 COMMENT ON COLUMN reclaim.campaign_funnel.held_out IS 'Eligible subscribers kept as the control group.';
 COMMENT ON COLUMN reclaim.campaign_funnel.skipped IS 'Triggers a rule turned down (see campaign_decisions.reason).';
-COMMENT ON COLUMN reclaim.campaign_funnel.offered IS 'Offers issued.';
+COMMENT ON COLUMN reclaim.campaign_funnel.offered IS 'Offers issued: signed offers, and offer codes (offer.offerCodes).';
 COMMENT ON COLUMN reclaim.campaign_funnel.delivered IS 'Offers fetched by the app at least once.';
 COMMENT ON COLUMN reclaim.campaign_funnel.shown IS 'Offers the app reported as shown.';
-COMMENT ON COLUMN reclaim.campaign_funnel.redeemed IS 'Offers Apple reported as redeemed.';
+COMMENT ON COLUMN reclaim.campaign_funnel.redeemed IS 'Offers Apple reported as redeemed (a code''s redemption is inferred: see offer_codes.redeemed_at).';
 COMMENT ON COLUMN reclaim.campaign_funnel.withdrawn IS 'Offers withdrawn (superseded, or the subscriber came back without them).';
 COMMENT ON COLUMN reclaim.campaign_funnel.expired IS 'Offers that reached deliverable_until unredeemed.';
+COMMENT ON COLUMN reclaim.campaign_funnel.codes_issued IS 'Of offered: offer codes issued (sent by the offer.issued webhook, not fetched by the app: delivered and shown count signed offers only).';
+COMMENT ON COLUMN reclaim.campaign_funnel.codes_redeemed IS 'Of redeemed: offer codes redeemed.';
+
+CREATE VIEW reclaim.offer_code_pool_status AS
+SELECT p.bundle_id,
+       p.environment,
+       p.offer_reference_name,
+       p.product_id,
+       p.eligibility,
+       count(c.code) FILTER (WHERE c.decision_id IS NULL AND c.expires_at > now())  AS unused,
+       count(c.code) FILTER (WHERE c.decision_id IS NOT NULL)                      AS issued,
+       count(c.code) FILTER (WHERE c.redeemed_at IS NOT NULL)                      AS redeemed,
+       count(c.code) FILTER (WHERE c.decision_id IS NULL AND c.expires_at <= now()) AS expired,
+       min(c.expires_at) FILTER (WHERE c.decision_id IS NULL AND c.expires_at > now()) AS next_expiry,
+       (SELECT count(DISTINCT r.original_transaction_id) FROM reclaim.offer_redemptions r
+        WHERE r.bundle_id = p.bundle_id AND r.environment = p.environment AND r.offer_type = 3
+          AND r.offer_identifier = p.offer_reference_name AND r.code_decision_id IS NULL) AS redeemed_without_code
+FROM reclaim.offer_code_pools p
+LEFT JOIN reclaim.offer_codes c
+  ON c.bundle_id = p.bundle_id AND c.environment = p.environment AND c.offer_reference_name = p.offer_reference_name
+GROUP BY p.bundle_id, p.environment, p.offer_reference_name;
+COMMENT ON VIEW reclaim.offer_code_pool_status IS 'Each offer-code pool now (reclaim codes status): unused + issued + expired is every code imported; redeemed is part of issued.';
+COMMENT ON COLUMN reclaim.offer_code_pool_status.bundle_id IS 'The app.';
+COMMENT ON COLUMN reclaim.offer_code_pool_status.environment IS 'Sandbox or Production.';
+COMMENT ON COLUMN reclaim.offer_code_pool_status.offer_reference_name IS 'The offer''s reference name in App Store Connect.';
+COMMENT ON COLUMN reclaim.offer_code_pool_status.product_id IS 'The offer''s product.';
+COMMENT ON COLUMN reclaim.offer_code_pool_status.eligibility IS 'The customer eligibilities: new, existing, expired.';
+COMMENT ON COLUMN reclaim.offer_code_pool_status.unused IS 'Codes not issued and not expired: what campaigns can still hand out.';
+COMMENT ON COLUMN reclaim.offer_code_pool_status.issued IS 'Codes issued to a subscriber (redeemed ones included).';
+COMMENT ON COLUMN reclaim.offer_code_pool_status.redeemed IS 'Issued codes whose offer the subscriber redeemed (inferred: Apple names the offer, not the code).';
+COMMENT ON COLUMN reclaim.offer_code_pool_status.expired IS 'Codes that expired unissued.';
+COMMENT ON COLUMN reclaim.offer_code_pool_status.next_expiry IS 'When the first unused code expires; NULL when none is left.';
+COMMENT ON COLUMN reclaim.offer_code_pool_status.redeemed_without_code IS 'Subscribers who redeemed this offer (offerType 3) though Reclaim gave them none of its codes: codes sent some other way, or passed on.';
 
 CREATE VIEW reclaim.campaign_decisions_by_source AS
 SELECT d.bundle_id,
@@ -848,14 +971,17 @@ SELECT d.bundle_id,
        count(*)                                                   AS decided,
        count(*) FILTER (WHERE d.outcome = 'held_out')             AS held_out,
        count(*) FILTER (WHERE d.outcome = 'skipped')              AS skipped,
-       count(o.id)                                                AS offered,
+       count(o.id) + count(c.decision_id)                         AS offered,
        count(o.id) FILTER (WHERE o.delivered_at IS NOT NULL)      AS delivered,
        count(o.id) FILTER (WHERE EXISTS (SELECT 1 FROM reclaim.offer_events e WHERE e.offer_id = o.id AND e.event = 'shown')) AS shown,
-       count(o.id) FILTER (WHERE o.state = 'redeemed')            AS redeemed,
+       count(o.id) FILTER (WHERE o.state = 'redeemed') + count(c.redeemed_at) AS redeemed,
        count(o.id) FILTER (WHERE o.state = 'withdrawn')           AS withdrawn,
-       count(o.id) FILTER (WHERE o.state = 'expired')             AS expired
+       count(o.id) FILTER (WHERE o.state = 'expired')             AS expired,
+       count(c.decision_id)                                       AS codes_issued,
+       count(c.redeemed_at)                                       AS codes_redeemed
 FROM reclaim.campaign_decisions d
 LEFT JOIN reclaim.offers o ON o.decision_id = d.id
+LEFT JOIN reclaim.offer_codes c ON c.decision_id = d.id
 GROUP BY d.bundle_id, d.environment, d.campaign_id, (d.triggered_at AT TIME ZONE 'UTC')::date;
 COMMENT ON VIEW reclaim.offer_funnel_daily IS 'Per campaign, environment and UTC day of the triggering notification: decisions and what became of their offers. Sum over days for a period; filter on environment = ''Production'' for business numbers.';
 COMMENT ON COLUMN reclaim.offer_funnel_daily.bundle_id IS 'The app.';
@@ -865,12 +991,14 @@ COMMENT ON COLUMN reclaim.offer_funnel_daily.day IS 'UTC date of the triggering 
 COMMENT ON COLUMN reclaim.offer_funnel_daily.decided IS 'Triggers (offered + held out + skipped).';
 COMMENT ON COLUMN reclaim.offer_funnel_daily.held_out IS 'Eligible subscribers kept as the control group.';
 COMMENT ON COLUMN reclaim.offer_funnel_daily.skipped IS 'Triggers a rule turned down.';
-COMMENT ON COLUMN reclaim.offer_funnel_daily.offered IS 'Offers issued.';
+COMMENT ON COLUMN reclaim.offer_funnel_daily.offered IS 'Offers issued: signed offers, and offer codes (offer.offerCodes).';
 COMMENT ON COLUMN reclaim.offer_funnel_daily.delivered IS 'Offers fetched by the app at least once.';
 COMMENT ON COLUMN reclaim.offer_funnel_daily.shown IS 'Offers the app reported as shown.';
-COMMENT ON COLUMN reclaim.offer_funnel_daily.redeemed IS 'Offers Apple reported as redeemed.';
+COMMENT ON COLUMN reclaim.offer_funnel_daily.redeemed IS 'Offers Apple reported as redeemed (a code''s redemption is inferred: see offer_codes.redeemed_at).';
 COMMENT ON COLUMN reclaim.offer_funnel_daily.withdrawn IS 'Offers withdrawn.';
 COMMENT ON COLUMN reclaim.offer_funnel_daily.expired IS 'Offers that expired unredeemed.';
+COMMENT ON COLUMN reclaim.offer_funnel_daily.codes_issued IS 'Of offered: offer codes issued (sent by the offer.issued webhook, not fetched by the app: delivered and shown count signed offers only).';
+COMMENT ON COLUMN reclaim.offer_funnel_daily.codes_redeemed IS 'Of redeemed: offer codes redeemed.';
 
 CREATE VIEW reclaim.offer_revenue_daily AS
 SELECT r.bundle_id,
@@ -904,10 +1032,11 @@ SELECT s.bundle_id,
        s.campaign_id,
        count(*) FILTER (WHERE s.outcome = 'offered')              AS treated,
        count(*) FILTER (WHERE s.outcome = 'held_out')             AS held_out,
-       count(*) FILTER (WHERE s.outcome = 'offered' AND EXISTS (
+       count(*) FILTER (WHERE s.outcome = 'offered' AND (EXISTS (
            SELECT 1 FROM reclaim.offers o JOIN reclaim.campaign_decisions d2 ON d2.id = o.decision_id
            WHERE d2.campaign_id = s.campaign_id AND o.bundle_id = s.bundle_id AND o.environment = s.environment
-             AND o.original_transaction_id = s.original_transaction_id AND o.state = 'redeemed')) AS treated_redeemed,
+             AND o.original_transaction_id = s.original_transaction_id AND o.state = 'redeemed')
+           OR reclaim.code_redeemed(s.bundle_id, s.environment, s.campaign_id, s.original_transaction_id))) AS treated_redeemed,
        count(*) FILTER (WHERE s.outcome = 'offered' AND sub.expires_at > s.triggered_at + interval '30 days') AS treated_retained_30d,
        count(*) FILTER (WHERE s.outcome = 'held_out' AND sub.expires_at > s.triggered_at + interval '30 days') AS held_out_retained_30d
 FROM subjects s
@@ -920,7 +1049,7 @@ COMMENT ON COLUMN reclaim.campaign_lift.environment IS 'Production or Sandbox; c
 COMMENT ON COLUMN reclaim.campaign_lift.campaign_id IS 'The campaign.';
 COMMENT ON COLUMN reclaim.campaign_lift.treated IS 'Subscribers whose first decision of this campaign offered.';
 COMMENT ON COLUMN reclaim.campaign_lift.held_out IS 'Subscribers whose first decision of this campaign held them out.';
-COMMENT ON COLUMN reclaim.campaign_lift.treated_redeemed IS 'Treated subscribers who redeemed an offer of this campaign.';
+COMMENT ON COLUMN reclaim.campaign_lift.treated_redeemed IS 'Treated subscribers who redeemed an offer of this campaign (a signed offer, or an offer code it gave them).';
 COMMENT ON COLUMN reclaim.campaign_lift.treated_retained_30d IS 'Treated subscribers whose subscription runs more than 30 days past their first trigger.';
 COMMENT ON COLUMN reclaim.campaign_lift.held_out_retained_30d IS 'Held-out subscribers whose subscription runs more than 30 days past their first trigger.';
 
@@ -960,7 +1089,8 @@ measured AS (
     SELECT s.bundle_id, s.environment, s.campaign_id, s.variant_id, s.outcome,
            EXISTS (SELECT 1 FROM reclaim.offers o JOIN reclaim.campaign_decisions d2 ON d2.id = o.decision_id
                    WHERE d2.campaign_id = s.campaign_id AND o.bundle_id = s.bundle_id AND o.environment = s.environment
-                     AND o.original_transaction_id = s.original_transaction_id AND o.state = 'redeemed') AS redeemed,
+                     AND o.original_transaction_id = s.original_transaction_id AND o.state = 'redeemed')
+           OR reclaim.code_redeemed(s.bundle_id, s.environment, s.campaign_id, s.original_transaction_id) AS redeemed,
            coalesce(sub.expires_at > s.triggered_at + interval '30 days', false) AS retained
     FROM subjects s
     LEFT JOIN reclaim.subscriptions sub
@@ -1358,13 +1488,16 @@ SELECT d.bundle_id,
        count(*)                                                   AS decided,
        count(*) FILTER (WHERE d.outcome = 'held_out')             AS held_out,
        count(*) FILTER (WHERE d.outcome = 'skipped')              AS skipped,
-       count(o.id)                                                AS offered,
+       count(o.id) + count(c.decision_id)                         AS offered,
        count(o.id) FILTER (WHERE o.delivered_at IS NOT NULL)      AS delivered,
-       count(o.id) FILTER (WHERE o.state = 'redeemed')            AS redeemed,
+       count(o.id) FILTER (WHERE o.state = 'redeemed') + count(c.redeemed_at) AS redeemed,
        count(o.id) FILTER (WHERE o.state = 'withdrawn')           AS withdrawn,
-       count(o.id) FILTER (WHERE o.state = 'expired')             AS expired
+       count(o.id) FILTER (WHERE o.state = 'expired')             AS expired,
+       count(c.decision_id)                                       AS codes_issued,
+       count(c.redeemed_at)                                       AS codes_redeemed
 FROM reclaim.campaign_decisions d
 LEFT JOIN reclaim.offers o ON o.decision_id = d.id
+LEFT JOIN reclaim.offer_codes c ON c.decision_id = d.id
 GROUP BY 1, 2, 3, 4;
 COMMENT ON VIEW reclaim.campaign_funnel_by_plan IS 'campaign_funnel split by the subscription''s billing plan when decided: MONTHLY (12-month commitment), BILLED_UPFRONT, or unknown.';
 COMMENT ON COLUMN reclaim.campaign_funnel_by_plan.bundle_id IS 'The app.';
@@ -1374,11 +1507,13 @@ COMMENT ON COLUMN reclaim.campaign_funnel_by_plan.billing_plan_type IS 'MONTHLY,
 COMMENT ON COLUMN reclaim.campaign_funnel_by_plan.decided IS 'Decisions (offered + held out + skipped).';
 COMMENT ON COLUMN reclaim.campaign_funnel_by_plan.held_out IS 'Eligible subscribers kept as the control group.';
 COMMENT ON COLUMN reclaim.campaign_funnel_by_plan.skipped IS 'Triggers a rule turned down.';
-COMMENT ON COLUMN reclaim.campaign_funnel_by_plan.offered IS 'Offers issued.';
+COMMENT ON COLUMN reclaim.campaign_funnel_by_plan.offered IS 'Offers issued: signed offers, and offer codes (offer.offerCodes).';
 COMMENT ON COLUMN reclaim.campaign_funnel_by_plan.delivered IS 'Offers fetched by the app at least once.';
-COMMENT ON COLUMN reclaim.campaign_funnel_by_plan.redeemed IS 'Offers Apple reported as redeemed.';
+COMMENT ON COLUMN reclaim.campaign_funnel_by_plan.redeemed IS 'Offers Apple reported as redeemed (a code''s redemption is inferred: see offer_codes.redeemed_at).';
 COMMENT ON COLUMN reclaim.campaign_funnel_by_plan.withdrawn IS 'Offers withdrawn.';
 COMMENT ON COLUMN reclaim.campaign_funnel_by_plan.expired IS 'Offers that expired unredeemed.';
+COMMENT ON COLUMN reclaim.campaign_funnel_by_plan.codes_issued IS 'Of offered: offer codes issued (sent by the offer.issued webhook, not fetched by the app: delivered and shown count signed offers only).';
+COMMENT ON COLUMN reclaim.campaign_funnel_by_plan.codes_redeemed IS 'Of redeemed: offer codes redeemed.';
 
 CREATE VIEW reclaim.campaign_lift_by_plan AS
 WITH subjects AS (

@@ -15,7 +15,8 @@ public enum CampaignEvaluator {
     ///    subscription's billing plan;
     /// 5. Apple's own win-back offers, when the campaign stands aside for them;
     /// 6. the offer would still be deliverable now (old notifications from a backlog or a reconciliation);
-    /// 7. cooldown and maximum offers per subscriber, and the app's discount budget across every door;
+    /// 7. cooldown and maximum offers per subscriber, and the app's discount budget across every door; for a campaign
+    ///    that hands out offer codes, an unused code in every arm's pool and none of its offers given before;
     /// 8. one live offer per subscriber: a live offer of equal or higher priority wins; a lower one is
     ///    superseded (withdrawn when this one is issued);
     /// 9. the holdout: eligible subscribers in the control group are held out.
@@ -194,6 +195,7 @@ public enum CampaignEvaluator {
         if let budget = campaign.discountBudget, let reason = budget.forPlan(state.billingPlanType).exhausted(by: history.discounts, at: at) {
             return reason
         }
+        if let reason = OfferCodes.skipReason(campaign, context: history.codes) { return reason }
         if let live = history.liveOffer, live.priority >= campaign.priority {
             return
                 "one offer at a time: live offer \(live.id.uuidString.lowercased()) of \(live.campaignId) has priority \(live.priority) ≥ \(campaign.priority)"

@@ -16,6 +16,9 @@ public struct CampaignVariant: Sendable, Equatable {
     public var weight: Int
     /// A cancel-sheet campaign's arm: what it answers Apple with (nil for a notification campaign's offer).
     public var answer: CancelSheetAnswer?
+    /// An arm that hands out offer codes (``OfferCodes``): the reference name of the offer whose pool it takes a code
+    /// from, in place of a promotional offer to sign (``offerIdentifier`` is then empty).
+    public var offerCodes: String?
 
     public init(
         id: String,
@@ -23,7 +26,8 @@ public struct CampaignVariant: Sendable, Equatable {
         offerIdentifier: String,
         offerIdentifiersByPlan: [String: String] = [:],
         weight: Int = 1,
-        answer: CancelSheetAnswer? = nil
+        answer: CancelSheetAnswer? = nil,
+        offerCodes: String? = nil
     ) {
         self.id = id
         self.productId = productId
@@ -31,6 +35,7 @@ public struct CampaignVariant: Sendable, Equatable {
         self.offerIdentifiersByPlan = offerIdentifiersByPlan
         self.weight = weight
         self.answer = answer
+        self.offerCodes = offerCodes
     }
 
     /// The arm as a subscription of `plan` gets it: its offer is the plan's (a promotional-offer answer's too), else

@@ -46,10 +46,19 @@ public struct OfferHistory: Sendable, Equatable {
     public var liveOffer: LiveOffer?
     /// The subscriber's discounted redemptions through every door, for the app's ``DiscountBudget``.
     public var discounts: [DiscountBudget.Spent]
+    /// The offer codes this subscriber can be given (``OfferCodes/skipReason(_:context:)``); nil where no one asked
+    /// (`reclaim campaigns simulate` has no pools: codes are taken as available there).
+    public var codes: OfferCodes.Context?
 
-    public init(decisions: [PastDecision] = [], liveOffer: LiveOffer? = nil, discounts: [DiscountBudget.Spent] = []) {
+    public init(
+        decisions: [PastDecision] = [],
+        liveOffer: LiveOffer? = nil,
+        discounts: [DiscountBudget.Spent] = [],
+        codes: OfferCodes.Context? = nil
+    ) {
         self.decisions = decisions
         self.liveOffer = liveOffer
         self.discounts = discounts
+        self.codes = codes
     }
 }

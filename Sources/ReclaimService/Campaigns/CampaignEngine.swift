@@ -70,17 +70,19 @@ public struct CampaignEngine: Sendable {
     {
         var accounts: [SubscriberKey: String] = [:]
         for snapshot in snapshots { accounts[snapshot.subscriber] = snapshot.appTransactionId }
-        let loaded = try await SubscriberStore.lockWithHistory(
+        var loaded = try await SubscriberStore.lockWithHistory(
             snapshots.map(\.subscriber),
             accounts: accounts,
             connection: connection,
             logger: logger
         )
         let campaigns = try await running(connection: connection, logger: logger)
+        try await addCodeContexts(to: &loaded, of: snapshots.map(\.subscriber), campaigns: campaigns, connection: connection, logger: logger)
         var writes: [SubscriberStore.Write] = []
         var withdrawals: [(offerId: UUID, reason: String)] = []
         var fires: [NewJob] = []
-        var decisions: [[CampaignDecision]] = []
+        var decisions: [[SubscriberStore.DecisionRecord]] = []
+        var claims: [OfferCodeStore.Claim] = []
         for (snapshot, (state, history)) in zip(snapshots, loaded) {
             let subscriber = snapshot.subscriber
             let step = CampaignStep.run(snapshot, state: state, history: history, campaigns: campaigns, now: now())
@@ -97,7 +99,7 @@ public struct CampaignEngine: Sendable {
                 metrics.redeemed(campaign: redemption.offerId == nil ? nil : history.liveOffer?.campaignId)
             }
             if let withdrawal = step.lifecycle.withdrawal { withdrawals.append((withdrawal.offerId, withdrawal.reason)) }
-            let records = try step.decisions.map { try record($0, of: step.state, withdrawals: &withdrawals, logger: logger) }
+            let records = try step.decisions.map { try record($0, of: step.state, withdrawals: &withdrawals, claims: &claims, logger: logger) }
             // Delayed campaigns: a job per campaign, due when it fires, in this transaction (a crash loses none).
             for scheduled in step.scheduled {
                 let fire = CampaignFire(
@@ -119,13 +121,60 @@ public struct CampaignEngine: Sendable {
                     triggeredAt: event.signedDate
                 )
             )
-            decisions.append(step.decisions)
+            decisions.append(records)
         }
         // Withdrawn before the new offers go in: the database allows one live offer per subscriber.
         try await issuer.withdraw(withdrawals, connection: connection, logger: logger)
         for fire in fires { try await JobQueue.enqueue(fire, connection: connection, logger: logger) }
         try await SubscriberStore.persist(writes, connection: connection, logger: logger)
-        return decisions
+        let unserved = try await issueCodes(claims, connection: connection, logger: logger)
+        return decisions.map { made in made.map { unserved.contains($0.id) ? Self.unserved($0.decision) : $0.decision } }
+    }
+
+    /// The offer codes each subscriber of the round can be given, when a running campaign hands out codes.
+    private func addCodeContexts(
+        to loaded: inout [(SubscriptionState, OfferHistory)],
+        of subscribers: [SubscriberKey],
+        campaigns: [Campaign],
+        connection: PostgresConnection,
+        logger: Logger
+    ) async throws {
+        var validity: [String: (bundleId: String, offer: String, validFor: TimeInterval)] = [:]
+        for campaign in campaigns {
+            for offer in campaign.variants.compactMap(\.offerCodes) {
+                let key = "\(campaign.bundleId)\u{0}\(offer)"
+                validity[key] = (campaign.bundleId, offer, max(validity[key]?.validFor ?? 0, campaign.deliverableFor))
+            }
+        }
+        guard !validity.isEmpty else { return }
+        let contexts = try await OfferCodeStore.contexts(
+            of: subscribers,
+            offers: Array(validity.values),
+            connection: connection,
+            logger: logger
+        )
+        for index in loaded.indices { loaded[index].1.codes = contexts[subscribers[index]] ?? OfferCodes.Context() }
+    }
+
+    /// Issues the codes of the round's offered decisions (after their decisions are written: each code names its
+    /// decision); returns the decisions that found none, turned to skipped in the database.
+    private func issueCodes(_ claims: [OfferCodeStore.Claim], connection: PostgresConnection, logger: Logger) async throws -> Set<UUID> {
+        guard !claims.isEmpty else { return [] }
+        let unserved = try await OfferCodeStore.issue(claims, connection: connection, logger: logger)
+        for claim in unserved {
+            logger.notice("an offer code pool ran dry while deciding; the decision is skipped", metadata: ["offer": "\(claim.offer)"])
+        }
+        return Set(unserved.map(\.decisionId))
+    }
+
+    /// An offered decision whose code could not be issued, as ``OfferCodeStore/issue(_:connection:logger:)`` rewrote it.
+    private static func unserved(_ decision: CampaignDecision) -> CampaignDecision {
+        var skipped = decision
+        skipped.outcome = .skipped
+        skipped.variant = nil
+        skipped.reason =
+            "no code left: the pool of \(decision.variant?.offerCodes ?? "") ran dry, or the subscriber was given a code of it, while deciding"
+        return skipped
     }
 
     /// A delayed campaign firing (a ``CampaignFire`` job): decided on the subscriber's state now, and its offer
@@ -140,7 +189,10 @@ public struct CampaignEngine: Sendable {
             )
             return nil
         }
-        let (state, history) = try await SubscriberStore.lockWithHistory(fire.subscriber, connection: connection, logger: logger)
+        let (state, found) = try await SubscriberStore.lockWithHistory(fire.subscriber, connection: connection, logger: logger)
+        var loaded = [(state, found)]
+        try await addCodeContexts(to: &loaded, of: [fire.subscriber], campaigns: [campaign], connection: connection, logger: logger)
+        let history = loaded[0].1
         let decision = CampaignEvaluator.fire(
             campaign,
             state: state,
@@ -150,14 +202,15 @@ public struct CampaignEngine: Sendable {
             now: now()
         )
         var withdrawals: [(offerId: UUID, reason: String)] = []
-        let record = try record(decision, of: state, withdrawals: &withdrawals, logger: logger)
+        var claims: [OfferCodeStore.Claim] = []
+        let record = try record(decision, of: state, withdrawals: &withdrawals, claims: &claims, logger: logger)
         try await issuer.withdraw(withdrawals, connection: connection, logger: logger)
         try await SubscriberStore.persist(
             [.init(state: state, stateChanged: false, decisions: [record], notificationUUID: fire.notificationUUID, triggeredAt: fire.triggeredAt)],
             connection: connection,
             logger: logger
         )
-        return decision
+        return try await issueCodes(claims, connection: connection, logger: logger).isEmpty ? decision : Self.unserved(decision)
     }
 
     /// The campaigns not switched off (`reclaim campaigns pause`), read with every batch so a switch takes effect at once.
@@ -167,11 +220,13 @@ public struct CampaignEngine: Sendable {
     }
 
     /// A decision as it is stored: with its offer, signed, when it offered (the live offer it supersedes added to
-    /// `withdrawals`, which the caller withdraws first: the database allows one live offer per subscriber).
+    /// `withdrawals`, which the caller withdraws first: the database allows one live offer per subscriber), or, for an
+    /// offer code, its claim added to `claims`.
     private func record(
         _ decision: CampaignDecision,
         of state: SubscriptionState,
         withdrawals: inout [(offerId: UUID, reason: String)],
+        claims: inout [OfferCodeStore.Claim],
         logger: Logger
     ) throws -> SubscriberStore.DecisionRecord {
         metrics.decided(decision)
@@ -185,6 +240,11 @@ public struct CampaignEngine: Sendable {
         let campaign = decision.campaign
         // The variant's offer (a campaign without variants has one, with the empty id).
         let variant = decision.variant ?? campaign.variants.first
+        // An offer code: taken from its pool once the decision is written (``issueCodes(_:connection:logger:)``).
+        if let offer = variant?.offerCodes {
+            claims.append(.init(decisionId: id, subscriber: state.subscriber, offer: offer, validThrough: decision.deliverableUntil))
+            return .init(id: id, decision: decision, offer: nil)
+        }
         let offer = try issuer.issue(
             .init(
                 subscriber: state,

@@ -67,16 +67,25 @@ extension ReclaimConfig {
         /// The offer: `offerIdentifier` for any plan, `offerIdentifiers` per billing plan (``ReclaimDomain/CampaignVariant/offerIdentifiersByPlan``);
         /// at least one of the two.
         public struct Offer: Decodable, Sendable {
+            /// The product; for `offerCodes`, optional (the pool names its product) and, when given, checked against
+            /// the pool by `reclaim campaigns check`.
             public var productId: String
             public var offerIdentifier: String?
             /// By Apple's `billingPlanType`: `{MONTHLY: …, BILLED_UPFRONT: …}`.
             public var offerIdentifiers: [String: String]?
+            /// One-time-use offer codes instead of a signed promotional offer: the reference name of the offer-code
+            /// offer whose pool (`reclaim codes import`) each offered decision takes a code from.
+            public var offerCodes: String?
 
-            enum CodingKeys: String, ConfigKeys { case productId, offerIdentifier, offerIdentifiers }
+            enum CodingKeys: String, ConfigKeys { case productId, offerIdentifier, offerIdentifiers, offerCodes }
 
             public init(from decoder: any Decoder) throws {
                 let container = try decoder.configContainer(keyedBy: CodingKeys.self)
-                productId = try container.decode(String.self, forKey: .productId)
+                offerCodes = try container.decodeIfPresent(String.self, forKey: .offerCodes)
+                productId =
+                    offerCodes == nil
+                    ? try container.decode(String.self, forKey: .productId)
+                    : try container.decodeIfPresent(String.self, forKey: .productId) ?? ""
                 offerIdentifier = try container.decodeIfPresent(String.self, forKey: .offerIdentifier)
                 offerIdentifiers = try container.decodeIfPresent([String: String].self, forKey: .offerIdentifiers)
             }

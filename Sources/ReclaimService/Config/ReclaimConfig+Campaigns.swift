@@ -50,7 +50,7 @@ extension ReclaimConfig {
             if !ids.insert(campaign.id).inserted { problem("id", "is listed twice") }
             if let app = apps.first(where: { $0.bundleId == campaign.app }) {
                 // A cancel-sheet campaign signs only when an arm answers with an offer (V1 needs no issuerId).
-                let signs = !campaign.isCancelSheet || campaign.cancelSheetSignsOffers
+                let signs = campaign.isCancelSheet ? campaign.cancelSheetSignsOffers : !campaign.handsOutCodesOnly
                 let storeKit2 = !campaign.isCancelSheet || campaign.offerSignature ?? "v2" == "v2"
                 if signs, app.signingKeys.isEmpty { problem("app", "app \(campaign.app) has no signingKeys to sign offers with") }
                 if signs, storeKit2, (app.issuerId ?? "").isEmpty {
@@ -69,6 +69,13 @@ extension ReclaimConfig {
             }
             if campaign.isCancelSheet {
                 for (key, reason) in campaign.cancelSheetProblems() { problem(key, reason) }
+                // Apple's RealtimeResponseBody answers with a message, an alternate product or a promotional offer.
+                for (path, offer) in campaign.offers where offer.offerCodes != nil {
+                    problem(
+                        "\(path)offerCodes",
+                        "Apple's realtime answer to the cancel sheet has no offer code: hand out codes from a notification campaign"
+                    )
+                }
             } else {
                 for (key, given) in [
                     ("message", campaign.message != nil), ("switchTo", campaign.switchTo != nil),

@@ -16,13 +16,23 @@ extension ReclaimConfig.Campaign.Offer {
             productId: productId,
             offerIdentifier: offerIdentifier ?? "",
             offerIdentifiersByPlan: offerIdentifiers ?? [:],
-            weight: weight
+            weight: weight,
+            offerCodes: offerCodes
         )
     }
 
     /// This offer's own problems, keys under `path` (e.g. `offer.`, `variants[1].offer.`).
     func problems(at path: String) -> [(key: String, reason: String)] {
         var problems: [(key: String, reason: String)] = []
+        if let offerCodes {
+            if offerCodes.isEmpty { problems.append(("\(path)offerCodes", "must not be empty: the offer-code offer's reference name")) }
+            if offerIdentifier != nil || offerIdentifiers != nil {
+                problems.append(
+                    ("\(path)offerCodes", "give offerCodes or offerIdentifier(s), not both: a code is redeemed in the App Store, not signed")
+                )
+            }
+            return problems
+        }
         if productId.isEmpty { problems.append(("\(path)productId", "must not be empty")) }
         if offerIdentifier?.isEmpty == true { problems.append(("\(path)offerIdentifier", "must not be empty")) }
         guard let byPlan = offerIdentifiers else {
@@ -67,6 +77,9 @@ extension ReclaimConfig.Campaign {
         return (offer.map { [("offer.", $0)] } ?? [])
             + (variants ?? []).enumerated().compactMap { index, variant in variant.offer.map { ("variants[\(index)].offer.", $0) } }
     }
+
+    /// Whether every offer of the campaign is an offer code: it signs nothing.
+    var handsOutCodesOnly: Bool { !offers.isEmpty && offers.allSatisfy { $0.offer.offerCodes != nil } }
 
     /// The billing plans a subscription this campaign may reach can have (its `conditions.billingPlans`, else both).
     var reachedPlans: [String] { conditions.billingPlans ?? Offer.billingPlans }

@@ -55,6 +55,16 @@ public enum OfferStore {
             """,
             logger: logger
         )
+        if redemption.offerType == OfferCodes.offerType {
+            try await OfferCodeStore.recordRedemption(
+                offer: redemption.offerIdentifier,
+                redeemedAt: redemption.redeemedAt,
+                subscriber: subscriber,
+                notificationUUID: notificationUUID,
+                connection: connection,
+                logger: logger
+            )
+        }
         guard let offerId = redemption.offerId else { return }
         try await connection.query(
             """
