@@ -15,9 +15,11 @@ struct CampaignsCommand: AsyncParsableCommand {
             abstract: "Validate the config and its signing keys; list the campaigns. Exit 1 with every problem when invalid."
         )
         @OptionGroup var config: ConfigOptions
+        @OptionGroup var database: DatabaseOptions
 
         func run() async throws {
-            print(try await CampaignTasks.check(try config.load()))
+            // Read only when a campaign hands out offer codes (their pools are in the database).
+            print(try await CampaignTasks.check(try config.load(), database: try database.resolvedIfGiven()))
         }
     }
 

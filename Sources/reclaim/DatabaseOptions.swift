@@ -24,6 +24,12 @@ struct DatabaseOptions: ParsableArguments {
         return url
     }
 
+    /// The database when one is named, for commands that use it only for some configs.
+    func resolvedIfGiven() throws -> DatabaseURL? {
+        guard let text = databaseURL ?? ProcessInfo.processInfo.environment["DATABASE_URL"], !text.isEmpty else { return nil }
+        return try resolved()
+    }
+
     private func warn(_ message: String) {
         FileHandle.standardError.write(Data("warning: \(message)\n".utf8))
     }

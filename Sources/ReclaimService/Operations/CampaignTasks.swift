@@ -9,10 +9,19 @@ public enum CampaignTasks {
     /// Validates the config (done by loading it), the signing keys and what `serve` checks of the forwarding targets
     /// and webhooks (their secret files read, their host names resolved and judged); returns a summary of each
     /// campaign, after a warning for each target whose name does not resolve here.
-    public static func check(_ config: ReclaimConfig, logger: Logger = Logger(label: "reclaim.check")) async throws -> String {
+    ///
+    /// Campaigns that hand out offer codes are checked against their pools in the database at `database`
+    /// (``CodePoolCheck``): without one, such a config is refused.
+    public static func check(
+        _ config: ReclaimConfig,
+        database: DatabaseURL? = nil,
+        logger: Logger = Logger(label: "reclaim.check")
+    ) async throws -> String {
         _ = try config.offerSigners()
-        let warnings = try await outboundWarnings(config) + (try await MessageApprovalCheck.run(config, logger: logger))
         let campaigns = try config.domainCampaigns()
+        let warnings =
+            try await outboundWarnings(config) + (try await MessageApprovalCheck.run(config, logger: logger))
+            + (try await CodePoolCheck.run(config, campaigns: campaigns, url: database, logger: logger))
         guard !campaigns.isEmpty else { return (warnings + ["no campaigns configured"]).joined(separator: "\n") }
         var lines = warnings + ["\(campaigns.count) campaign\(campaigns.count == 1 ? "" : "s") OK:"]
         for campaign in campaigns.sorted(by: { ($0.bundleId, $1.priority, $0.id) < ($1.bundleId, $0.priority, $1.id) }) {
@@ -37,6 +46,7 @@ public enum CampaignTasks {
 
     /// `P / O`, or with offers per billing plan `P / MONTHLY O1, BILLED_UPFRONT O2[, any other O]`.
     private static func offerText(_ variant: CampaignVariant) -> String {
+        if let offer = variant.offerCodes { return "offer codes of \(offer)" }
         guard !variant.offerIdentifiersByPlan.isEmpty else { return "\(variant.productId) / \(variant.offerIdentifier)" }
         let plans = variant.offerIdentifiersByPlan.sorted { $0.key > $1.key }.map { "\($0.key) \($0.value)" }
         return "\(variant.productId) / "

@@ -125,7 +125,16 @@ public enum SubscriberTasks {
                 for x in s.redemptions {
                     lines.append(
                         "    \(x.redeemedAt) \(x.offerIdentifier ?? "-") for \(x.productId ?? "-")"
-                            + (x.price.map { " at \($0) \(x.currency ?? "")" } ?? "")
+                            + (x.offerType == 3 ? " (offer code)" : "") + (x.price.map { " at \($0) \(x.currency ?? "")" } ?? "")
+                    )
+                }
+            }
+            if !s.offerCodes.isEmpty {
+                lines.append("  offer codes (\(s.offerCodes.count)):")
+                for c in s.offerCodes {
+                    lines.append(
+                        "    \(c.issuedAt) \(c.code) of \(c.offer) by \(c.campaign), expires \(c.expiresAt)"
+                            + (c.redeemedAt.map { ", redeemed \($0) (inferred: Apple names the offer, not the code)" } ?? "")
                     )
                 }
             }

@@ -6,7 +6,8 @@ import ServiceLifecycle
 /// Background upkeep of the queue, run by every worker process (all steps are safe to run
 /// concurrently from many): rescue jobs whose worker died (every second: a killed worker's jobs are
 /// found by its released owner lock, so they come back within about a second), prune old completed
-/// jobs (every minute), and publish queue depth and backlog age as gauges (every five seconds).
+/// jobs (every minute), and publish queue depth and backlog age as gauges (every five seconds), and the offer-code
+/// pools' unused codes (every 30 seconds, ``OfferCodeGauges``).
 public struct QueueMaintenance: Service {
     public let queue: JobQueue
     public let interval: Duration
@@ -28,6 +29,7 @@ public struct QueueMaintenance: Service {
         let oldestRunning = Gauge(label: "reclaim_jobs_oldest_running_age_seconds")
         let rescued = Counter(label: "reclaim_jobs_rescued_total")
         var round = 0
+        var pools = Set<[String]>()
         while !Task.isCancelledOrShuttingDown {
             do {
                 let count = try await queue.rescueExpired(logger: logger)
@@ -45,6 +47,7 @@ public struct QueueMaintenance: Service {
                     oldestAge.record(stats.oldestDueAgeSeconds)
                     oldestRunning.record(stats.oldestRunningAgeSeconds)
                 }
+                if round % 30 == 0 { try await OfferCodeGauges.record(postgres: queue.postgres, known: &pools, logger: logger) }
             } catch {
                 if !Task.isCancelledOrShuttingDown { logger.warning("queue maintenance failed", metadata: ["error": "\(String(reflecting: error))"]) }
             }

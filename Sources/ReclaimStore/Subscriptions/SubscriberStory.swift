@@ -77,6 +77,19 @@ public struct SubscriberStory: Codable, Sendable, Equatable {
         public var refundRequests: [RefundRequest]
         public var redemptions: [Redemption]
         public var grants: [Grant]
+        /// The offer codes campaigns gave the subscriber (bearer secrets: the story is for admins).
+        public var offerCodes: [OfferCode] = []
+    }
+
+    public struct OfferCode: Codable, Sendable, Equatable {
+        public var code: String
+        /// The offer's reference name.
+        public var offer: String
+        public var campaign: String
+        public var issuedAt: String
+        public var expiresAt: String
+        /// Inferred: the subscriber redeemed the offer, and this is the one code of it they were given.
+        public var redeemedAt: String?
     }
 
     public struct Notification: Codable, Sendable, Equatable {
@@ -144,6 +157,8 @@ public struct SubscriberStory: Codable, Sendable, Equatable {
         public var redeemedAt: String
         public var productId: String?
         public var offerIdentifier: String?
+        /// Apple's offerType (2 promotional, 3 offer code, 4 win-back, 5 retention offer).
+        public var offerType: Int?
         public var price: Int64?
         public var currency: String?
     }
@@ -250,13 +265,20 @@ extension SubscriberStore {
                         WHERE r.bundle_id = s.bundle_id AND r.environment = s.environment AND r.original_transaction_id = s.original_transaction_id), '[]'),
                     'redemptions', coalesce((
                         SELECT jsonb_agg(jsonb_build_object('redeemedAt', reclaim.iso8601(x.redeemed_at), 'productId', x.product_id,
-                                   'offerIdentifier', x.offer_identifier, 'price', x.price, 'currency', x.currency) ORDER BY x.redeemed_at)
+                                   'offerIdentifier', x.offer_identifier, 'offerType', x.offer_type, 'price', x.price,
+                                   'currency', x.currency) ORDER BY x.redeemed_at)
                         FROM reclaim.offer_redemptions x
                         WHERE x.bundle_id = s.bundle_id AND x.environment = s.environment AND x.original_transaction_id = s.original_transaction_id), '[]'),
                     'grants', coalesce((
                         SELECT jsonb_agg(g.j ORDER BY g.created_at) FROM grant_rows g
                         WHERE g.bundle_id = s.bundle_id
-                          AND (g.original_transaction_id = s.original_transaction_id OR g.app_account_token = s.app_account_token)), '[]')
+                          AND (g.original_transaction_id = s.original_transaction_id OR g.app_account_token = s.app_account_token)), '[]'),
+                    'offerCodes', coalesce((
+                        SELECT jsonb_agg(jsonb_build_object('code', c.code, 'offer', c.offer_reference_name, 'campaign', d.campaign_id,
+                                   'issuedAt', reclaim.iso8601(c.issued_at), 'expiresAt', reclaim.iso8601(c.expires_at),
+                                   'redeemedAt', reclaim.iso8601(c.redeemed_at)) ORDER BY c.issued_at)
+                        FROM reclaim.offer_codes c JOIN reclaim.campaign_decisions d ON d.id = c.decision_id
+                        WHERE c.bundle_id = s.bundle_id AND c.environment = s.environment AND c.original_transaction_id = s.original_transaction_id), '[]')
                 ) AS j
                 FROM found s
             )
