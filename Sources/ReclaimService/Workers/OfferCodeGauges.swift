@@ -13,29 +13,14 @@ struct OfferCodeGauges {
     /// Reads the pools and records their gauges; a pool gone from the database is recorded 0 once, then left.
     static func record(postgres: Database, known: inout Set<[String]>, logger: Logger) async throws {
         let pools = try await postgres.withConnection(logger: logger) { connection in
-            var pools: [(labels: [String], unused: Int, later: Int)] = []
-            for try await (bundle, environment, offer, unused, later) in try await connection.query(
-                """
-                SELECT p.bundle_id, p.environment, p.offer_reference_name,
-                       count(c.code) FILTER (WHERE c.expires_at > now()),
-                       count(c.code) FILTER (WHERE c.expires_at > now() + make_interval(secs => \(Int(horizon))))
-                FROM reclaim.offer_code_pools p
-                LEFT JOIN reclaim.offer_codes c
-                  ON c.bundle_id = p.bundle_id AND c.environment = p.environment AND c.offer_reference_name = p.offer_reference_name
-                 AND c.decision_id IS NULL
-                GROUP BY 1, 2, 3
-                """,
-                logger: logger
-            ).decode((String, String, String, Int, Int).self) {
-                pools.append(([bundle, environment, offer], unused, later))
-            }
-            return pools
+            try await OfferCodeStore.unusedCounts(validFor: horizon, connection: connection, logger: logger)
         }
         var seen = Set<[String]>()
         for pool in pools {
-            seen.insert(pool.labels)
-            gauge("reclaim_offer_codes_unused", pool.labels).record(pool.unused)
-            gauge("reclaim_offer_codes_unused_in_14d", pool.labels).record(pool.later)
+            let labels = [pool.bundleId, pool.environment, pool.offer]
+            seen.insert(labels)
+            gauge("reclaim_offer_codes_unused", labels).record(pool.unused)
+            gauge("reclaim_offer_codes_unused_in_14d", labels).record(pool.validLater)
         }
         for gone in known.subtracting(seen) {
             gauge("reclaim_offer_codes_unused", gone).record(0)

@@ -168,6 +168,31 @@ public enum OfferCodeStore {
         return pools
     }
 
+    /// Each pool's unused codes valid now, and of those the ones valid `validFor` from now (the workers' gauges).
+    public static func unusedCounts(
+        validFor: TimeInterval,
+        connection: PostgresConnection,
+        logger: Logger
+    ) async throws -> [(bundleId: String, environment: String, offer: String, unused: Int, validLater: Int)] {
+        var pools: [(bundleId: String, environment: String, offer: String, unused: Int, validLater: Int)] = []
+        for try await row in try await connection.query(
+            """
+            SELECT p.bundle_id, p.environment, p.offer_reference_name,
+                   count(c.code) FILTER (WHERE c.expires_at > now()),
+                   count(c.code) FILTER (WHERE c.expires_at > now() + make_interval(secs => \(Int(validFor))))
+            FROM reclaim.offer_code_pools p
+            LEFT JOIN reclaim.offer_codes c
+              ON c.bundle_id = p.bundle_id AND c.environment = p.environment AND c.offer_reference_name = p.offer_reference_name
+             AND c.decision_id IS NULL
+            GROUP BY 1, 2, 3
+            """,
+            logger: logger
+        ).decode((String, String, String, Int, Int).self) {
+            pools.append((row.0, row.1, row.2, row.3, row.4))
+        }
+        return pools
+    }
+
     /// The pools as `reclaim campaigns check` compares them with the campaigns.
     public static func pools(connection: PostgresConnection, logger: Logger) async throws -> [Pool] {
         var pools: [Pool] = []
