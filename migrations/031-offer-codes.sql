@@ -75,6 +75,113 @@ COMMENT ON FUNCTION reclaim.code_redeemed(text, text, text, text) IS 'Whether th
 
 
 
+CREATE OR REPLACE VIEW reclaim.campaign_funnel AS
+SELECT d.bundle_id,
+       d.environment,
+       d.campaign_id,
+       count(*)                                                   AS decided,
+       count(*) FILTER (WHERE d.outcome = 'held_out')             AS held_out,
+       count(*) FILTER (WHERE d.outcome = 'skipped')              AS skipped,
+       count(o.id) + count(c.decision_id)                         AS offered,
+       count(o.id) FILTER (WHERE o.delivered_at IS NOT NULL)      AS delivered,
+       count(o.id) FILTER (WHERE EXISTS (SELECT 1 FROM reclaim.offer_events e WHERE e.offer_id = o.id AND e.event = 'shown')) AS shown,
+       count(o.id) FILTER (WHERE o.state = 'redeemed') + count(c.redeemed_at) AS redeemed,
+       count(o.id) FILTER (WHERE o.state = 'withdrawn')           AS withdrawn,
+       count(o.id) FILTER (WHERE o.state = 'expired')             AS expired,
+       count(c.decision_id)                                       AS codes_issued,
+       count(c.redeemed_at)                                       AS codes_redeemed
+FROM reclaim.campaign_decisions d
+LEFT JOIN reclaim.offers o ON o.decision_id = d.id
+LEFT JOIN reclaim.offer_codes c ON c.decision_id = d.id
+GROUP BY d.bundle_id, d.environment, d.campaign_id;
+COMMENT ON VIEW reclaim.campaign_funnel IS 'Per campaign and environment, all time: decisions and what became of their offers. Grants are not decisions and do not appear here. Filter on environment = ''Production'' for business numbers: Sandbox is TestFlight and testers.';
+COMMENT ON COLUMN reclaim.campaign_funnel.bundle_id IS 'The app.';
+COMMENT ON COLUMN reclaim.campaign_funnel.environment IS 'Production or Sandbox (TestFlight and sandbox testers; not revenue).';
+COMMENT ON COLUMN reclaim.campaign_funnel.campaign_id IS 'The campaign.';
+COMMENT ON COLUMN reclaim.campaign_funnel.decided IS 'Times a notification triggered the campaign (offered + held out + skipped).';
+COMMENT ON COLUMN reclaim.campaign_funnel.held_out IS 'Eligible subscribers kept as the control group.';
+COMMENT ON COLUMN reclaim.campaign_funnel.skipped IS 'Triggers a rule turned down (see campaign_decisions.reason).';
+COMMENT ON COLUMN reclaim.campaign_funnel.offered IS 'Offers issued: signed offers, and offer codes (offer.offerCodes).';
+COMMENT ON COLUMN reclaim.campaign_funnel.delivered IS 'Offers fetched by the app at least once.';
+COMMENT ON COLUMN reclaim.campaign_funnel.shown IS 'Offers the app reported as shown.';
+COMMENT ON COLUMN reclaim.campaign_funnel.redeemed IS 'Offers Apple reported as redeemed (a code''s redemption is inferred: see offer_codes.redeemed_at).';
+COMMENT ON COLUMN reclaim.campaign_funnel.withdrawn IS 'Offers withdrawn (superseded, or the subscriber came back without them).';
+COMMENT ON COLUMN reclaim.campaign_funnel.expired IS 'Offers that reached deliverable_until unredeemed.';
+COMMENT ON COLUMN reclaim.campaign_funnel.codes_issued IS 'Of offered: offer codes issued (sent by the offer.issued webhook, not fetched by the app: delivered and shown count signed offers only).';
+COMMENT ON COLUMN reclaim.campaign_funnel.codes_redeemed IS 'Of redeemed: offer codes redeemed.';
+
+CREATE OR REPLACE VIEW reclaim.offer_funnel_daily AS
+SELECT d.bundle_id,
+       d.environment,
+       d.campaign_id,
+       (d.triggered_at AT TIME ZONE 'UTC')::date                  AS day,
+       count(*)                                                   AS decided,
+       count(*) FILTER (WHERE d.outcome = 'held_out')             AS held_out,
+       count(*) FILTER (WHERE d.outcome = 'skipped')              AS skipped,
+       count(o.id) + count(c.decision_id)                         AS offered,
+       count(o.id) FILTER (WHERE o.delivered_at IS NOT NULL)      AS delivered,
+       count(o.id) FILTER (WHERE EXISTS (SELECT 1 FROM reclaim.offer_events e WHERE e.offer_id = o.id AND e.event = 'shown')) AS shown,
+       count(o.id) FILTER (WHERE o.state = 'redeemed') + count(c.redeemed_at) AS redeemed,
+       count(o.id) FILTER (WHERE o.state = 'withdrawn')           AS withdrawn,
+       count(o.id) FILTER (WHERE o.state = 'expired')             AS expired,
+       count(c.decision_id)                                       AS codes_issued,
+       count(c.redeemed_at)                                       AS codes_redeemed
+FROM reclaim.campaign_decisions d
+LEFT JOIN reclaim.offers o ON o.decision_id = d.id
+LEFT JOIN reclaim.offer_codes c ON c.decision_id = d.id
+GROUP BY d.bundle_id, d.environment, d.campaign_id, (d.triggered_at AT TIME ZONE 'UTC')::date;
+COMMENT ON VIEW reclaim.offer_funnel_daily IS 'Per campaign, environment and UTC day of the triggering notification: decisions and what became of their offers. Sum over days for a period; filter on environment = ''Production'' for business numbers.';
+COMMENT ON COLUMN reclaim.offer_funnel_daily.bundle_id IS 'The app.';
+COMMENT ON COLUMN reclaim.offer_funnel_daily.environment IS 'Production or Sandbox (TestFlight and sandbox testers; not revenue).';
+COMMENT ON COLUMN reclaim.offer_funnel_daily.campaign_id IS 'The campaign.';
+COMMENT ON COLUMN reclaim.offer_funnel_daily.day IS 'UTC date of the triggering notification''s signedDate.';
+COMMENT ON COLUMN reclaim.offer_funnel_daily.decided IS 'Triggers (offered + held out + skipped).';
+COMMENT ON COLUMN reclaim.offer_funnel_daily.held_out IS 'Eligible subscribers kept as the control group.';
+COMMENT ON COLUMN reclaim.offer_funnel_daily.skipped IS 'Triggers a rule turned down.';
+COMMENT ON COLUMN reclaim.offer_funnel_daily.offered IS 'Offers issued: signed offers, and offer codes (offer.offerCodes).';
+COMMENT ON COLUMN reclaim.offer_funnel_daily.delivered IS 'Offers fetched by the app at least once.';
+COMMENT ON COLUMN reclaim.offer_funnel_daily.shown IS 'Offers the app reported as shown.';
+COMMENT ON COLUMN reclaim.offer_funnel_daily.redeemed IS 'Offers Apple reported as redeemed (a code''s redemption is inferred: see offer_codes.redeemed_at).';
+COMMENT ON COLUMN reclaim.offer_funnel_daily.withdrawn IS 'Offers withdrawn.';
+COMMENT ON COLUMN reclaim.offer_funnel_daily.expired IS 'Offers that expired unredeemed.';
+COMMENT ON COLUMN reclaim.offer_funnel_daily.codes_issued IS 'Of offered: offer codes issued (sent by the offer.issued webhook, not fetched by the app: delivered and shown count signed offers only).';
+COMMENT ON COLUMN reclaim.offer_funnel_daily.codes_redeemed IS 'Of redeemed: offer codes redeemed.';
+
+CREATE OR REPLACE VIEW reclaim.campaign_funnel_by_plan AS
+SELECT d.bundle_id,
+       d.environment,
+       d.campaign_id,
+       coalesce(d.billing_plan_type, 'unknown')                   AS billing_plan_type,
+       count(*)                                                   AS decided,
+       count(*) FILTER (WHERE d.outcome = 'held_out')             AS held_out,
+       count(*) FILTER (WHERE d.outcome = 'skipped')              AS skipped,
+       count(o.id) + count(c.decision_id)                         AS offered,
+       count(o.id) FILTER (WHERE o.delivered_at IS NOT NULL)      AS delivered,
+       count(o.id) FILTER (WHERE o.state = 'redeemed') + count(c.redeemed_at) AS redeemed,
+       count(o.id) FILTER (WHERE o.state = 'withdrawn')           AS withdrawn,
+       count(o.id) FILTER (WHERE o.state = 'expired')             AS expired,
+       count(c.decision_id)                                       AS codes_issued,
+       count(c.redeemed_at)                                       AS codes_redeemed
+FROM reclaim.campaign_decisions d
+LEFT JOIN reclaim.offers o ON o.decision_id = d.id
+LEFT JOIN reclaim.offer_codes c ON c.decision_id = d.id
+GROUP BY 1, 2, 3, 4;
+COMMENT ON VIEW reclaim.campaign_funnel_by_plan IS 'campaign_funnel split by the subscription''s billing plan when decided: MONTHLY (12-month commitment), BILLED_UPFRONT, or unknown.';
+COMMENT ON COLUMN reclaim.campaign_funnel_by_plan.bundle_id IS 'The app.';
+COMMENT ON COLUMN reclaim.campaign_funnel_by_plan.environment IS 'Production or Sandbox.';
+COMMENT ON COLUMN reclaim.campaign_funnel_by_plan.campaign_id IS 'The campaign.';
+COMMENT ON COLUMN reclaim.campaign_funnel_by_plan.billing_plan_type IS 'MONTHLY, BILLED_UPFRONT, another value Apple sent, or unknown.';
+COMMENT ON COLUMN reclaim.campaign_funnel_by_plan.decided IS 'Decisions (offered + held out + skipped).';
+COMMENT ON COLUMN reclaim.campaign_funnel_by_plan.held_out IS 'Eligible subscribers kept as the control group.';
+COMMENT ON COLUMN reclaim.campaign_funnel_by_plan.skipped IS 'Triggers a rule turned down.';
+COMMENT ON COLUMN reclaim.campaign_funnel_by_plan.offered IS 'Offers issued: signed offers, and offer codes (offer.offerCodes).';
+COMMENT ON COLUMN reclaim.campaign_funnel_by_plan.delivered IS 'Offers fetched by the app at least once.';
+COMMENT ON COLUMN reclaim.campaign_funnel_by_plan.redeemed IS 'Offers Apple reported as redeemed (a code''s redemption is inferred: see offer_codes.redeemed_at).';
+COMMENT ON COLUMN reclaim.campaign_funnel_by_plan.withdrawn IS 'Offers withdrawn.';
+COMMENT ON COLUMN reclaim.campaign_funnel_by_plan.expired IS 'Offers that expired unredeemed.';
+COMMENT ON COLUMN reclaim.campaign_funnel_by_plan.codes_issued IS 'Of offered: offer codes issued (sent by the offer.issued webhook, not fetched by the app: delivered and shown count signed offers only).';
+COMMENT ON COLUMN reclaim.campaign_funnel_by_plan.codes_redeemed IS 'Of redeemed: offer codes redeemed.';
+
 CREATE OR REPLACE VIEW reclaim.campaign_lift AS
 WITH subjects AS (
     SELECT DISTINCT ON (d.bundle_id, d.campaign_id, d.environment, d.original_transaction_id)

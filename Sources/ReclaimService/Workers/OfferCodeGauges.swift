@@ -19,17 +19,15 @@ struct OfferCodeGauges {
         for pool in pools {
             let labels = [pool.bundleId, pool.environment, pool.offer]
             seen.insert(labels)
-            gauge("reclaim_offer_codes_unused", labels).record(pool.unused)
-            gauge("reclaim_offer_codes_unused_in_14d", labels).record(pool.validLater)
+            record(labels, unused: pool.unused, validLater: pool.validLater)
         }
-        for gone in known.subtracting(seen) {
-            gauge("reclaim_offer_codes_unused", gone).record(0)
-            gauge("reclaim_offer_codes_unused_in_14d", gone).record(0)
-        }
+        for gone in known.subtracting(seen) { record(gone, unused: 0, validLater: 0) }
         known = seen
     }
 
-    private static func gauge(_ label: String, _ values: [String]) -> Gauge {
-        Gauge(label: label, dimensions: [("app", values[0]), ("environment", values[1]), ("offer", values[2])])
+    private static func record(_ values: [String], unused: Int, validLater: Int) {
+        let dimensions = [("app", values[0]), ("environment", values[1]), ("offer", values[2])]
+        Gauge(label: "reclaim_offer_codes_unused", dimensions: dimensions).record(unused)
+        Gauge(label: "reclaim_offer_codes_unused_in_14d", dimensions: dimensions).record(validLater)
     }
 }

@@ -307,6 +307,8 @@ public enum OfferCodeStore {
                     WHERE bundle_id = \(claim.subscriber.bundleId) AND environment = \(claim.subscriber.environment)
                       AND offer_reference_name = \(claim.offer) AND decision_id IS NULL AND expires_at > \(claim.validThrough)
                     ORDER BY expires_at LIMIT 1 FOR UPDATE SKIP LOCKED)
+                  -- Rechecked on the row as it is once locked: a code never changes hands.
+                  AND decision_id IS NULL
                   AND EXISTS (SELECT 1 FROM reclaim.campaign_decisions WHERE id = \(claim.decisionId) AND outcome = 'offered')
                   AND NOT EXISTS (SELECT 1 FROM reclaim.offer_codes g
                                   WHERE g.bundle_id = \(claim.subscriber.bundleId) AND g.environment = \(claim.subscriber.environment)

@@ -141,8 +141,9 @@ struct LiftStatisticsTests {
                 """
                 CREATE OR REPLACE VIEW reclaim.campaign_funnel AS SELECT * FROM (VALUES
                     ('GeniusParentingAI'::text, 'Sandbox'::text, 'winback-expired'::text, 540::bigint, 20::bigint, 0::bigint, 520::bigint,
-                     400::bigint, 300::bigint, 105::bigint, 0::bigint, 0::bigint)
-                ) AS t(bundle_id, environment, campaign_id, decided, held_out, skipped, offered, delivered, shown, redeemed, withdrawn, expired)
+                     400::bigint, 300::bigint, 105::bigint, 0::bigint, 0::bigint, 0::bigint, 0::bigint)
+                ) AS t(bundle_id, environment, campaign_id, decided, held_out, skipped, offered, delivered, shown, redeemed, withdrawn, expired,
+                       codes_issued, codes_redeemed)
                 """,
                 logger: logger
             )

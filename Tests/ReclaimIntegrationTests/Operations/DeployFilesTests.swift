@@ -114,7 +114,7 @@ struct DeployFilesTests {
 
         // Metric names: every one the alerts and the dashboard use is a label in Sources, or Hummingbird's own.
         let sources = try Self.files(under: "Sources", extensions: ["swift"]).map { try Self.read($0) }.joined()
-        let defined = Set(sources.matches(of: /label: "([a-z_]+)"/).map { String($0.output.1) }).union([
+        let defined = Set(sources.matches(of: /label: "([a-z0-9_]+)"/).map { String($0.output.1) }).union([
             "hb_requests", "http_server_request_duration",
         ])
         let queries = try Self.read("deploy/prometheus/reclaim-alerts.yaml") + Self.read("deploy/grafana/reclaim-dashboard.json")

@@ -305,7 +305,8 @@ struct SubscriberStoryTests {
                 SELECT c.table_name || '.' || c.column_name FROM information_schema.columns c
                 JOIN information_schema.tables t USING (table_schema, table_name)
                 WHERE c.table_schema = 'reclaim' AND t.table_type = 'BASE TABLE'
-                  AND c.column_name ~ '(transaction_id|account_token|payload|jws|signature|username|body|request_identifier|idempotency|nonce|sha256|reason|error|_hash)'
+                  -- ^code$: an offer code, a bearer secret once issued to someone.
+                  AND c.column_name ~ '(transaction_id|account_token|payload|jws|signature|username|body|request_identifier|idempotency|nonce|sha256|reason|error|_hash|^code$)'
                 """,
                 logger: logger
             )
