@@ -278,6 +278,7 @@ CREATE TABLE reclaim.campaign_decisions (
     decided_at              timestamptz NOT NULL DEFAULT now(),
     variant_id              text,
     billing_plan_type       text,
+    apple_win_back_listed   boolean,
     UNIQUE (campaign_id, notification_uuid)
 );
 CREATE INDEX campaign_decisions_subscriber_idx ON reclaim.campaign_decisions (bundle_id, environment, original_transaction_id, campaign_id, triggered_at);
@@ -295,6 +296,7 @@ COMMENT ON COLUMN reclaim.campaign_decisions.outcome IS 'offered (an offer row w
 COMMENT ON COLUMN reclaim.campaign_decisions.reason IS 'Why, in words: which rule decided (e.g. "cooldown: last decided 2026-01-02, cooldown 90d").';
 COMMENT ON COLUMN reclaim.campaign_decisions.variant_id IS 'For offered: the campaign variant whose offer was issued (an experiment''s arm); NULL for a campaign without variants, and for held out and skipped.';
 COMMENT ON COLUMN reclaim.campaign_decisions.decided_at IS 'When the worker decided.';
+COMMENT ON COLUMN reclaim.campaign_decisions.apple_win_back_listed IS 'Whether Apple listed win-back offers for the subscriber when decided (renewal info''s eligibleWinBackOfferIds not empty): a campaign that stands aside for them skipped (standing aside), one with standAsideForWinBack: false decided beside them. NULL for decisions before schema 31.';
 
 CREATE TABLE reclaim.cancel_sheet_decisions (
     id                      uuid        PRIMARY KEY,
@@ -519,6 +521,9 @@ CREATE TABLE reclaim.offer_codes (
     issued_at                    timestamptz,
     redeemed_at                  timestamptz,
     redemption_notification_uuid uuid,
+    app_account_token            uuid,
+    deliverable_until            timestamptz,
+    delivered_at                 timestamptz,
     FOREIGN KEY (bundle_id, environment, offer_reference_name) REFERENCES reclaim.offer_code_pools (bundle_id, environment, offer_reference_name),
     CHECK ((decision_id IS NULL) = (issued_at IS NULL)),
     CHECK (redeemed_at IS NULL OR decision_id IS NOT NULL)
@@ -526,6 +531,8 @@ CREATE TABLE reclaim.offer_codes (
 -- Each offered decision takes the unused code that expires first: this index finds it without a scan.
 CREATE INDEX offer_codes_unused_idx ON reclaim.offer_codes (bundle_id, environment, offer_reference_name, expires_at) WHERE decision_id IS NULL;
 CREATE INDEX offer_codes_subscriber_idx ON reclaim.offer_codes (bundle_id, environment, original_transaction_id) WHERE decision_id IS NOT NULL;
+-- GET /v1/offers?include=offerCodes: an app user's codes not yet redeemed.
+CREATE INDEX offer_codes_app_user_idx ON reclaim.offer_codes (app_account_token, bundle_id) WHERE decision_id IS NOT NULL AND redeemed_at IS NULL;
 COMMENT ON TABLE reclaim.offer_codes IS 'Every imported one-time-use offer code: unused (decision_id NULL), issued to one subscriber by one offered decision, or redeemed. Codes are bearer secrets: shown to admin keys and sent to the app''s webhooks only; forget replaces an issued code by its hash.';
 COMMENT ON COLUMN reclaim.offer_codes.code IS 'The code as App Store Connect exported it, upper case; unique across every pool. forgotten:<sha-256 hex> once its subscriber was forgotten.';
 COMMENT ON COLUMN reclaim.offer_codes.bundle_id IS 'The pool''s app.';
@@ -538,6 +545,22 @@ COMMENT ON COLUMN reclaim.offer_codes.original_transaction_id IS 'The subscriber
 COMMENT ON COLUMN reclaim.offer_codes.issued_at IS 'When it was issued.';
 COMMENT ON COLUMN reclaim.offer_codes.redeemed_at IS 'When the subscriber redeemed the offer (the transaction''s purchaseDate). Inferred: Apple''s transaction names the offer, not the code, and this is the one code of the offer the subscriber was given.';
 COMMENT ON COLUMN reclaim.offer_codes.redemption_notification_uuid IS 'The notification that reported the redemption.';
+COMMENT ON COLUMN reclaim.offer_codes.app_account_token IS 'The subscriber''s app user id when issued, if known: GET /v1/offers?include=offerCodes finds the code by it.';
+COMMENT ON COLUMN reclaim.offer_codes.deliverable_until IS 'The decision''s delivery window (its trigger plus the campaign''s deliverableFor): the app is handed the code until then, or until it expires or is redeemed.';
+COMMENT ON COLUMN reclaim.offer_codes.delivered_at IS 'First time an app that asks for offer codes (ReclaimClient 2.1 and later) fetched it.';
+
+CREATE TABLE reclaim.offer_code_events (
+    decision_id    uuid        NOT NULL REFERENCES reclaim.campaign_decisions (id),
+    event          text        NOT NULL CHECK (event IN ('shown', 'dismissed', 'purchase_started', 'purchase_pending', 'purchase_failed')),
+    occurred_at    timestamptz NOT NULL DEFAULT now(),
+    purchase_error text        CHECK (purchase_error IS NULL OR (event = 'purchase_failed' AND char_length(purchase_error) BETWEEN 1 AND 256)),
+    PRIMARY KEY (decision_id, event)
+);
+COMMENT ON TABLE reclaim.offer_code_events IS 'What the app reported about an offer code it was handed (POST /v1/offers/{id}/events with the code''s id, its decision''s); each event once per code.';
+COMMENT ON COLUMN reclaim.offer_code_events.decision_id IS 'The decision that issued the code (reclaim.offer_codes.decision_id).';
+COMMENT ON COLUMN reclaim.offer_code_events.event IS 'shown, dismissed, purchase_started (the app opened Apple''s redemption sheet or the redemption URL), purchase_pending or purchase_failed (the sheet failed).';
+COMMENT ON COLUMN reclaim.offer_code_events.occurred_at IS 'When Reclaim first recorded it.';
+COMMENT ON COLUMN reclaim.offer_code_events.purchase_error IS 'purchase_failed only: the error StoreKit threw, as the app described it (at most 256 characters).';
 
 -- ---------------------------------------------------------------------------------------------
 -- API keys and forensics.
@@ -962,6 +985,44 @@ COMMENT ON COLUMN reclaim.discount_channels_daily.day IS 'The UTC day of redeeme
 COMMENT ON COLUMN reclaim.discount_channels_daily.channel IS 'reclaim (an offer Reclaim issued), promotional_elsewhere (offerType 2 Reclaim did not issue), offer_code (3), win_back (4), retention_offer (5, App Store Connect''s cancel-sheet offers) or other (a type Apple added later).';
 COMMENT ON COLUMN reclaim.discount_channels_daily.redemptions IS 'Discounted transactions (a pay-as-you-go offer''s renewals each count).';
 COMMENT ON COLUMN reclaim.discount_channels_daily.subscribers IS 'Distinct subscriptions among them.';
+
+CREATE VIEW reclaim.win_back_doors AS
+SELECT d.bundle_id,
+       d.environment,
+       'campaign'::text                                                           AS door,
+       d.campaign_id,
+       count(*)                                                                   AS decisions,
+       count(*) FILTER (WHERE d.apple_win_back_listed)                            AS apple_listed,
+       count(*) FILTER (WHERE d.outcome = 'skipped' AND d.reason LIKE 'standing aside:%') AS stood_aside,
+       count(DISTINCT d.original_transaction_id) FILTER (WHERE d.outcome = 'offered') AS subscribers_offered,
+       count(DISTINCT d.original_transaction_id) FILTER (WHERE d.outcome = 'offered' AND (
+           EXISTS (SELECT 1 FROM reclaim.offers o WHERE o.decision_id = d.id AND o.state = 'redeemed')
+           OR EXISTS (SELECT 1 FROM reclaim.offer_codes c WHERE c.decision_id = d.id AND c.redeemed_at IS NOT NULL))) AS subscribers_redeemed
+FROM reclaim.campaign_decisions d
+GROUP BY d.bundle_id, d.environment, d.campaign_id
+UNION ALL
+SELECT r.bundle_id,
+       r.environment,
+       CASE r.offer_type WHEN 4 THEN 'apple_win_back' WHEN 5 THEN 'app_store_connect_retention' ELSE 'offer_code_outside_reclaim' END,
+       NULL,
+       NULL,
+       NULL,
+       NULL,
+       NULL,
+       count(DISTINCT r.original_transaction_id)
+FROM reclaim.offer_redemptions r
+WHERE r.offer_type IN (4, 5) OR (r.offer_type = 3 AND r.code_decision_id IS NULL)
+GROUP BY 1, 2, 3;
+COMMENT ON VIEW reclaim.win_back_doors IS 'Which door won back whom, per app and environment, all time: each campaign (its decisions, those made while Apple listed win-back offers for the subscriber and those that stood aside for them, subscribers offered and those who redeemed), beside the doors Reclaim does not open: Apple''s win-back offers (offerType 4), App Store Connect''s retention offers (5) and offer codes Reclaim did not give (3). reclaim campaigns report prints it.';
+COMMENT ON COLUMN reclaim.win_back_doors.bundle_id IS 'The app.';
+COMMENT ON COLUMN reclaim.win_back_doors.environment IS 'Production or Sandbox; never sum the two.';
+COMMENT ON COLUMN reclaim.win_back_doors.door IS 'campaign (one of Reclaim''s), apple_win_back, app_store_connect_retention or offer_code_outside_reclaim.';
+COMMENT ON COLUMN reclaim.win_back_doors.campaign_id IS 'For campaign: which; NULL for Apple''s doors.';
+COMMENT ON COLUMN reclaim.win_back_doors.decisions IS 'For campaign: decisions made (offered, held out, skipped); NULL for Apple''s doors.';
+COMMENT ON COLUMN reclaim.win_back_doors.apple_listed IS 'For campaign: decisions made while Apple listed win-back offers for the subscriber (since schema 31).';
+COMMENT ON COLUMN reclaim.win_back_doors.stood_aside IS 'For campaign: decisions skipped to stand aside for Apple''s win-back offers (standAsideForWinBack).';
+COMMENT ON COLUMN reclaim.win_back_doors.subscribers_offered IS 'For campaign: subscribers it offered to (a signed offer or a code).';
+COMMENT ON COLUMN reclaim.win_back_doors.subscribers_redeemed IS 'Subscribers who redeemed: a campaign''s offer or code, or a discount through Apple''s door.';
 
 CREATE VIEW reclaim.offer_funnel_daily AS
 SELECT d.bundle_id,

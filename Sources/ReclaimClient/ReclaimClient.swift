@@ -147,6 +147,53 @@ public final class ReclaimClient: Sendable {
         return found
     }
 
+    private struct ElementsAnswer: Decodable {
+        let offers: [PendingOffersAndCodes.Element]
+    }
+
+    /// The offers and the offer codes waiting for this subscriber (ReclaimClient 2.1): `GET /v1/offers` with
+    /// `include=offerCodes`, which 2.0 never sends (a server before 2.1 ignores it and answers offers only).
+    public func pendingOffersAndCodes(appAccountToken: UUID) async throws -> PendingOffersAndCodes {
+        var components = URLComponents(url: baseURL.appendingPathComponent("v1/offers"), resolvingAgainstBaseURL: false)
+        components?.queryItems = [
+            URLQueryItem(name: "appAccountToken", value: appAccountToken.uuidString.lowercased()),
+            URLQueryItem(name: "include", value: "offerCodes"),
+        ]
+        guard let url = components?.url else { throw ReclaimClientError.invalidResponse("cannot build the URL from \(baseURL)") }
+        let data = try await sendWithUserToken(URLRequest(url: url))
+        return try offersAndCodes(from: data, lookup: .appAccountToken(appAccountToken))
+    }
+
+    /// As ``pendingOffersAndCodes(appAccountToken:)``, for a subscription proven by a transaction Apple signed
+    /// (``pendingOffers(signedTransaction:)``).
+    public func pendingOffersAndCodes(signedTransaction: String) async throws -> PendingOffersAndCodes {
+        var components = URLComponents(url: baseURL.appendingPathComponent("v1/offers/lookup"), resolvingAgainstBaseURL: false)
+        components?.queryItems = [URLQueryItem(name: "include", value: "offerCodes")]
+        guard let url = components?.url else { throw ReclaimClientError.invalidResponse("cannot build the URL from \(baseURL)") }
+        var request = URLRequest(url: url)
+        request.httpMethod = "POST"
+        request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+        request.httpBody = try JSONEncoder().encode(["signedTransaction": signedTransaction])
+        let data = try await send(request)
+        return try offersAndCodes(from: data, lookup: .signedTransaction(signedTransaction))
+    }
+
+    private func offersAndCodes(from data: Data, lookup: PendingOffer.Lookup) throws -> PendingOffersAndCodes {
+        do {
+            let elements = try JSONDecoder().decode(ElementsAnswer.self, from: data).offers
+            return PendingOffersAndCodes(
+                offers: elements.compactMap(\.offer).map { offer in
+                    var offer = offer
+                    offer.lookup = lookup
+                    return offer
+                },
+                codes: elements.compactMap(\.code)
+            )
+        } catch {
+            throw ReclaimClientError.invalidResponse("the offers do not decode: \(error)")
+        }
+    }
+
     /// `offer` as Reclaim delivers it now, with fresh signatures, fetched again the way it was fetched (the token, or
     /// the signed transaction); nil when Reclaim no longer delivers it (expired, redeemed, withdrawn). An offer the
     /// client did not fetch itself comes back unchanged.
@@ -208,14 +255,26 @@ public final class ReclaimClient: Sendable {
         try await record(event, for: offer, errorText: event == .purchaseFailed ? error.flatMap(Self.describe) : nil)
     }
 
+    /// Reports `event` for an offer code, once, as for an offer: ``OfferEvent/shown`` when the app shows it,
+    /// ``OfferEvent/purchaseStarted`` when it opens Apple's redemption sheet or the redemption URL (``redeem(_:in:)``
+    /// does), ``OfferEvent/purchaseFailed`` with the sheet's error, ``OfferEvent/dismissed`` when the subscriber turns
+    /// it down. Apple reports the redemption itself to Reclaim.
+    public func record(_ event: OfferEvent, for code: PendingOfferCode, error: (any Error)? = nil) async throws {
+        try await record(event, id: code.id, errorText: event == .purchaseFailed ? error.flatMap(Self.describe) : nil)
+    }
+
     func record(_ event: OfferEvent, for offer: PendingOffer, errorText: String?) async throws {
+        try await record(event, id: offer.id, errorText: errorText)
+    }
+
+    private func record(_ event: OfferEvent, id: String, errorText: String?) async throws {
         struct Body: Encodable {
             let event: String
             let error: String?
         }
-        let key = "\(offer.id)/\(event.rawValue)"
+        let key = "\(id)/\(event.rawValue)"
         guard !sent.contains(key) else { return }
-        var request = URLRequest(url: baseURL.appendingPathComponent("v1/offers/\(offer.id)/events"))
+        var request = URLRequest(url: baseURL.appendingPathComponent("v1/offers/\(id)/events"))
         request.httpMethod = "POST"
         request.setValue("application/json", forHTTPHeaderField: "Content-Type")
         request.httpBody = try JSONEncoder().encode(Body(event: event.rawValue, error: errorText))

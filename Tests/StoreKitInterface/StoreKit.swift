@@ -244,4 +244,15 @@ open class SKMutablePayment: SKPayment {
     open var paymentDiscount: SKPaymentDiscount?  // @NSCopying in Apple's declaration
 }
 
+// Apple (iOS 15.0+, iPadOS 15.0+, Mac Catalyst 15.0+, macOS 12.0+, tvOS 15.0+, visionOS 1.0+, watchOS 8.0+):
+// `enum AppStore`, "Properties and methods that represent the App Store, and request App Store actions." Only the member
+// ReclaimClient's offer-code glue calls is transcribed.
+public enum AppStore {
+    // Apple (iOS 16.0–27.0, iPadOS 16.0–27.0, Mac Catalyst 16.0–27.0, visionOS 1.0–27.0):
+    // `@MainActor static func presentOfferCodeRedeemSheet(in scene: UIWindowScene) async throws`, "Displays a sheet in
+    // the window scene that enables customers to redeem an offer code that you configure in App Store Connect."
+    // (macOS has `presentOfferCodeRedeemSheet(from: NSViewController)`, macOS 15.0–27.0; tvOS and watchOS have none.)
+    @MainActor public static func presentOfferCodeRedeemSheet(in scene: UIWindowScene) async throws { let _: Void = stub() }
+}
+
 private func stub<T>() -> T { fatalError("StoreKit interface stand-in: declarations only") }

@@ -6,3 +6,9 @@
 // that represents one instance of your app's user interface" (a UIResponder; not transcribed: not used).
 @MainActor
 open class UIScene {}
+
+// Apple (iOS 13.0+, iPadOS 13.0+, Mac Catalyst 13.1+, tvOS 13.0+, visionOS 1.0+): `@MainActor class UIWindowScene`
+// (a UIScene), "A scene that manages one or more windows for your app." Taken by StoreKit's offer-code sheet
+// (`AppStore.presentOfferCodeRedeemSheet(in:)`).
+@MainActor
+open class UIWindowScene: UIScene {}

@@ -14,3 +14,16 @@ func buy(product: Product, offer: PendingOffer, reclaim: ReclaimClient, scene: U
     try await reclaim.purchase(product, with: offer) { try await product.purchase(confirmIn: scene, options: $0) }
 }
 // docs/ios.md: end
+
+// docs/ios.md: offercode
+/// An offer code from Reclaim (ReclaimClient 2.1): Apple's sheet on iOS 16+ and visionOS, the code shown beside it.
+@available(iOS 16.0, visionOS 1.0, *)
+@MainActor
+func redeemCode(reclaim: ReclaimClient, appAccountToken: UUID, scene: UIWindowScene, show: (String) -> Void) async throws {
+    let pending = try await reclaim.pendingOffersAndCodes(appAccountToken: appAccountToken)
+    guard let code = pending.codes.first else { return }
+    show(code.code)
+    try? await reclaim.record(.shown, for: code)
+    try await reclaim.redeem(code, in: scene)
+}
+// docs/ios.md: end

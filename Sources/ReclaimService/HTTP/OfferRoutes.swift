@@ -11,6 +11,10 @@ import ReclaimStore
 ///   (``TransactionProof``), for subscribers without an appAccountToken.
 ///
 /// `Cache-Control: no-store`: every answer has new nonces and must not be replayed by a cache.
+///
+/// `?include=offerCodes` (either route) adds the subscriber's offer codes (``OfferCodeStore/deliver(to:connection:logger:)``)
+/// to `offers`, each with `"kind": "offerCode"`. Opt-in: ReclaimClient 2.0 decodes `storeKit1` and `storeKit2` as
+/// required in every element, so an element without them would fail its whole answer; it never sends `include`.
 struct OfferRoutes {
     let delivery: OfferDelivery
     /// Apps that require a user token, by bundle id (for ``AppUserAuthenticator``).
@@ -26,7 +30,53 @@ struct OfferRoutes {
     struct OffersResponse: Encodable {
         let appAccountToken: String?
         let originalTransactionId: String?
-        let offers: [DeliveredOffer]
+        let offers: [Element]
+    }
+
+    /// One element of `offers`: a signed promotional offer (as ReclaimClient 2.0 decodes it: no `kind`), or, for a
+    /// client that asked, an offer code.
+    enum Element: Encodable {
+        case promotional(DeliveredOffer)
+        case code(DeliveredCode)
+
+        func encode(to encoder: any Encoder) throws {
+            switch self {
+            case .promotional(let offer): try offer.encode(to: encoder)
+            case .code(let code): try code.encode(to: encoder)
+            }
+        }
+    }
+
+    /// An offer code for the app to open in Apple's redemption sheet, or by its redemption URL.
+    struct DeliveredCode: Encodable {
+        let kind = "offerCode"
+        /// Its decision's id: the id the app records events with.
+        let id: String
+        let campaign: String
+        let environment: String
+        let productIdentifier: String
+        /// The offer's reference name in App Store Connect.
+        let offerIdentifier: String
+        let offerCode: String
+        let redemptionUrl: String
+        let expiresAt: String
+
+        init(_ code: OfferCodeStore.DeliveredCode) {
+            id = code.id.uuidString.lowercased()
+            campaign = code.campaignId
+            environment = code.environment
+            productIdentifier = code.productId
+            offerIdentifier = code.offer
+            offerCode = code.code
+            redemptionUrl = code.redemptionURL
+            expiresAt = code.expiresAt.formatted(.iso8601)
+        }
+    }
+
+    /// Whether the request asks for offer codes: `include=offerCodes` (a comma-separated list; other values are
+    /// ignored, for what a later client may ask of an earlier server).
+    static func includesCodes(_ request: Request) -> Bool {
+        request.uri.queryParameters.getAll("include").contains { $0.split(separator: ",").contains("offerCodes") }
     }
 
     struct DeliveredOffer: Encodable {
@@ -55,17 +105,24 @@ struct OfferRoutes {
     /// Registers on a group behind ``KeyAuthenticator`` `.app`; `GET /v1/offers` behind ``AppUserAuthenticator`` too.
     func register(on router: RouterGroup<ReclaimRequestContext>) {
         let appUsers = router.group().add(middleware: AppUserAuthenticator(userTokens: userTokens))
-        appUsers.get("/v1/offers") { _, context -> JSONBody<OffersResponse> in
+        appUsers.get("/v1/offers") { request, context -> JSONBody<OffersResponse> in
             let user = try context.appUser()
             let offers = try await delivery.deliver(
                 to: .appUser(bundleId: user.bundleId, appAccountToken: user.appAccountToken),
                 logger: context.logger
             )
+            let codes =
+                Self.includesCodes(request)
+                ? try await delivery.deliverCodes(
+                    to: .appUser(bundleId: user.bundleId, appAccountToken: user.appAccountToken),
+                    logger: context.logger
+                )
+                : []
             return JSONBody(
                 OffersResponse(
                     appAccountToken: user.appAccountToken.uuidString.lowercased(),
                     originalTransactionId: nil,
-                    offers: offers.map(DeliveredOffer.init)
+                    offers: offers.map { .promotional(DeliveredOffer($0)) } + codes.map { .code(DeliveredCode($0)) }
                 ),
                 headers: [.cacheControl: "no-store"]
             )
@@ -88,11 +145,13 @@ struct OfferRoutes {
                 throw Problem(error)
             }
             let offers = try await delivery.deliver(to: .subscription(proven.subscriber), logger: context.logger)
+            let codes =
+                Self.includesCodes(request) ? try await delivery.deliverCodes(to: .subscription(proven.subscriber), logger: context.logger) : []
             return JSONBody(
                 OffersResponse(
                     appAccountToken: proven.appAccountToken?.uuidString.lowercased(),
                     originalTransactionId: proven.subscriber.originalTransactionId,
-                    offers: offers.map(DeliveredOffer.init)
+                    offers: offers.map { .promotional(DeliveredOffer($0)) } + codes.map { .code(DeliveredCode($0)) }
                 ),
                 headers: [.cacheControl: "no-store"]
             )

@@ -72,6 +72,12 @@ struct OfferDelivery: Sendable {
         return delivered
     }
 
+    /// The recipient's offer codes, for a client that asked for them (one indexed statement that also marks them
+    /// delivered; the live-offer index knows promotional offers only, so it is not asked).
+    func deliverCodes(to recipient: OfferCodeStore.Recipient, logger: Logger) async throws -> [OfferCodeStore.DeliveredCode] {
+        try await postgres.withConnection(logger: logger) { try await OfferCodeStore.deliver(to: recipient, connection: $0, logger: logger) }
+    }
+
     /// Records what the app did with one of its offers (``OfferRequestInput/events``), once per event. A failed purchase
     /// is logged with StoreKit's error as well: an offer identifier App Store Connect does not know shows up here.
     func recordEvent(

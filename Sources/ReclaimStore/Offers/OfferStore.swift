@@ -327,11 +327,18 @@ public enum OfferStore {
         let rows = try await connection.query(
             """
             WITH offer AS (SELECT id FROM reclaim.offers WHERE id = \(offerId) AND bundle_id = \(bundleId)),
+            -- An offer code handed to the app is named by its decision's id.
+            code AS (SELECT decision_id AS id FROM reclaim.offer_codes WHERE decision_id = \(offerId) AND bundle_id = \(bundleId)),
             inserted AS (
                 INSERT INTO reclaim.offer_events (offer_id, event, purchase_error) SELECT id, \(event), \(error) FROM offer
                 ON CONFLICT (offer_id, event) DO NOTHING
+                RETURNING 1),
+            inserted_code AS (
+                INSERT INTO reclaim.offer_code_events (decision_id, event, purchase_error) SELECT id, \(event), \(error) FROM code
+                ON CONFLICT (decision_id, event) DO NOTHING
                 RETURNING 1)
-            SELECT (SELECT count(*) FROM offer)::int, (SELECT count(*) FROM inserted)::int
+            SELECT ((SELECT count(*) FROM offer) + (SELECT count(*) FROM code))::int,
+                   ((SELECT count(*) FROM inserted) + (SELECT count(*) FROM inserted_code))::int
             """,
             logger: logger
         )

@@ -60,6 +60,8 @@ struct PersistStatement: PostgresPreparedStatement {
             .nullable("variant_id") { $0.record.decision.variant?.id },
             // The plan when decided: the reports split by it (a later switch of plan does not move the decision).
             .nullable("billing_plan_type") { $0.write.state.billingPlanType },
+            // Where Apple's own win-back offers stood beside the campaign (the report's doors).
+            .init("apple_win_back_listed", "boolean") { !$0.write.state.eligibleWinBackOfferIds.isEmpty },
         ]
     )
 

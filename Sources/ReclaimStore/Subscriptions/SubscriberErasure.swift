@@ -25,6 +25,7 @@ public enum SubscriberErasure {
         "offers.storekit2_jws", "offers.nonce", "offers.redeemed_transaction_id",
         "offer_redemptions.original_transaction_id", "offer_redemptions.transaction_id",
         "offer_codes.original_transaction_id", "offer_codes.code",  // an issued code is a bearer secret: kept as its hash
+        "offer_codes.app_account_token",
         "cancel_sheet_decisions.original_transaction_id", "cancel_sheet_decisions.request_identifier",
         "refund_requests.original_transaction_id", "refund_requests.transaction_id", "refund_requests.body",
         "grants.original_transaction_id", "grants.app_account_token", "grants.idempotency_key", "grants.request_sha256",
@@ -231,7 +232,7 @@ public enum SubscriberErasure {
         for (table, otherColumns) in [
             ("offer_redemptions", ", transaction_id = NULL"),
             // The code stays counted in its pool; as a hash, a second import of it is still refused.
-            ("offer_codes", ", code = 'forgotten:' || encode(sha256(convert_to(t.code, 'UTF8')), 'hex')"),
+            ("offer_codes", ", code = 'forgotten:' || encode(sha256(convert_to(t.code, 'UTF8')), 'hex'), app_account_token = NULL"),
             ("cancel_sheet_decisions", ", request_identifier = gen_random_uuid()::text"),
             ("refund_requests", ", transaction_id = m.p, body = NULL"),
         ] {

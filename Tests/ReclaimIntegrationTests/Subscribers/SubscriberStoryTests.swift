@@ -290,7 +290,7 @@ struct SubscriberStoryTests {
         "api_keys.key_hash",  // an API key's hash
         "campaigns.paused_reason", "campaign_decisions.reason", "cancel_sheet_decisions.reason", "offers.end_reason",  // rules' words
         "refund_requests.reason",  // Apple's reason code for the request
-        "refund_requests.apple_error", "offer_events.purchase_error",  // Apple's and StoreKit's error texts
+        "refund_requests.apple_error", "offer_events.purchase_error", "offer_code_events.purchase_error",  // Apple's and StoreKit's error texts
         "grants.reason",  // the operator's kind of incentive (docs/privacy.md: kept)
         "offers.signature_delivered",  // a flag
         "messaging_uploads.sha256", "rejected_inputs.body_sha256", "rejected_inputs.body_size",  // messages' and refused bodies' hashes
