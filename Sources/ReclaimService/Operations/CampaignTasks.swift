@@ -152,19 +152,23 @@ public enum CampaignTasks {
         url: DatabaseURL,
         logger: Logger
     ) async throws -> String {
-        let (rows, saves, sources) = try await Database.withDatabase(url, maxConnections: 1, logger: logger) { client in
+        let (rows, saves, sources, doors) = try await Database.withDatabase(url, maxConnections: 1, logger: logger) { client in
             try await client.withConnection(logger: logger) { connection in
                 (
                     try await LiftStatistics.load(environment: environment, campaign: campaign, since: since, connection: connection, logger: logger),
                     // Cancel-sheet decisions settle at their window's end; --since does not apply to them.
                     try await SaveRateStatistics.load(environment: environment, campaign: campaign, connection: connection, logger: logger),
                     // All time, live and backfill apart: an imported base's decisions are not the live funnel's.
-                    try await DecisionSourceCounts.load(environment: environment, campaign: campaign, connection: connection, logger: logger)
+                    try await DecisionSourceCounts.load(environment: environment, campaign: campaign, connection: connection, logger: logger),
+                    // All time: which door won back whom, Apple's beside Reclaim's.
+                    try await WinBackDoors.load(environment: environment, campaign: campaign, connection: connection, logger: logger)
                 )
             }
         }
         if json {
-            return try ReportJSON.render(rows.map(ReportRow.lift) + saves.map(ReportRow.saveRate) + sources.map(ReportRow.decisions))
+            return try ReportJSON.render(
+                rows.map(ReportRow.lift) + saves.map(ReportRow.saveRate) + sources.map(ReportRow.decisions) + doors.map(ReportRow.door)
+            )
         }
         var decisionLines: [String] = []
         if sources.contains(where: { $0.source == "backfill" }) {
@@ -176,6 +180,7 @@ public enum CampaignTasks {
                 )
             }
         }
+        decisionLines += doorLines(doors)
         guard !rows.isEmpty || !saves.isEmpty else {
             if !decisionLines.isEmpty { return decisionLines.joined(separator: "\n") }
             return "no campaign has treated or held out anyone in \(environment)" + (campaign.map { " (campaign \($0))" } ?? "")
@@ -206,19 +211,45 @@ public enum CampaignTasks {
     }
 }
 
+extension CampaignTasks {
+    /// The report's doors: each campaign beside the discounts Apple's doors gave (`reclaim.win_back_doors`).
+    static func doorLines(_ doors: [WinBackDoors]) -> [String] {
+        guard doors.contains(where: { $0.door != "campaign" || $0.appleListed ?? 0 > 0 }) else { return [] }
+        var lines = ["Which door won back whom, all time (subscribers who redeemed):"]
+        let names = [
+            "apple_win_back": "Apple's win-back offers (offerType 4)",
+            "app_store_connect_retention": "App Store Connect's retention offers (offerType 5)",
+            "offer_code_outside_reclaim": "offer codes Reclaim did not give (offerType 3)",
+        ]
+        for door in doors {
+            if let campaign = door.campaignId {
+                lines.append(
+                    "  \(campaign) [\(door.bundleId)]: offered \(door.subscribersOffered ?? 0), redeemed \(door.subscribersRedeemed); "
+                        + "Apple listed win-back offers at \(door.appleListed ?? 0) of its \(door.decisions ?? 0) decisions, stood aside at \(door.stoodAside ?? 0)"
+                )
+            } else {
+                lines.append("  \(names[door.door] ?? door.door) [\(door.bundleId)]: redeemed \(door.subscribersRedeemed)")
+            }
+        }
+        return lines
+    }
+}
+
 /// A row of `reclaim campaigns report --json`: a notification campaign's lift, a cancel-sheet arm's save rate
-/// (`"kind": "cancel-sheet"`, `saveRate`), or a campaign's decisions from one source (`"kind": "decisions"`, `source`
-/// `live` or `backfill`).
+/// (`"kind": "cancel-sheet"`, `saveRate`), a campaign's decisions from one source (`"kind": "decisions"`, `source`
+/// `live` or `backfill`), or a door (`"kind": "door"`: a campaign or one of Apple's, ``WinBackDoors``).
 enum ReportRow: Encodable {
     case lift(LiftStatistics)
     case saveRate(SaveRateStatistics)
     case decisions(DecisionSourceCounts)
+    case door(WinBackDoors)
 
     func encode(to encoder: any Encoder) throws {
         switch self {
         case .lift(let row): try row.encode(to: encoder)
         case .saveRate(let row): try row.encode(to: encoder)
         case .decisions(let row): try row.encode(to: encoder)
+        case .door(let row): try row.encode(to: encoder)
         }
     }
 }
