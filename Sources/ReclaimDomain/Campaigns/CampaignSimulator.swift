@@ -26,8 +26,12 @@ public struct CampaignSimulator: Sendable {
     public private(set) var histories: [Key: OfferHistory] = [:]
     public private(set) var stories: [Key: [Entry]] = [:]
 
+    /// The offers campaigns hand out codes of: taken as always in stock (the simulation has no pools).
+    let codeOffers: Set<String>
+
     public init(campaigns: [Campaign]) {
         self.campaigns = campaigns
+        codeOffers = Set(campaigns.flatMap { $0.variants.compactMap(\.offerCodes) })
     }
 
     /// Runs one notification; `now` is the processing time (the trigger's own time replays history as it happened).
@@ -35,7 +39,7 @@ public struct CampaignSimulator: Sendable {
         let key = Key(bundleId: snapshot.bundleId, environment: snapshot.environment, originalTransactionId: snapshot.originalTransactionId)
         let before =
             states[key] ?? SubscriptionState(bundleId: key.bundleId, environment: key.environment, originalTransactionId: key.originalTransactionId)
-        var history = histories[key] ?? OfferHistory()
+        var history = histories[key] ?? OfferHistory(codes: codeOffers.isEmpty ? nil : OfferCodes.Context(available: codeOffers))
         let step = CampaignStep.run(snapshot, state: before, history: history, campaigns: campaigns, now: now)
         states[key] = step.state
         var lines: [String] = []
@@ -46,6 +50,8 @@ public struct CampaignSimulator: Sendable {
                     ? "redeemed \(redemption.offerIdentifier), an offer Reclaim did not issue" : "redeemed \(redemption.offerIdentifier)"
             )
             if redemption.offerId != nil { history.liveOffer = nil }
+            // Apple lets each customer redeem one code per offer.
+            if redemption.offerType == OfferCodes.offerType { history.codes?.given.insert(redemption.offerIdentifier) }
         }
         if let withdrawal = step.lifecycle.withdrawal {
             lines.append("withdrawn: \(history.liveOffer?.campaignId ?? "offer"): \(withdrawal.reason)")
@@ -58,7 +64,10 @@ public struct CampaignSimulator: Sendable {
             history.decisions.append(
                 .init(campaignId: decision.campaign.id, outcome: decision.outcome, triggeredAt: snapshot.signedDate, variantId: variantId)
             )
-            if decision.outcome == .offered {
+            if decision.outcome == .offered, let code = (decision.variant ?? decision.campaign.variants.first)?.offerCodes {
+                // A code is sent, not held as the app's live offer (as the workers store it); the subscriber has had one.
+                history.codes?.given.insert(code)
+            } else if decision.outcome == .offered {
                 let offer = decision.variant ?? decision.campaign.variants.first
                 history.liveOffer = .init(
                     id: UUID(),

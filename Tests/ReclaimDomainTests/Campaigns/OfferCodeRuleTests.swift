@@ -67,6 +67,36 @@ import Testing
         #expect(OfferCodes.Eligibility.of(CampaignTrigger(type: type, subtype: subtype)) == expected)
     }
 
+    @Test func simulateHoldsACodeAsTheWorkersDo() {
+        // A code is not the app's live offer: a signed offer of lower priority is still made; a second lapse gets no
+        // second code of the offer.
+        var codes = codeCampaign(["WINBACK-CODES"])
+        codes.priority = 10
+        codes.cooldown = 0
+        var simulator = CampaignSimulator(campaigns: [codes, campaign("retain", trigger: CampaignTrigger(type: "DID_CHANGE_RENEWAL_STATUS"))])
+        func snapshot(_ type: String, _ subtype: String?, at days: Double) -> SubscriptionSnapshot {
+            SubscriptionSnapshot(
+                bundleId: Fixture.bundleId,
+                environment: Fixture.environment,
+                originalTransactionId: Fixture.originalTransactionId,
+                notificationType: type,
+                subtype: subtype,
+                signedDate: Fixture.days(days),
+                notificationUUID: UUID(),
+                transaction: TransactionInfo(originalTransactionId: Fixture.originalTransactionId, transactionId: "1", productId: Fixture.monthly)
+            )
+        }
+        for (type, subtype, days) in [
+            ("EXPIRED", "VOLUNTARY", 0.0), ("DID_CHANGE_RENEWAL_STATUS", "AUTO_RENEW_DISABLED", 1), ("EXPIRED", "VOLUNTARY", 2),
+        ] {
+            simulator.process(snapshot(type, subtype, at: days), now: Fixture.days(days))
+        }
+        let lines = simulator.stories.values.flatMap { $0.flatMap(\.lines) }
+        #expect(lines.contains { $0.hasPrefix("winback: offered") }, "\(lines)")
+        #expect(lines.contains { $0.hasPrefix("retain: offered") }, "\(lines)")
+        #expect(lines.contains { $0.hasPrefix("winback: skipped: offer code already given") }, "\(lines)")
+    }
+
     @Test func eligibilitiesParseAsAppStoreConnectNamesThem() {
         #expect(OfferCodes.Eligibility.parse("expired") == [.expired])
         #expect(OfferCodes.Eligibility.parse("Expired, existing") == [.existing, .expired])
