@@ -3,9 +3,7 @@ import PostgresNIO
 import ReclaimDomain
 import ReclaimStore
 import ReclaimTestSupport
-import SwiftASN1
 import Testing
-import X509
 
 @testable import ReclaimService
 
@@ -22,22 +20,13 @@ struct WinBackDoorsTests {
     )
     func doors() async throws {
         let ca = try TestCertificateAuthority()
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("reclaim-doors-\(UUID().uuidString.prefix(8))")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let key = SigningKey.generate(keyId: "DOORKEY001")
-        try key.pkcs8PEM.write(to: directory.appendingPathComponent("key.p8"), atomically: true, encoding: .utf8)
-        try ca.root.serializeAsPEM().pemString.write(to: directory.appendingPathComponent("root.pem"), atomically: true, encoding: .utf8)
+        let files = try TestAppFiles(ca: ca, keyId: "DOORKEY001", prefix: "reclaim-doors")
+        defer { files.remove() }
         let app = "com.example.doors"
         let config = try ReclaimConfig.parse(
             yaml: """
                 apps:
-                  - bundleId: \(app)
-                    appAppleId: 1234567890
-                    environments: [Sandbox]
-                    issuerId: 11111111-2222-3333-4444-555555555555
-                    signingKeys: [{keyId: DOORKEY001, file: \(directory.path)/key.p8}]
-                    rootCertificates: [\(directory.path)/root.pem]
+                \(files.app(app, keyId: "DOORKEY001"))
                 campaigns:
                   - id: aside
                     app: \(app)

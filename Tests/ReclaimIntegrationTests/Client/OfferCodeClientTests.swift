@@ -7,9 +7,7 @@ import ReclaimClient
 import ReclaimDomain
 import ReclaimStore
 import ReclaimTestSupport
-import SwiftASN1
 import Testing
-import X509
 
 @testable import ReclaimService
 
@@ -26,22 +24,14 @@ struct OfferCodeClientTests {
     )
     func twoClients() async throws {
         let ca = try TestCertificateAuthority()
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("reclaim-code-client-\(UUID().uuidString.prefix(8))")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let key = SigningKey.generate(keyId: "CODEKEY001")
-        try key.pkcs8PEM.write(to: directory.appendingPathComponent("key.p8"), atomically: true, encoding: .utf8)
-        try ca.root.serializeAsPEM().pemString.write(to: directory.appendingPathComponent("root.pem"), atomically: true, encoding: .utf8)
+        let files = try TestAppFiles(ca: ca, keyId: "CODEKEY001", prefix: "reclaim-code-client")
+        defer { files.remove() }
+        let directory = files.directory
         let app = OfferCodeTests.app
         let config = try ReclaimConfig.parse(
             yaml: """
                 apps:
-                  - bundleId: \(app)
-                    appAppleId: 1234567890
-                    environments: [Sandbox]
-                    issuerId: 11111111-2222-3333-4444-555555555555
-                    signingKeys: [{keyId: CODEKEY001, file: \(directory.path)/key.p8}]
-                    rootCertificates: [\(directory.path)/root.pem]
+                \(files.app(app, keyId: "CODEKEY001"))
                 campaigns:
                   - id: retain
                     app: \(app)
