@@ -48,7 +48,7 @@ final class LingeringClose: ChannelDuplexHandler, RemovableChannelHandler {
             return
         }
         promise?.succeed(())
-        guard !lingering else { return }
+        guard !lingering, !closing else { return }
         lingering = true
         let bound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
         deadline = context.eventLoop.scheduleTask(in: maxTime) { bound.value.0.finish(bound.value.1) }
@@ -79,12 +79,14 @@ final class LingeringClose: ChannelDuplexHandler, RemovableChannelHandler {
 
     func close(context: ChannelHandlerContext, mode: CloseMode, promise: EventLoopPromise<Void>?) {
         guard lingering, !closing, mode == .all else { return context.close(mode: mode, promise: promise) }
-        // The answer is written: let the client see its end, and keep draining until it is done or time is up.
-        context.close(mode: .output, promise: nil)
         if let promise {
             if let pendingClose { pendingClose.futureResult.cascade(to: promise) } else { pendingClose = promise }
         }
-        context.read()
+        // The answer is written: let the client see its end, and keep draining until it is done or time is up.
+        // Held first: when the client already closed its side, closing ours ends the connection here and now
+        // (`channelInactive` completes what is held).
+        context.close(mode: .output, promise: nil)
+        if !closing { context.read() }
     }
 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
@@ -93,8 +95,16 @@ final class LingeringClose: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     func channelInactive(context: ChannelHandlerContext) {
+        // Closed by another path than `finish` (a reset, a read error, the idle timeout): nothing is left to drain.
+        // A close asked for while lingering waits on `pendingClose`; complete it now, and let later closes through
+        // to the channel, which fails them at once (already closed). Before, they waited on a promise nothing
+        // would complete, and the connection's task (Hummingbird's `executeThenClose` awaits its close after a read
+        // error) never ended: the server's graceful shutdown waited for it for ever.
+        closing = true
         deadline?.cancel()
         idleDeadline?.cancel()
+        pendingClose?.succeed(())
+        pendingClose = nil
         context.fireChannelInactive()
     }
 

@@ -5,6 +5,7 @@ import Metrics
 import Prometheus
 import ReclaimService
 import ReclaimTestSupport
+import ServiceLifecycle
 import Testing
 
 @Suite("Oversized bodies over a real socket", .poolWatchdog)
@@ -39,6 +40,56 @@ struct OversizedBodyTests {
             #expect(status == "HTTP/1.1 413 Payload Too Large")
             // Within a second on an idle machine; the bound leaves room for one busy with the whole suite.
             #expect(seconds < 3)
+        }
+    }
+
+    @Test("a client that resets its connection after reading the 413, while the server still drains its body, does not hold up the server's stop")
+    func resetWhileDraining() async throws {
+        try await withTestDatabase { client, _ in
+            let dependencies = try Dependencies.test(postgres: client, config: NotificationIngestTests.sandboxConfig)
+            // Run outside HummingbirdTesting's live framework, which waits for a server's stop without a bound: the
+            // failure before the fix was that wait never ending (the suite hung in `writeFirst` on a busy machine).
+            let (ports, portFound) = AsyncStream<Int>.makeStream()
+            let app = Application(
+                router: buildRouter(dependencies),
+                server: httpServer(dependencies.config.server),
+                configuration: .init(address: .hostname("127.0.0.1", port: 0)),
+                onServerRunning: { channel in portFound.yield(channel.localAddress?.port ?? 0) }
+            )
+            let services = ServiceGroup(configuration: .init(services: [app], logger: TestPostgres.logger))
+            let running = Task { try await services.run() }
+            var found = ports.makeAsyncIterator()
+            let port = try #require(await found.next())
+            // Eight clients, one after another: whether a connection's task then waits on its close depends on which
+            // error reaches it first (the reset, or the decoder's "stream ended" that it answers), about one in three.
+            let statuses = try await RawSocket.onThread {
+                try (0..<8).map { _ in
+                    let socket = try RawSocket(port: port)
+                    _ = socket.send(Self.head + "Content-Length: \(5 * 1024 * 1024)\r\n\r\n")
+                    _ = socket.send(Data(repeating: UInt8(ascii: "a"), count: 256 * 1024))
+                    let answer = socket.receive().map { String(decoding: $0, as: UTF8.self) } ?? ""
+                    // Gone with a reset while the server drains the rest of the body (for up to 10 s): a read error
+                    // closes the connection, not the drain's end.
+                    socket.reset()
+                    return answer.split(separator: "\r\n").first.map(String.init) ?? ""
+                }
+            }
+            #expect(statuses == Array(repeating: "HTTP/1.1 413 Payload Too Large", count: 8))
+            await services.triggerGracefulShutdown()
+            // Raced rather than awaited: before the fix the stop never ended, and a test must fail, not hang. Once
+            // the connection is closed nothing is left to wait for; 20 s is twice the longest drain.
+            let (outcomes, outcome) = AsyncStream<Bool>.makeStream()
+            Task {
+                _ = try? await running.value
+                outcome.yield(true)
+            }
+            Task {
+                try? await Task.sleep(for: .seconds(20))
+                outcome.yield(false)
+            }
+            var first = outcomes.makeAsyncIterator()
+            let stopped = await first.next()
+            #expect(stopped == true, "the server did not stop: a connection's task still waits for its close")
         }
     }
 

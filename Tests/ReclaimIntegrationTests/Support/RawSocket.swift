@@ -7,7 +7,7 @@ import Glibc
 /// A blocking TCP client on a thread of its own, for edge cases an HTTP client library hides: bodies written
 /// before the answer is read, endless chunked bodies, dropped connections.
 final class RawSocket: @unchecked Sendable {
-    private let fd: Int32
+    private var fd: Int32
 
     /// Connects to 127.0.0.1:`port`; sends and receives give up after `timeout` seconds.
     init(port: Int, timeout: Int = 5) throws {
@@ -28,7 +28,15 @@ final class RawSocket: @unchecked Sendable {
         }
     }
 
-    deinit { close(fd) }
+    deinit { if fd >= 0 { close(fd) } }
+
+    /// Drops the connection with a reset (SO_LINGER 0) instead of a FIN, as a client killed mid-request does.
+    func reset() {
+        var linger = linger(l_onoff: 1, l_linger: 0)
+        setsockopt(fd, SOL_SOCKET, SO_LINGER, &linger, socklen_t(MemoryLayout<linger>.size))
+        close(fd)
+        fd = -1
+    }
 
     /// Sends all of `data`; false when the peer closed or reset the connection (or the send timed out).
     @discardableResult
