@@ -17,6 +17,10 @@ public enum AppleEndpoint: String, CaseIterable, Sendable {
     case getNotificationHistory
     case requestTestNotification
     case getTestNotificationStatus
+    case extendSubscriptionRenewalDate
+    case extendRenewalDatesForAllActiveSubscribers
+    case getStatusOfSubscriptionRenewalDateExtensions
+    case setAppAccountToken
     // Retention Messaging API.
     case uploadMessage
     case getMessageList
@@ -43,6 +47,10 @@ public enum AppleEndpoint: String, CaseIterable, Sendable {
         case .getNotificationHistory: "Get Notification History"
         case .requestTestNotification: "Request a Test Notification"
         case .getTestNotificationStatus: "Get Test Notification Status"
+        case .extendSubscriptionRenewalDate: "Extend a Subscription Renewal Date"
+        case .extendRenewalDatesForAllActiveSubscribers: "Extend Subscription Renewal Dates for All Active Subscribers"
+        case .getStatusOfSubscriptionRenewalDateExtensions: "Get Status of Subscription Renewal Date Extensions"
+        case .setAppAccountToken: "Set App Account Token"
         case .uploadMessage: "Upload Message"
         case .getMessageList: "Get Message List"
         case .deleteMessage: "Delete Message"
@@ -66,8 +74,13 @@ public enum AppleEndpoint: String, CaseIterable, Sendable {
         // "Get Transaction Info | 50", "Get Transaction History | 50", "Get All Subscription Statuses | 50",
         // "Send Consumption Information | 50", "Get Notification History | 50"
         case .getTransactionInfo, .getTransactionHistory, .getAllSubscriptionStatuses, .sendConsumptionInformation, .getNotificationHistory: 50
-        // "Request a Test Notification | 1", "Get Test Notification Status | 1"
-        case .requestTestNotification, .getTestNotificationStatus: 1
+        // "Extend a Subscription Renewal Date | 20", "Set App Account Token | 20"
+        case .extendSubscriptionRenewalDate, .setAppAccountToken: 20
+        // "Request a Test Notification | 1", "Get Test Notification Status | 1", "Extend Subscription Renewal Dates for
+        // All Active Subscribers | 1", "Get Status of Subscription Renewal Date Extensions | 1"
+        case .requestTestNotification, .getTestNotificationStatus, .extendRenewalDatesForAllActiveSubscribers,
+            .getStatusOfSubscriptionRenewalDateExtensions:
+            1
         // Retention Messaging: "Configure Default Message | 10"
         case .configureDefaultMessage: 10
         // Retention Messaging: every other endpoint "| 1" (Upload Message, Get Message List, Delete Message, Upload

@@ -68,6 +68,8 @@ final class AppleAPIStandIn: Sendable {
     /// The state an uploaded message or image starts in: PENDING as in Production, APPROVED as in Sandbox.
     let reviewState: Mutex<String> = Mutex("PENDING")
     let productTypes: Mutex<[String: String]> = Mutex([:])
+    /// Renewal-date extensions and app account tokens (AppleAPIStandIn+RenewalExtension.swift).
+    let accounts = StandInAccounts()
     /// Apple's limit per endpoint identifier (getAllSubscriptionStatuses, getNotificationHistory, …).
     let limits: [String: AppleRateWindow]
     let latency: Duration
@@ -265,6 +267,7 @@ final class AppleAPIStandIn: Sendable {
                 return (.ok, String(decoding: try JSONSerialization.data(withJSONObject: ["messageIdentifiers": items]), as: UTF8.self))
             }
         }
+        addAccountRoutes(to: router)
         router.post("/inApps/v1/notifications/test") { request, context in
             try await self.answer(request, context) { _ in (.ok, #"{"testNotificationToken":"test-token-1"}"#) }
         }
@@ -285,7 +288,7 @@ final class AppleAPIStandIn: Sendable {
     }
 
     /// Records the request, checks its token, applies a scripted failure, else answers with `body`.
-    private func answer(
+    func answer(
         _ request: Request,
         _ context: BasicRequestContext,
         endpoint: String = "",
