@@ -27,6 +27,8 @@ public struct GrantService: Sendable {
         /// Granted earlier with this Idempotency-Key (the caller compares the requests).
         case existing(StoredGrant)
         case notEligible(String)
+        /// The Idempotency-Key names an extension grant of this app.
+        case keyReused
         /// The app's discount budget is spent for the subscriber (and the request did not override it).
         case overBudget(String)
         /// The app has no signing key.
@@ -57,6 +59,9 @@ public struct GrantService: Sendable {
     private func grant(_ grant: GrantRequest, key: String, adminKeyId: UUID, connection: PostgresConnection, logger: Logger) async throws -> Outcome {
         if let existing = try await GrantStore.existing(bundleId: grant.bundleId, idempotencyKey: key, connection: connection, logger: logger) {
             return .existing(existing)
+        }
+        if try await RenewalExtensionStore.existing(bundleId: grant.bundleId, idempotencyKey: key, connection: connection, logger: logger) != nil {
+            return .keyReused
         }
         guard let state = try await GrantStore.lockSubscription(for: grant, connection: connection, logger: logger),
             state.hasOrHadSubscription

@@ -5,7 +5,9 @@ import ReclaimDomain
 import ReclaimStore
 
 /// `POST /v1/grants` (admin key, `Idempotency-Key` header): a referral or incentive offer for one subscriber,
-/// granted by ``GrantService``.
+/// granted by ``GrantService``; with `"kind": "extension"`, days added to the subscriber's renewal date by Apple
+/// (``ExtensionGrants``), answered 202 while Apple's call is to come and, with the same key again, 200 with its
+/// outcome.
 ///
 /// The subscriber is named by `originalTransactionId` or `appAccountToken` (optionally `environment`); one who
 /// never had a subscription in the app is 422 `not-eligible`, and nothing is stored. 201 with the grant and its
@@ -13,8 +15,15 @@ import ReclaimStore
 /// `idempotency-key-reused`.
 struct GrantRoutes {
     let grants: GrantService
+    let extensions: ExtensionGrants
 
     static let maxBodyBytes = 8 * 1024
+
+    /// A request body by its `kind`.
+    enum Parsed {
+        case offer(GrantRequest)
+        case `extension`(ExtensionGrantRequest)
+    }
     static let idempotencyKey = HTTPField.Name("Idempotency-Key")!
 
     struct Answer: Encodable {
@@ -45,11 +54,20 @@ struct GrantRoutes {
                 throw Problem(.missingIdempotencyKey, "send an Idempotency-Key header: 1 to 200 visible ASCII characters")
             }
             let body = try await readJSONBody(request, context: context, limit: Self.maxBodyBytes, record: { _ in })
-            let grant: GrantRequest
+            let parsed: Parsed
             do throws(InvalidInput) {
-                grant = try GrantRequest(body: Data(body.readableBytesView))
+                let bytes = Data(body.readableBytesView)
+                parsed =
+                    try ExtensionGrantRequest.Kind(body: bytes) == .extension
+                    ? .extension(try ExtensionGrantRequest(body: bytes)) : .offer(try GrantRequest(body: bytes))
             } catch {
                 throw Problem(.invalidGrant, error.reason)
+            }
+            let grant: GrantRequest
+            switch parsed {
+            case .extension(let extensionGrant):
+                return try await self.extensionGrant(extensionGrant, key: key, adminKeyId: adminKeyId, request, context)
+            case .offer(let offerGrant): grant = offerGrant
             }
             switch try await grants.grant(grant, key: key, adminKeyId: adminKeyId, logger: context.logger) {
             case .created(let stored): return try JSONBody(Self.answer(stored), status: .created).response(from: request, context: context)
@@ -57,9 +75,36 @@ struct GrantRoutes {
                 guard stored.isSameRequest(as: grant) else { throw Problem.idempotencyKeyReused }
                 return try JSONBody(Self.answer(stored)).response(from: request, context: context)
             case .notEligible(let reason): throw Problem(.notEligible, reason)
+            case .keyReused: throw Problem.idempotencyKeyReused
             case .overBudget(let reason): throw Problem(.discountBudgetSpent, reason + "; overrideDiscountBudget: true grants all the same")
             case .unknownApp: throw Problem.appWithoutSigningKey(grant.bundleId)
             }
+        }
+    }
+
+    private func extensionGrant(
+        _ grant: ExtensionGrantRequest,
+        key: String,
+        adminKeyId: UUID,
+        _ request: Request,
+        _ context: ReclaimRequestContext
+    ) async throws -> Response {
+        // Apple's requestIdentifier: "The maximum length of the string is 128 characters."
+        guard key.count <= ExtensionGrantRequest.maxIdempotencyKeyLength else {
+            throw Problem(.missingIdempotencyKey, "an extension's Idempotency-Key is Apple's requestIdentifier: 1 to 128 characters")
+        }
+        switch try await extensions.grant(grant, key: key, adminKeyId: adminKeyId, logger: context.logger) {
+        case .created(let stored): return try JSONBody(ExtensionAnswer(stored), status: .accepted).response(from: request, context: context)
+        case .existing(let stored):
+            guard stored.requestSHA256 == grant.fingerprint else { throw Problem.idempotencyKeyReused }
+            return try JSONBody(ExtensionAnswer(stored)).response(from: request, context: context)
+        case .keyReused: throw Problem.idempotencyKeyReused
+        case .notEligible(let reason): throw Problem(.notEligible, reason)
+        case .noServerAPI:
+            throw Problem(
+                .notEligible,
+                "app \(grant.bundleId) has no serverAPI: Reclaim cannot call Apple's Extend a Subscription Renewal Date for it"
+            )
         }
     }
 
@@ -82,6 +127,44 @@ struct GrantRoutes {
                     expiresAt: (stored.deliverableUntil ?? stored.createdAt).formatted(.iso8601)
                 )
             }
+        )
+    }
+}
+
+/// The answer to an extension grant: the grant, and Apple's outcome so far.
+struct ExtensionAnswer: Encodable {
+    struct Grant: Encodable {
+        let id: String
+        let kind = "extension"
+        let bundleId: String
+        let campaign: String
+        let reason: String
+    }
+    struct Extension: Encodable {
+        let originalTransactionId: String
+        let environment: String
+        let extendByDays: Int
+        let extendReasonCode: Int
+        let requestIdentifier: String
+        /// pending, extended or refused.
+        let status: String
+        let effectiveDate: String?
+        let appleError: String?
+    }
+    let grant: Grant
+    let `extension`: Extension
+
+    init(_ stored: StoredExtension) {
+        grant = Grant(id: stored.id.uuidString.lowercased(), bundleId: stored.bundleId, campaign: stored.campaign, reason: stored.reason)
+        `extension` = Extension(
+            originalTransactionId: stored.originalTransactionId,
+            environment: stored.environment,
+            extendByDays: stored.extendByDays,
+            extendReasonCode: stored.extendReasonCode,
+            requestIdentifier: stored.idempotencyKey,
+            status: stored.status,
+            effectiveDate: stored.effectiveDate?.formatted(.iso8601),
+            appleError: stored.appleError
         )
     }
 }

@@ -88,6 +88,12 @@ enum StartupMetrics {
                 Counter(label: "reclaim_refund_answers_total", dimensions: [("status", status)]).increment(by: 0)
             }
         }
+        // Extension grants (make-goods through Apple), for an app that can call Apple.
+        if config.apps.contains(where: { $0.serverAPI != nil }) {
+            for status in ["extended", "refused"] {
+                Counter(label: "reclaim_renewal_extensions_total", dimensions: [("status", status)]).increment(by: 0)
+            }
+        }
         // Reconciliation, for each app it runs for (those with serverAPI) and each environment it accepts.
         for app in config.apps where app.serverAPI != nil {
             for environment in app.environments where ["Production", "Sandbox"].contains(environment) {

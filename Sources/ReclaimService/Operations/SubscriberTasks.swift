@@ -142,6 +142,18 @@ public enum SubscriberTasks {
                 lines.append("  grants (\(s.grants.count)):")
                 for g in s.grants { lines.append("    \(g.createdAt) \(g.offerIdentifier) for \(g.productId): \(g.reason)") }
             }
+            if !s.extensions.isEmpty {
+                lines.append("  renewal-date extensions (\(s.extensions.count)):")
+                for x in s.extensions {
+                    let outcome =
+                        switch x.status {
+                        case "extended": "extended to \(x.effectiveDate ?? "?")"
+                        case "refused": "refused: \(x.appleError ?? "?")"
+                        default: "pending" + (x.appleError.map { " (last attempt: \($0))" } ?? "")
+                        }
+                    lines.append("    \(x.createdAt) \(x.extendByDays) days (\(x.campaign)): \(x.reason); \(outcome)")
+                }
+            }
         }
         if !story.grantsWithoutSubscription.isEmpty {
             lines.append("grants naming no subscription found (\(story.grantsWithoutSubscription.count)):")

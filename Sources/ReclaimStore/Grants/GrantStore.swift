@@ -59,13 +59,35 @@ public enum GrantStore {
     )
         async throws -> SubscriptionState?
     {
+        try await lockSubscription(
+            bundleId: request.bundleId,
+            originalTransactionId: request.originalTransactionId,
+            appAccountToken: request.appAccountToken,
+            environment: request.environment,
+            connection: connection,
+            logger: logger
+        )
+    }
+
+    /// The subscription named by `originalTransactionId`, else the newest of the app user `appAccountToken`,
+    /// optionally in one environment, locked.
+    public static func lockSubscription(
+        bundleId: String,
+        originalTransactionId: String?,
+        appAccountToken: UUID?,
+        environment: String?,
+        connection: PostgresConnection,
+        logger: Logger
+    )
+        async throws -> SubscriptionState?
+    {
         let rows = try await connection.query(
             """
             SELECT \(unescaped: SubscriptionRow.columnList()) FROM reclaim.subscriptions
-            WHERE bundle_id = \(request.bundleId)
-              AND (\(request.originalTransactionId)::text IS NULL OR original_transaction_id = \(request.originalTransactionId))
-              AND (\(request.appAccountToken)::uuid IS NULL OR app_account_token = \(request.appAccountToken))
-              AND (\(request.environment)::text IS NULL OR environment = \(request.environment))
+            WHERE bundle_id = \(bundleId)
+              AND (\(originalTransactionId)::text IS NULL OR original_transaction_id = \(originalTransactionId))
+              AND (\(appAccountToken)::uuid IS NULL OR app_account_token = \(appAccountToken))
+              AND (\(environment)::text IS NULL OR environment = \(environment))
             ORDER BY updated_at DESC
             LIMIT 1
             FOR UPDATE

@@ -41,5 +41,6 @@ public enum SchemaSQL {
         29: PackageResources._29_one_record_per_request_sql,
         30: PackageResources._30_forward_forgotten_sql,
         31: PackageResources._31_offer_codes_sql,
+        32: PackageResources._32_renewal_extensions_sql,
     ].mapValues { String(decoding: $0, as: UTF8.self) }
 }

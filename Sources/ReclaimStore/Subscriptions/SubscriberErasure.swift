@@ -29,6 +29,8 @@ public enum SubscriberErasure {
         "cancel_sheet_decisions.original_transaction_id", "cancel_sheet_decisions.request_identifier",
         "refund_requests.original_transaction_id", "refund_requests.transaction_id", "refund_requests.body",
         "grants.original_transaction_id", "grants.app_account_token", "grants.idempotency_key", "grants.request_sha256",
+        "renewal_extensions.original_transaction_id", "renewal_extensions.app_account_token", "renewal_extensions.idempotency_key",
+        "renewal_extensions.request_sha256",
         "jobs.payload", "jobs.last_error",  // the subscriber's jobs are deleted
         "backfill_transactions.transaction_id", "backfill_transactions.reason",  // deleted
         "rejected_inputs.reason", "reconciliation_runs.error",  // replaced where they quote an identifier
@@ -252,6 +254,18 @@ public enum SubscriberErasure {
             UPDATE reclaim.grants t
             SET original_transaction_id = CASE WHEN t.original_transaction_id IS NULL THEN NULL
                     ELSE coalesce((SELECT m.p FROM unnest(\(otidList)::text[], \(pseudonyms)::text[]) AS m(o, p) WHERE m.o = t.original_transaction_id), \(fallback)) END,
+                app_account_token = NULL, idempotency_key = 'forgotten:' || t.id::text, request_sha256 = NULL
+            WHERE (t.original_transaction_id = ANY(\(otidList)::text[]) OR t.app_account_token = ANY(\(tokenList)::uuid[]))
+              AND (\(bundle)::text IS NULL OR t.bundle_id = \(bundle))
+            RETURNING 1
+            """
+        )
+        try await run(
+            "renewal_extensions",
+            """
+            UPDATE reclaim.renewal_extensions t
+            SET original_transaction_id = coalesce(
+                    (SELECT m.p FROM unnest(\(otidList)::text[], \(pseudonyms)::text[]) AS m(o, p) WHERE m.o = t.original_transaction_id), \(fallback)),
                 app_account_token = NULL, idempotency_key = 'forgotten:' || t.id::text, request_sha256 = NULL
             WHERE (t.original_transaction_id = ANY(\(otidList)::text[]) OR t.app_account_token = ANY(\(tokenList)::uuid[]))
               AND (\(bundle)::text IS NULL OR t.bundle_id = \(bundle))

@@ -79,6 +79,22 @@ public struct SubscriberStory: Codable, Sendable, Equatable {
         public var grants: [Grant]
         /// The offer codes campaigns gave the subscriber (bearer secrets: the story is for admins).
         public var offerCodes: [OfferCode] = []
+        /// Renewal-date extensions granted (make-goods), with Apple's outcome.
+        public var extensions: [Extension] = []
+    }
+
+    public struct Extension: Codable, Sendable, Equatable {
+        public var id: String
+        public var extendByDays: Int
+        public var extendReasonCode: Int
+        public var reason: String
+        public var campaign: String
+        /// pending, extended or refused.
+        public var status: String
+        public var createdAt: String
+        /// Apple's new expiration date, once extended.
+        public var effectiveDate: String?
+        public var appleError: String?
     }
 
     public struct OfferCode: Codable, Sendable, Equatable {
@@ -278,7 +294,13 @@ extension SubscriberStore {
                                    'issuedAt', reclaim.iso8601(c.issued_at), 'expiresAt', reclaim.iso8601(c.expires_at),
                                    'redeemedAt', reclaim.iso8601(c.redeemed_at)) ORDER BY c.issued_at)
                         FROM reclaim.offer_codes c JOIN reclaim.campaign_decisions d ON d.id = c.decision_id
-                        WHERE c.bundle_id = s.bundle_id AND c.environment = s.environment AND c.original_transaction_id = s.original_transaction_id), '[]')
+                        WHERE c.bundle_id = s.bundle_id AND c.environment = s.environment AND c.original_transaction_id = s.original_transaction_id), '[]'),
+                    'extensions', coalesce((
+                        SELECT jsonb_agg(jsonb_build_object('id', x.id, 'extendByDays', x.extend_by_days, 'extendReasonCode', x.extend_reason_code,
+                                   'reason', x.reason, 'campaign', x.campaign, 'status', x.status, 'createdAt', reclaim.iso8601(x.created_at),
+                                   'effectiveDate', reclaim.iso8601(x.effective_date), 'appleError', x.apple_error) ORDER BY x.created_at)
+                        FROM reclaim.renewal_extensions x
+                        WHERE x.bundle_id = s.bundle_id AND x.environment = s.environment AND x.original_transaction_id = s.original_transaction_id), '[]')
                 ) AS j
                 FROM found s
             )

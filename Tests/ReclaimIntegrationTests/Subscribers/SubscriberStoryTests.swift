@@ -291,7 +291,8 @@ struct SubscriberStoryTests {
         "campaigns.paused_reason", "campaign_decisions.reason", "cancel_sheet_decisions.reason", "offers.end_reason",  // rules' words
         "refund_requests.reason",  // Apple's reason code for the request
         "refund_requests.apple_error", "offer_events.purchase_error", "offer_code_events.purchase_error",  // Apple's and StoreKit's error texts
-        "grants.reason",  // the operator's kind of incentive (docs/privacy.md: kept)
+        "grants.reason", "renewal_extensions.reason",  // the operator's kind of incentive or make-good (docs/privacy.md: kept)
+        "renewal_extensions.apple_error", "renewal_extensions.extend_reason_code",  // Apple's error text, and its reason code
         "offers.signature_delivered",  // a flag
         "messaging_uploads.sha256", "rejected_inputs.body_sha256", "rejected_inputs.body_size",  // messages' and refused bodies' hashes
         "forgotten_subscribers.sha256",  // the one-way hash forget keeps on purpose

@@ -1,0 +1,108 @@
+import AsyncHTTPClient
+import Foundation
+import Logging
+import Metrics
+import ReclaimStore
+
+/// Sends one extension grant to Apple's Extend a Subscription Renewal Date on the worker pool's call lanes, with no
+/// transaction open, and records the outcome with the job's completion: `extended` with Apple's new expiration date,
+/// or `refused` with Apple's error in Apple's words (`4030004 SubscriptionExtensionIneligibleError`, ...). A 429, a 5xx
+/// or no answer is retried by the queue with backoff; Apple's 401 or 403 without a code (a key revoked or being
+/// rotated) every 10 minutes for a day. A crash after Apple's answer and before the record sends the same
+/// `requestIdentifier` again, which Apple answers as the same request.
+struct RenewalExtensionJobHandler: CallingJobHandler {
+    let dependencies: Dependencies
+    let now: @Sendable () -> Date
+    static let unauthorizedRetry: Duration = .seconds(600)
+    /// How long a grant waits for a key Apple refuses before it is recorded refused.
+    static let unauthorizedWindow: TimeInterval = 86_400
+
+    init(dependencies: Dependencies, now: @escaping @Sendable () -> Date = Date.init) {
+        self.dependencies = dependencies
+        self.now = now
+    }
+
+    struct Payload: Decodable { let `extension`: UUID }
+
+    func call(_ job: Job, lease: CallLease, database: Database, logger: Logger) async throws -> CallRecord {
+        let id = try JSONDecoder().decode(Payload.self, from: Data(job.payload.utf8)).extension
+        guard let grant = try await RenewalExtensionStore.find(id, database: database, logger: logger), grant.status == "pending" else { return nil }
+        func settle(
+            _ status: String,
+            _ appleStatus: Int?,
+            _ error: String?,
+            effectiveDate: Date? = nil,
+            webOrderLineItemId: String? = nil
+        ) -> CallRecord {
+            { connection, logger in
+                try await RenewalExtensionStore.settle(
+                    id,
+                    status: status,
+                    effectiveDate: effectiveDate,
+                    webOrderLineItemId: webOrderLineItemId,
+                    appleStatus: appleStatus,
+                    appleError: error,
+                    connection: connection,
+                    logger: logger
+                )
+                Counter(label: "reclaim_renewal_extensions_total", dimensions: [("status", status)]).increment()
+            }
+        }
+        guard let app = dependencies.config.apps.first(where: { $0.bundleId == grant.bundleId }), app.serverAPI != nil else {
+            return settle("refused", nil, "not sent: app \(grant.bundleId) has no serverAPI")
+        }
+        let request: AppStoreAPI.ExtendRenewalDateRequest
+        do {
+            request = try AppStoreAPI.ExtendRenewalDateRequest(
+                extendByDays: grant.extendByDays,
+                extendReasonCode: AppStoreAPI.ExtendReasonCode(rawValue: grant.extendReasonCode) ?? .undeclared,
+                requestIdentifier: grant.idempotencyKey
+            )
+        } catch {
+            return settle("refused", nil, "not sent: \(error)")
+        }
+        var client = try AppStoreServerAPIClient(
+            app: app,
+            environment: grant.environment,
+            http: HTTPClient.shared,
+            pacer: dependencies.applePacer,
+            logger: logger
+        )
+        client.retry.deadline = min(.seconds(60), lease.budget)
+        // One sender per grant: just before each attempt goes, this lane must still hold the job.
+        client.beforeEachAttempt = { try await lease.confirm(database: database, logger: logger) }
+        do {
+            let answer = try await client.extendRenewalDate(originalTransactionId: grant.originalTransactionId, request)
+            guard answer.success == true else {
+                return settle("refused", 200, "Apple answered success: false")
+            }
+            logger.notice("Apple extended a subscription's renewal date", metadata: ["grant": "\(id)", "days": "\(grant.extendByDays)"])
+            return settle(
+                "extended",
+                200,
+                nil,
+                effectiveDate: answer.effectiveDate.map { Date(timeIntervalSince1970: Double($0) / 1000) },
+                webOrderLineItemId: answer.webOrderLineItemId
+            )
+        } catch let error as AppStoreAPIError where error.isCredentialFailure {
+            if now().timeIntervalSince(grant.createdAt) > Self.unauthorizedWindow {
+                return settle("refused", error.status, "not sent: Apple refused the key for a day; the last answer: \(error)")
+            }
+            logger.error(
+                "Apple refused the key for a renewal-date extension: tried again every 10 minutes for a day",
+                metadata: ["grant": "\(id)", "error": "\(error)"]
+            )
+            try await RenewalExtensionStore.noteAttempt(id, appleStatus: error.status, appleError: "\(error)", database: database, logger: logger)
+            throw RetryLater(after: Self.unauthorizedRetry, "\(error)")
+        } catch let error as AppStoreAPIError where error.status != nil && !error.isRetryable {
+            logger.warning("Apple refused a renewal-date extension", metadata: ["grant": "\(id)", "error": "\(error)"])
+            return settle("refused", error.status, "\(error)")
+        } catch let lost as CallLease.Lost {
+            throw lost  // Another lane sends it.
+        } catch {
+            // The queue tries it again; on its last attempt the grant is recorded refused rather than left pending.
+            guard job.attempt < job.maxAttempts else { return settle("refused", (error as? AppStoreAPIError)?.status, "not sent: \(error)") }
+            throw error
+        }
+    }
+}
