@@ -90,7 +90,8 @@ public enum RenewalExtensionStore {
     }
 
     /// When the subscription's renewal date was extended in the past year, as far as Reclaim knows: its own
-    /// extensions Apple granted, and Apple's RENEWAL_EXTENDED notifications (which also tell of mass extensions and of
+    /// extensions Apple granted or is about to be asked for (pending ones count: the caller holds the subscription's
+    /// lock, so two grants made at once cannot both pass for a third), and Apple's RENEWAL_EXTENDED notifications (which also tell of mass extensions and of
     /// extensions made outside Reclaim). An extension of Reclaim's whose notification came is counted once: the larger
     /// of the two counts stands, Apple's own answer being the last word.
     public static func extensionsInPastYear(of subscriber: SubscriberKey, connection: PostgresConnection, logger: Logger) async throws -> [Date] {
@@ -98,7 +99,7 @@ public enum RenewalExtensionStore {
             """
             SELECT coalesce(settled_at, created_at), 'reclaim' FROM reclaim.renewal_extensions
             WHERE bundle_id = \(subscriber.bundleId) AND environment = \(subscriber.environment)
-              AND original_transaction_id = \(subscriber.originalTransactionId) AND status = 'extended'
+              AND original_transaction_id = \(subscriber.originalTransactionId) AND status IN ('pending', 'extended')
               AND coalesce(settled_at, created_at) > now() - interval '365 days'
             UNION ALL
             SELECT signed_date, 'apple' FROM reclaim.notifications

@@ -266,7 +266,11 @@ public enum SubscriberErasure {
             UPDATE reclaim.renewal_extensions t
             SET original_transaction_id = coalesce(
                     (SELECT m.p FROM unnest(\(otidList)::text[], \(pseudonyms)::text[]) AS m(o, p) WHERE m.o = t.original_transaction_id), \(fallback)),
-                app_account_token = NULL, idempotency_key = 'forgotten:' || t.id::text, request_sha256 = NULL
+                app_account_token = NULL, idempotency_key = 'forgotten:' || t.id::text, request_sha256 = NULL,
+                -- One not yet sent never is: it would name a pseudonym to Apple.
+                status = CASE WHEN t.status = 'pending' THEN 'refused' ELSE t.status END,
+                settled_at = CASE WHEN t.status = 'pending' THEN now() ELSE t.settled_at END,
+                apple_error = CASE WHEN t.status = 'pending' THEN 'not sent: the subscriber was forgotten' ELSE t.apple_error END
             WHERE (t.original_transaction_id = ANY(\(otidList)::text[]) OR t.app_account_token = ANY(\(tokenList)::uuid[]))
               AND (\(bundle)::text IS NULL OR t.bundle_id = \(bundle))
             RETURNING 1

@@ -162,6 +162,7 @@ struct ExtensionGrantTests {
             Known(id: "9200000000000002", expiresIn: 10 * Self.day),
             Known(id: "9200000000000002", expiresIn: 13 * Self.day, type: "RENEWAL_EXTENDED"),
             Known(id: "9200000000000002", expiresIn: 16 * Self.day, type: "RENEWAL_EXTENDED"),
+            Known(id: "9200000000000003", expiresIn: 10 * Self.day),
         ]) { standIn, _, _, adminKey, http in
             func refusal(_ body: [String: Any], _ key: String) async throws -> (HTTPResponse.Status, String) {
                 let answer = try await Self.post(body, key: adminKey, idempotencyKey: key, http: http)
@@ -183,6 +184,11 @@ struct ExtensionGrantTests {
             kind["kind"] = "refund"
             let badKind = try await refusal(kind, "k6")
             #expect(badKind.0 == .badRequest && badKind.1.contains("kind must be offer"), "\(badKind)")
+            // Two grants not yet sent count as two: a third is refused, not left for Apple's 4030005.
+            #expect(try await refusal(Self.extensionBody("9200000000000003", days: 1), "p1").0 == .accepted)
+            #expect(try await refusal(Self.extensionBody("9200000000000003", days: 2), "p2").0 == .accepted)
+            let third = try await refusal(Self.extensionBody("9200000000000003", days: 3), "p3")
+            #expect(third.0 == .unprocessableContent && third.1.contains("extended twice in the past 365 days"), "\(third)")
             #expect(standIn.accounts.bodies.withLock { $0 }.isEmpty, "Apple was asked")
         }
     }
@@ -216,6 +222,28 @@ struct ExtensionGrantTests {
             #expect(try await Self.status(client, "c") == "pending")
             let calls = standIn.received.filter { $0.path.hasPrefix("/inApps/v1/subscriptions/extend/") }
             #expect(calls.count == 4, "429 then success, the family refusal, the 401: \(calls.map(\.path))")
+        }
+    }
+
+    @Test("a subscriber forgotten before their extension is sent: it is never sent (it would name a pseudonym), and is recorded refused")
+    func forgottenBeforeSending() async throws {
+        try await withGrants(subscriptions: [Known(id: "9400000000000001", expiresIn: 10 * Self.day)]) {
+            standIn,
+            client,
+            dependencies,
+            adminKey,
+            http in
+            standIn.accounts.add("9400000000000001", expiresDate: Int64(Date().addingTimeInterval(10 * Self.day).timeIntervalSince1970 * 1000))
+            #expect(try await Self.post(Self.extensionBody("9400000000000001"), key: adminKey, idempotencyKey: "f", http: http).0 == .accepted)
+            _ = try await SubscriberErasure.forget(SubscriberLookup(.originalTransactionId("9400000000000001")), postgres: client, logger: logger)
+            try await runCalls(client, dependencies, until: "the queue empty") {
+                try await firstInt(client, "SELECT count(*)::int FROM reclaim.jobs WHERE kind = 'renewal_extension' AND state <> 'completed'") == 0
+            }
+            #expect(standIn.accounts.bodies.withLock { $0 }.isEmpty, "Apple was asked about a forgotten subscriber")
+            let rows = try await client.query("SELECT status, apple_error FROM reclaim.renewal_extensions", logger: logger)
+            for try await (status, error) in rows.decode((String, String?).self) {
+                #expect(status == "refused" && error == "not sent: the subscriber was forgotten", "\(status) \(error ?? "")")
+            }
         }
     }
 }
