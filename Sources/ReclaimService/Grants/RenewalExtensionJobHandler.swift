@@ -1,4 +1,3 @@
-import AsyncHTTPClient
 import Foundation
 import Logging
 import Metrics
@@ -61,16 +60,14 @@ struct RenewalExtensionJobHandler: CallingJobHandler {
         } catch {
             return settle("refused", nil, "not sent: \(error)")
         }
-        var client = try AppStoreServerAPIClient(
+        let client = try AppStoreServerAPIClient.onCallLane(
             app: app,
             environment: grant.environment,
-            http: HTTPClient.shared,
-            pacer: dependencies.applePacer,
+            lease: lease,
+            dependencies: dependencies,
+            database: database,
             logger: logger
         )
-        client.retry.deadline = min(.seconds(60), lease.budget)
-        // One sender per grant: just before each attempt goes, this lane must still hold the job.
-        client.beforeEachAttempt = { try await lease.confirm(database: database, logger: logger) }
         do {
             let answer = try await client.extendRenewalDate(originalTransactionId: grant.originalTransactionId, request)
             guard answer.success == true else {

@@ -1,4 +1,3 @@
-import AsyncHTTPClient
 import Foundation
 import Logging
 import Metrics
@@ -185,19 +184,14 @@ struct RefundAnswerJobHandler: CallingJobHandler {
         else {
             return settle("refused", nil, "not sent: app \(request.bundleId) has no serverAPI for \(request.environment)")
         }
-        var client = try AppStoreServerAPIClient(
+        let client = try AppStoreServerAPIClient.onCallLane(
             app: app,
             environment: request.environment,
-            http: HTTPClient.shared,
-            pacer: dependencies.applePacer,
+            lease: lease,
+            dependencies: dependencies,
+            database: database,
             logger: logger
         )
-        // No transaction waits on the call; a longer outage is the queue's retry, with backoff. Within the lease: a
-        // lane never waits for its turn after another could have taken the job.
-        client.retry.deadline = min(.seconds(60), lease.budget)
-        // One sender per answer: just before each attempt goes (after its pacing slot), this lane must still hold
-        // the job.
-        client.beforeEachAttempt = { try await lease.confirm(database: database, logger: logger) }
         do {
             try await client.sendConsumptionInformation(transactionId: request.transactionId, body: Data(request.body.utf8))
             return settle("sent", 202, nil)
