@@ -7,7 +7,7 @@ struct SubscribersCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "subscribers",
         abstract: "One subscriber's story for support, and erasure on request (docs/privacy.md).",
-        subcommands: [Show.self, Forget.self, RepairRefunds.self]
+        subcommands: [Show.self, Forget.self, RepairRefunds.self, SetTokens.self]
     )
 
     /// Who: exactly one of the two identifiers, optionally one app.
@@ -93,6 +93,42 @@ struct SubscribersCommand: AsyncParsableCommand {
                 logger: Bootstrap.logging()
             )
             print(json ? try ReportJSON.render(outcome) : RefundRepair.text(outcome))
+        }
+    }
+
+    struct SetTokens: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "set-tokens",
+            abstract:
+                "Apple's Set App Account Token for stored subscriptions whose newest purchase carries no token while an earlier one did (apps[].setAppAccountToken must be fill or correct).",
+            discussion: """
+                New notifications are handled by the workers as they arrive; this command is for those stored before the \
+                app opted in. Family-shared purchases are never set (Apple refuses them). Each subscription and token is sent \
+                once, by the workers' call lanes, paced at Apple's 20 calls a second per app; reclaim subscribers show lists them.
+                """
+        )
+        @Option(help: "The app (bundle id).") var app: String
+        @Flag(help: "Count what would be set; queue nothing.") var dryRun = false
+        @OptionGroup var options: ConfigOptions
+        @OptionGroup var database: DatabaseOptions
+
+        func run() async throws {
+            let counts: AccountTokenBacklog.Counts
+            do {
+                counts = try await SubscriberTasks.setTokens(
+                    app: app,
+                    dryRun: dryRun,
+                    config: try options.load(),
+                    url: try database.resolved(),
+                    logger: Bootstrap.logging()
+                )
+            } catch let refused as AccountTokenBacklog.Refused {
+                throw ValidationError(refused.description)
+            }
+            let verb = dryRun ? "would set" : "queued"
+            print(
+                "\(app): \(verb) \(counts.toSet) app account tokens; \(counts.excluded) excluded (family-shared, or Apple's transaction holds one); \(counts.unreadable) unreadable"
+            )
         }
     }
 }

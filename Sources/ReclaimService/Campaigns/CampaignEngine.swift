@@ -20,6 +20,9 @@ public struct CampaignEngine: Sendable {
     public let issuer: OfferIssuer
     let now: @Sendable () -> Date
     let metrics = CampaignMetrics()
+    /// `apps[].setAppAccountToken` by bundle id: a notification whose purchase carries no token, of a subscription an
+    /// earlier transaction gave one, queues a Set App Account Token call (``AppAccountTokenRepair``).
+    public var accountTokens: [String: AppAccountTokenRepair.Mode] = [:]
 
     public init(campaigns: [Campaign], issuer: OfferIssuer, now: @escaping @Sendable () -> Date = Date.init) {
         self.campaigns = campaigns
@@ -33,10 +36,12 @@ public struct CampaignEngine: Sendable {
         try await process(batch: [snapshot], connection: connection, logger: logger)[0]
     }
 
-    /// Processes a batch's notifications; returns each one's decisions, in the batch's order.
+    /// Processes a batch's notifications; returns each one's decisions, in the batch's order. Those in `stateOnly`
+    /// (by notification UUID) update state and the live offer but no campaign sees them.
     @discardableResult
     public func process(
         batch snapshots: [SubscriptionSnapshot],
+        stateOnly: Set<UUID> = [],
         connection: PostgresConnection,
         logger: Logger
     ) async throws
@@ -53,7 +58,7 @@ public struct CampaignEngine: Sendable {
         while true {
             let indices = queues.compactMap { round < $0.count ? $0[round] : nil }
             if indices.isEmpty { break }
-            let made = try await processRound(indices.map { snapshots[$0] }, connection: connection, logger: logger)
+            let made = try await processRound(indices.map { snapshots[$0] }, stateOnly: stateOnly, connection: connection, logger: logger)
             for (index, decided) in zip(indices, made) { decisions[index] = decided }
             round += 1
         }
@@ -63,6 +68,7 @@ public struct CampaignEngine: Sendable {
     /// One notification per subscriber: read them all, decide in memory, write them all.
     private func processRound(
         _ snapshots: [SubscriptionSnapshot],
+        stateOnly: Set<UUID>,
         connection: PostgresConnection,
         logger: Logger
     ) async throws
@@ -83,10 +89,24 @@ public struct CampaignEngine: Sendable {
         var fires: [NewJob] = []
         var decisions: [[SubscriberStore.DecisionRecord]] = []
         var claims: [OfferCodeStore.Claim] = []
+        var tokenUpdates: [AppAccountTokenUpdate] = []
         for (snapshot, (state, history)) in zip(snapshots, loaded) {
             let subscriber = snapshot.subscriber
-            let step = CampaignStep.run(snapshot, state: state, history: history, campaigns: campaigns, now: now())
+            let seen = stateOnly.contains(snapshot.notificationUUID) ? [] : campaigns
+            let step = CampaignStep.run(snapshot, state: state, history: history, campaigns: seen, now: now())
             let event = SubscriptionEvent(snapshot)
+            if let mode = accountTokens[subscriber.bundleId],
+                let update = AppAccountTokenRepair.update(
+                    known: state.appAccountToken,
+                    transaction: snapshot.transaction,
+                    source: .earlierTransaction,
+                    mode: mode
+                )
+            {
+                tokenUpdates.append(
+                    AppAccountTokenUpdate(subscriber: subscriber, token: update.token, replaces: update.replaces, source: .earlierTransaction)
+                )
+            }
             if let redemption = step.lifecycle.redemption {
                 // Rare: a statement of its own (it reads the offer it redeems).
                 try await OfferStore.recordRedemption(
@@ -127,6 +147,7 @@ public struct CampaignEngine: Sendable {
         try await issuer.withdraw(withdrawals, connection: connection, logger: logger)
         for fire in fires { try await JobQueue.enqueue(fire, connection: connection, logger: logger) }
         try await SubscriberStore.persist(writes, connection: connection, logger: logger)
+        try await AppAccountTokenStore.enqueue(tokenUpdates, connection: connection, logger: logger)
         let unserved = try await issueCodes(claims, connection: connection, logger: logger)
         return decisions.map { made in made.map { unserved.contains($0.id) ? Self.unserved($0.decision) : $0.decision } }
     }

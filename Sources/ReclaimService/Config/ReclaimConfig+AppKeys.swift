@@ -35,10 +35,14 @@ extension ReclaimConfig {
         public var refunds: Refunds?
         /// The Retention Messaging set-up Apple should hold (`reclaim messaging apply`); nil: set up by hand.
         public var retentionMessaging: RetentionMessaging?
+        /// Set App Account Token where Reclaim knows whose a purchase is and Apple's transaction does not say
+        /// (``AppAccountTokenRepair``): off (default), fill, or correct.
+        public var setAppAccountToken: AppAccountTokenRepair.Mode = .off
 
         enum CodingKeys: String, ConfigKeys {
             case bundleId, appAppleId, environments, issuerId, signingKeys, rootCertificates, defaultMessageIdentifier, userTokenSecretFile
             case previousUserTokenSecretFile, serverAPI, forwarding, webhooks, discountBudget, refunds, retentionMessaging
+            case setAppAccountToken
         }
 
         public init(from decoder: any Decoder) throws {
@@ -58,6 +62,17 @@ extension ReclaimConfig {
             discountBudget = try container.decodeIfPresent(DiscountBudgetKeys.self, forKey: .discountBudget)
             refunds = try container.decodeIfPresent(Refunds.self, forKey: .refunds)
             retentionMessaging = try container.decodeIfPresent(RetentionMessaging.self, forKey: .retentionMessaging)
+            if let mode = try container.decodeIfPresent(String.self, forKey: .setAppAccountToken) {
+                guard let parsed = AppAccountTokenRepair.Mode(rawValue: mode) else {
+                    throw DecodingError.dataCorruptedError(
+                        forKey: .setAppAccountToken,
+                        in: container,
+                        debugDescription:
+                            "\(mode): off (never), fill (where Apple's transaction has no token) or correct (also replace one the app's user proved wrong)"
+                    )
+                }
+                setAppAccountToken = parsed
+            }
             if var api = serverAPI {
                 try api.resolve(signingKeys: signingKeys, appIssuerId: issuerId, container: container)
                 serverAPI = api

@@ -137,6 +137,11 @@ extension ReclaimConfig {
                     problems.append("app \(app.bundleId): serverAPI.baseURL \(base) \(problem)")
                 }
             }
+            if app.setAppAccountToken != .off, app.serverAPI == nil {
+                problems.append(
+                    "app \(app.bundleId): setAppAccountToken needs serverAPI (an In-App Purchase key): Reclaim calls Apple's Set App Account Token with it"
+                )
+            }
             if app.retentionMessaging != nil, app.serverAPI == nil {
                 problems.append(
                     "app \(app.bundleId): retentionMessaging needs serverAPI (an In-App Purchase key): reclaim messaging apply calls Apple with it"

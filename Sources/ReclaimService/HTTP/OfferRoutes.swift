@@ -20,6 +20,8 @@ struct OfferRoutes {
     /// Apps that require a user token, by bundle id (for ``AppUserAuthenticator``).
     let userTokens: [String: UserTokenVerifier]
     let proof: TransactionProof
+    /// Set App Account Token for a purchase the lookup proves while the app's user is proven too.
+    var accountTokens: AccountTokenRepairs?
 
     /// A transaction JWS with its three-certificate chain is about 4 KiB.
     static let maxSignedTransactionBytes = 16 * 1024
@@ -102,6 +104,28 @@ struct OfferRoutes {
         }
     }
 
+    /// The app user a lookup names (optional `appAccountToken` query parameter), proven by the user token the team's
+    /// backend made for it: what lets Reclaim set that token on the purchase the transaction proves. Refused without
+    /// a valid user token, and for an app that has none configured (anyone could then name any user).
+    func provenUser(_ request: Request, bundleId: String) throws -> UUID? {
+        guard let text = request.uri.queryParameters["appAccountToken"] else { return nil }
+        guard let token = OfferRequestInput.uuid(String(text)) else {
+            throw Problem(.invalidParameter, "appAccountToken must be a UUID such as 6f1d2c3b-0000-4000-8000-000000000051")
+        }
+        guard let verifier = userTokens[bundleId] else {
+            throw Problem(
+                .invalidParameter,
+                "appAccountToken on the lookup names the app's user, and needs user tokens (the app's userTokenSecretFile): leave it out"
+            )
+        }
+        guard let userToken = request.headers[AppUserAuthenticator.userTokenHeader], userToken.utf8.count <= AppUserAuthenticator.maxUserTokenBytes
+        else {
+            throw Problem(.invalidUserToken, "an appAccountToken on the lookup needs the X-Reclaim-User-Token the app's backend made for it")
+        }
+        if let problem = verifier.problem(with: userToken, appAccountToken: token, now: Date()) { throw Problem(.invalidUserToken, problem) }
+        return token
+    }
+
     /// Registers on a group behind ``KeyAuthenticator`` `.app`; `GET /v1/offers` behind ``AppUserAuthenticator`` too.
     func register(on router: RouterGroup<ReclaimRequestContext>) {
         let appUsers = router.group().add(middleware: AppUserAuthenticator(userTokens: userTokens))
@@ -138,11 +162,15 @@ struct OfferRoutes {
             } catch {
                 throw Problem(.invalidBody, error.reason)
             }
-            let proven: (subscriber: SubscriberKey, appAccountToken: UUID?)
+            let user = try provenUser(request, bundleId: bundleId)
+            let proven: (subscriber: SubscriberKey, appAccountToken: UUID?, transaction: TransactionInfo)
             do throws(TransactionProof.Refused) {
                 proven = try await proof.subscriber(of: signedTransaction, bundleId: bundleId)
             } catch {
                 throw Problem(error)
+            }
+            if let user {
+                try await accountTokens?.proven(proven.transaction, of: proven.subscriber, user: user, logger: context.logger)
             }
             let offers = try await delivery.deliver(to: .subscription(proven.subscriber), logger: context.logger)
             let codes =

@@ -93,6 +93,13 @@ enum StartupMetrics {
             for status in ["extended", "refused"] {
                 Counter(label: "reclaim_renewal_extensions_total", dimensions: [("status", status)]).increment(by: 0)
             }
+            Counter(label: "reclaim_mass_extension_notifications_total").increment(by: 0)
+        }
+        // Set App Account Token, for an app that opted in.
+        if config.apps.contains(where: { $0.setAppAccountToken != .off }) {
+            for status in ["set", "refused"] {
+                Counter(label: "reclaim_app_account_tokens_total", dimensions: [("status", status)]).increment(by: 0)
+            }
         }
         // Reconciliation, for each app it runs for (those with serverAPI) and each environment it accepts.
         for app in config.apps where app.serverAPI != nil {

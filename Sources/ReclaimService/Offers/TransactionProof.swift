@@ -34,8 +34,11 @@ struct TransactionProof: Sendable {
         var malformed = false
     }
 
-    /// The proven subscription, and the appAccountToken the transaction carries, if any.
-    func subscriber(of signedTransaction: String, bundleId: String) async throws(Refused) -> (subscriber: SubscriberKey, appAccountToken: UUID?) {
+    /// The proven subscription, the appAccountToken the transaction carries, if any, and the transaction.
+    func subscriber(
+        of signedTransaction: String,
+        bundleId: String
+    ) async throws(Refused) -> (subscriber: SubscriberKey, appAccountToken: UUID?, transaction: TransactionInfo) {
         let transaction: TransactionInfo
         do {
             transaction = try await verifier.verifyTransaction(signedTransaction)
@@ -59,6 +62,6 @@ struct TransactionProof: Sendable {
             throw Refused(reason: "the transaction carries no originalTransactionId")
         }
         let subscriber = SubscriberKey(bundleId: bundleId, environment: environment, originalTransactionId: originalTransactionId)
-        return (subscriber, transaction.appAccountToken.flatMap(UUID.init(uuidString:)))
+        return (subscriber, transaction.appAccountToken.flatMap(UUID.init(uuidString:)), transaction)
     }
 }

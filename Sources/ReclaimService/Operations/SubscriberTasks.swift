@@ -154,11 +154,39 @@ public enum SubscriberTasks {
                     lines.append("    \(x.createdAt) \(x.extendByDays) days (\(x.campaign)): \(x.reason); \(outcome)")
                 }
             }
+            if !s.appAccountTokenUpdates.isEmpty {
+                lines.append("  appAccountToken set through Apple (\(s.appAccountTokenUpdates.count)):")
+                for u in s.appAccountTokenUpdates {
+                    let outcome =
+                        switch u.status {
+                        case "set": "set \(u.settledAt ?? "")"
+                        case "refused": "refused: \(u.appleError ?? "?")"
+                        default: "pending"
+                        }
+                    let replacing = u.replaces.map { " in place of \($0)" } ?? ""
+                    lines.append("    \(u.createdAt) \(u.appAccountToken)\(replacing) (known from \(u.source)); \(outcome)")
+                }
+            }
         }
         if !story.grantsWithoutSubscription.isEmpty {
             lines.append("grants naming no subscription found (\(story.grantsWithoutSubscription.count)):")
             for g in story.grantsWithoutSubscription { lines.append("  \(g.createdAt) \(g.offerIdentifier) for \(g.productId): \(g.reason)") }
         }
         return lines.joined(separator: "\n")
+    }
+
+    /// `reclaim subscribers set-tokens`: ``AccountTokenBacklog``.
+    public static func setTokens(
+        app: String,
+        dryRun: Bool,
+        config: ReclaimConfig,
+        url: DatabaseURL,
+        logger: Logger
+    ) async throws
+        -> AccountTokenBacklog.Counts
+    {
+        try await RecoveryTasks.withDependencies(config: config, url: url, logger: logger) { dependencies, _ in
+            try await AccountTokenBacklog(dependencies: dependencies, logger: logger).run(bundleId: app, dryRun: dryRun)
+        }
     }
 }

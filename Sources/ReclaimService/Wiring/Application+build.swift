@@ -27,7 +27,8 @@ public func buildRouter(_ dependencies: Dependencies, role: ServerRole = .all) -
         OfferRoutes(
             delivery: delivery,
             userTokens: dependencies.userTokens,
-            proof: TransactionProof(verifier: dependencies.verifier, apps: dependencies.config.appIdentities)
+            proof: TransactionProof(verifier: dependencies.verifier, apps: dependencies.config.appIdentities),
+            accountTokens: AccountTokenRepairs(postgres: dependencies.postgres, config: dependencies.config)
         ).register(on: apps)
         OfferEventRoutes(delivery: delivery).register(on: apps)
         let admin = router.group().add(middleware: KeyAuthenticator(authentication: keys, scope: .admin))

@@ -57,6 +57,7 @@ public struct Dependencies: Sendable {
             now: now
         )
         self.campaignEngine = CampaignEngine(campaigns: try config.domainCampaigns(), issuer: issuer, now: now)
+        campaignEngine.accountTokens = Dictionary(config.apps.map { ($0.bundleId, $0.setAppAccountToken) }, uniquingKeysWith: { first, _ in first })
         self.applePacer = AppleAPIPacer(database: postgres, logger: logger)
         // Longer than any one database operation may take (waiting for the connection, then the longer of the
         // two deadlines), with a margin: a loop past it is wedged, not slow.

@@ -11,5 +11,6 @@ public func jobHandlers(_ dependencies: Dependencies) -> [String: any JobHandler
         CampaignFire.jobKind: CampaignFireJobHandler(engine: dependencies.campaignEngine),
         RefundRequests.jobKind: RefundAnswerJobHandler(dependencies: dependencies),
         ExtensionGrants.jobKind: RenewalExtensionJobHandler(dependencies: dependencies),
+        AppAccountTokenStore.jobKind: AppAccountTokenJobHandler(dependencies: dependencies),
     ]
 }

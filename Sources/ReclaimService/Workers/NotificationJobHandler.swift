@@ -45,6 +45,22 @@ struct NotificationJobHandler: JobHandler {
         )
     }
 
+    /// RENEWAL_EXTENSION/SUMMARY: Apple's account of a mass extension (`reclaim extensions all`), matched to the
+    /// request by its `requestIdentifier` ("Use the same requestIdentifier in ... The summary object").
+    func matchMassExtensionSummary(_ notification: VerifiedNotification, uuid: UUID, connection: PostgresConnection, logger: Logger) async throws {
+        guard notification.payload.notificationType == .renewalExtension, let summary = notification.payload.summary else { return }
+        let matched = try await MassExtensionStore.matchSummary(summary, notificationUUID: uuid, connection: connection, logger: logger)
+        logger.notice(
+            matched
+                ? "Apple's summary of a renewal-date extension for all active subscribers"
+                : "Apple's summary of a renewal-date extension Reclaim did not request (stored, matched to nothing)",
+            metadata: [
+                "notificationUUID": "\(uuid)", "requestIdentifier": "\(LogText.bounded(summary.requestIdentifier ?? "", limit: 128))",
+                "succeeded": "\(summary.succeededCount ?? 0)", "failed": "\(summary.failedCount ?? 0)",
+            ]
+        )
+    }
+
     func handle(_ job: Job, connection: PostgresConnection, logger: Logger) async throws {
         try await handle(batch: [job], connection: connection, logger: logger)
     }
@@ -66,6 +82,7 @@ struct NotificationJobHandler: JobHandler {
             let notification = try await verifier.verifyStoredNotification(stored.signedPayload)
             try await refunds?.observe(notification, uuid: uuid, connection: connection, logger: logger)
             try await rescindConsent(notification, uuid: uuid, connection: connection, logger: logger)
+            try await matchMassExtensionSummary(notification, uuid: uuid, connection: connection, logger: logger)
             if let snapshot = SubscriptionSnapshot(notification, notificationUUID: uuid) { snapshots.append(snapshot) }
         }
         if !forgotten.isEmpty {
@@ -73,6 +90,20 @@ struct NotificationJobHandler: JobHandler {
             Counter(label: "reclaim_forgotten_inputs_total", dimensions: [("input", "notification")]).increment(by: forgotten.count)
         }
         // The whole batch at once (set-based: two statements for all its subscribers, see CampaignEngine).
-        try await engine.process(batch: snapshots, connection: connection, logger: logger)
+        let stateOnly = try await MassExtensionStore.fromMassExtensions(
+            snapshots.compactMap { snapshot in
+                guard snapshot.notificationType == NotificationType.renewalExtended.rawValue, let product = snapshot.transaction?.productId else {
+                    return nil
+                }
+                let subscriber = snapshot.subscriber
+                return (snapshot.notificationUUID, subscriber.bundleId, subscriber.environment, product, snapshot.signedDate)
+            },
+            connection: connection,
+            logger: logger
+        )
+        if !stateOnly.isEmpty {
+            Counter(label: "reclaim_mass_extension_notifications_total").increment(by: stateOnly.count)
+        }
+        try await engine.process(batch: snapshots, stateOnly: stateOnly, connection: connection, logger: logger)
     }
 }

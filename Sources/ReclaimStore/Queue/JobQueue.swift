@@ -46,10 +46,16 @@ public struct JobQueue: Sendable {
     }
 
     /// Adds many jobs of one kind in one statement (bulk loads, benchmarks).
-    public static func enqueue(kind: String, payloads: [String], connection: PostgresConnection, logger: Logger) async throws {
+    public static func enqueue(
+        kind: String,
+        payloads: [String],
+        maxAttempts: Int = NewJob.defaultMaxAttempts,
+        connection: PostgresConnection,
+        logger: Logger
+    ) async throws {
         guard !payloads.isEmpty else { return }
         try await connection.query(
-            "INSERT INTO reclaim.jobs (kind, payload) SELECT \(kind), p::jsonb FROM unnest(\(payloads)::text[]) AS p",
+            "INSERT INTO reclaim.jobs (kind, payload, max_attempts) SELECT \(kind), p::jsonb, \(maxAttempts) FROM unnest(\(payloads)::text[]) AS p",
             logger: logger
         )
         try await notify(connection: connection, logger: logger)

@@ -8,8 +8,17 @@ public struct NewJob: Sendable {
     public var priority: Int16
     public var runAt: Date?
     public var maxAttempts: Int
+    /// The queue's default (reclaim.jobs.max_attempts).
+    public static let defaultMaxAttempts = 20
 
-    public init(kind: String, payload: String = "{}", notificationUUID: UUID? = nil, priority: Int16 = 0, runAt: Date? = nil, maxAttempts: Int = 20) {
+    public init(
+        kind: String,
+        payload: String = "{}",
+        notificationUUID: UUID? = nil,
+        priority: Int16 = 0,
+        runAt: Date? = nil,
+        maxAttempts: Int = Self.defaultMaxAttempts
+    ) {
         self.kind = kind
         self.payload = payload
         self.notificationUUID = notificationUUID

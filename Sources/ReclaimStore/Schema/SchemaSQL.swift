@@ -42,5 +42,6 @@ public enum SchemaSQL {
         30: PackageResources._30_forward_forgotten_sql,
         31: PackageResources._31_offer_codes_sql,
         32: PackageResources._32_renewal_extensions_sql,
+        33: PackageResources._33_mass_extensions_and_account_tokens_sql,
     ].mapValues { String(decoding: $0, as: UTF8.self) }
 }

@@ -31,6 +31,8 @@ public enum SubscriberErasure {
         "grants.original_transaction_id", "grants.app_account_token", "grants.idempotency_key", "grants.request_sha256",
         "renewal_extensions.original_transaction_id", "renewal_extensions.app_account_token", "renewal_extensions.idempotency_key",
         "renewal_extensions.request_sha256",
+        "app_account_token_updates.original_transaction_id", "app_account_token_updates.app_account_token",  // deleted
+        "app_account_token_updates.apple_error",
         "jobs.payload", "jobs.last_error",  // the subscriber's jobs are deleted
         "backfill_transactions.transaction_id", "backfill_transactions.reason",  // deleted
         "rejected_inputs.reason", "reconciliation_runs.error",  // replaced where they quote an identifier
@@ -273,6 +275,18 @@ public enum SubscriberErasure {
                 apple_error = CASE WHEN t.status = 'pending' THEN 'not sent: the subscriber was forgotten' ELSE t.apple_error END
             WHERE (t.original_transaction_id = ANY(\(otidList)::text[]) OR t.app_account_token = ANY(\(tokenList)::uuid[]))
               AND (\(bundle)::text IS NULL OR t.bundle_id = \(bundle))
+            RETURNING 1
+            """
+        )
+        // Nothing to keep: a pending one is not sent (its job finds no row), a settled one told Apple a token that
+        // Apple keeps on its side.
+        try await run(
+            "app_account_token_updates",
+            """
+            DELETE FROM reclaim.app_account_token_updates
+            WHERE (original_transaction_id = ANY(\(otidList)::text[]) OR app_account_token = ANY(\(tokenList)::uuid[])
+                   OR replaces_token = ANY(\(tokenList)::uuid[]))
+              AND (\(bundle)::text IS NULL OR bundle_id = \(bundle))
             RETURNING 1
             """
         )

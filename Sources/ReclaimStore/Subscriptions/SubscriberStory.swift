@@ -81,6 +81,21 @@ public struct SubscriberStory: Codable, Sendable, Equatable {
         public var offerCodes: [OfferCode] = []
         /// Renewal-date extensions granted (make-goods), with Apple's outcome.
         public var extensions: [Extension] = []
+        /// Set App Account Token calls (apps[].setAppAccountToken), with Apple's answer.
+        public var appAccountTokenUpdates: [AccountTokenUpdate] = []
+    }
+
+    public struct AccountTokenUpdate: Codable, Sendable, Equatable {
+        public var appAccountToken: String
+        /// The token Apple's transaction held, when it was corrected.
+        public var replaces: String?
+        /// earlier-transaction or lookup.
+        public var source: String
+        /// pending, set or refused.
+        public var status: String
+        public var createdAt: String
+        public var settledAt: String?
+        public var appleError: String?
     }
 
     public struct Extension: Codable, Sendable, Equatable {
@@ -300,7 +315,13 @@ extension SubscriberStore {
                                    'reason', x.reason, 'campaign', x.campaign, 'status', x.status, 'createdAt', reclaim.iso8601(x.created_at),
                                    'effectiveDate', reclaim.iso8601(x.effective_date), 'appleError', x.apple_error) ORDER BY x.created_at)
                         FROM reclaim.renewal_extensions x
-                        WHERE x.bundle_id = s.bundle_id AND x.environment = s.environment AND x.original_transaction_id = s.original_transaction_id), '[]')
+                        WHERE x.bundle_id = s.bundle_id AND x.environment = s.environment AND x.original_transaction_id = s.original_transaction_id), '[]'),
+                    'appAccountTokenUpdates', coalesce((
+                        SELECT jsonb_agg(jsonb_build_object('appAccountToken', u.app_account_token, 'replaces', u.replaces_token, 'source', u.source,
+                                   'status', u.status, 'createdAt', reclaim.iso8601(u.created_at), 'settledAt', reclaim.iso8601(u.settled_at),
+                                   'appleError', u.apple_error) ORDER BY u.created_at)
+                        FROM reclaim.app_account_token_updates u
+                        WHERE u.bundle_id = s.bundle_id AND u.environment = s.environment AND u.original_transaction_id = s.original_transaction_id), '[]')
                 ) AS j
                 FROM found s
             )

@@ -293,6 +293,8 @@ struct SubscriberStoryTests {
         "refund_requests.apple_error", "offer_events.purchase_error", "offer_code_events.purchase_error",  // Apple's and StoreKit's error texts
         "grants.reason", "renewal_extensions.reason",  // the operator's kind of incentive or make-good (docs/privacy.md: kept)
         "renewal_extensions.apple_error", "renewal_extensions.extend_reason_code",  // Apple's error text, and its reason code
+        // An outage make-good names a product, not a subscriber: the operator's request id and note, Apple's error.
+        "mass_extensions.request_identifier", "mass_extensions.reason", "mass_extensions.apple_error", "mass_extensions.extend_reason_code",
         "offers.signature_delivered",  // a flag
         "messaging_uploads.sha256", "rejected_inputs.body_sha256", "rejected_inputs.body_size",  // messages' and refused bodies' hashes
         "forgotten_subscribers.sha256",  // the one-way hash forget keeps on purpose

@@ -1,0 +1,33 @@
+import Foundation
+import Logging
+import ReclaimDomain
+import ReclaimStore
+
+/// Set App Account Token from what the app proves (`POST /v1/offers/lookup` with a user token): the purchase is the
+/// signed transaction's, the user is the token's; when the purchase carries no token (bought in the App Store, a
+/// code redeemed there, Apple's win-back offer from Settings) or, in `correct` mode, another one, a call is queued.
+struct AccountTokenRepairs: Sendable {
+    let postgres: Database
+    let modes: [String: AppAccountTokenRepair.Mode]
+
+    init(postgres: Database, config: ReclaimConfig) {
+        self.postgres = postgres
+        self.modes = Dictionary(config.apps.map { ($0.bundleId, $0.setAppAccountToken) }, uniquingKeysWith: { first, _ in first })
+    }
+
+    func proven(_ transaction: TransactionInfo, of subscriber: SubscriberKey, user: UUID, logger: Logger) async throws {
+        guard let mode = modes[subscriber.bundleId],
+            let update = AppAccountTokenRepair.update(known: user, transaction: transaction, source: .lookup, mode: mode)
+        else { return }
+        let new = try await postgres.transaction(logger: logger) { connection in
+            try await AppAccountTokenStore.enqueue(
+                [AppAccountTokenUpdate(subscriber: subscriber, token: update.token, replaces: update.replaces, source: .lookup)],
+                connection: connection,
+                logger: logger
+            )
+        }
+        if new > 0 {
+            logger.info("Set App Account Token queued for a purchase the lookup proved", metadata: ["replaces": "\(update.replaces != nil)"])
+        }
+    }
+}
