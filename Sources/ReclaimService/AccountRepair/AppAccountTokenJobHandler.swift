@@ -39,6 +39,9 @@ struct AppAccountTokenJobHandler: CallingJobHandler {
         else {
             return settle("refused", nil, "not sent: app \(subscriber.bundleId) no longer has setAppAccountToken and serverAPI")
         }
+        if let rescinded = try await ConsentStore.rescindedAt(subscriber, database: database, logger: logger) {
+            return settle("refused", nil, "not sent: a parent or guardian withdrew consent on \(rescinded.formatted(.iso8601)) (RESCIND_CONSENT)")
+        }
         let client = try AppStoreServerAPIClient.onCallLane(
             app: app,
             environment: subscriber.environment,

@@ -95,7 +95,7 @@ public struct CampaignEngine: Sendable {
             let seen = stateOnly.contains(snapshot.notificationUUID) ? [] : campaigns
             let step = CampaignStep.run(snapshot, state: state, history: history, campaigns: seen, now: now())
             let event = SubscriptionEvent(snapshot)
-            if let mode = accountTokens[subscriber.bundleId],
+            if let mode = accountTokens[subscriber.bundleId], state.consentRescindedAt == nil,
                 let update = AppAccountTokenRepair.update(
                     known: state.appAccountToken,
                     transaction: snapshot.transaction,

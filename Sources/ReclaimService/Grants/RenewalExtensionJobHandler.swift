@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import Metrics
+import ReclaimDomain
 import ReclaimStore
 
 /// Sends one extension grant to Apple's Extend a Subscription Renewal Date on the worker pool's call lanes, with no
@@ -59,6 +60,11 @@ struct RenewalExtensionJobHandler: CallingJobHandler {
             )
         } catch {
             return settle("refused", nil, "not sent: \(error)")
+        }
+        // Consent withdrawn since the grant was made: "no grant reaches this subscriber" holds for one already queued.
+        let subscriber = SubscriberKey(bundleId: grant.bundleId, environment: grant.environment, originalTransactionId: grant.originalTransactionId)
+        if let rescinded = try await ConsentStore.rescindedAt(subscriber, database: database, logger: logger) {
+            return settle("refused", nil, "not sent: a parent or guardian withdrew consent on \(rescinded.formatted(.iso8601)) (RESCIND_CONSENT)")
         }
         let client = try AppStoreServerAPIClient.onCallLane(
             app: app,

@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import PostgresNIO
+import ReclaimDomain
 
 /// RESCIND_CONSENT: "A notification type that indicates the parent or guardian has withdrawn consent for a child's app
 /// usage." Apple asks: "When you receive this notification, immediately restrict the child's access to capabilities
@@ -60,5 +61,21 @@ public enum ConsentStore {
         )
         for try await (subscriptions, offers) in rows.decode((Int, Int).self) { return (subscriptions, offers) }
         return (0, 0)
+    }
+
+    /// When consent was withdrawn for this subscription's app account, if it was: a call queued before (an extension,
+    /// an app account token) is then not sent.
+    public static func rescindedAt(_ subscriber: SubscriberKey, database: Database, logger: Logger) async throws -> Date? {
+        for row in try await database.query(
+            """
+            SELECT consent_rescinded_at FROM reclaim.subscriptions
+            WHERE bundle_id = \(subscriber.bundleId) AND environment = \(subscriber.environment)
+              AND original_transaction_id = \(subscriber.originalTransactionId)
+            """,
+            logger: logger
+        ).rows {
+            return try row.decode(Date?.self)
+        }
+        return nil
     }
 }

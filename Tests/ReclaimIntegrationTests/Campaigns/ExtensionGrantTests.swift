@@ -246,4 +246,30 @@ struct ExtensionGrantTests {
             }
         }
     }
+
+    @Test("consent withdrawn (RESCIND_CONSENT) after the grant and before it is sent: never sent, recorded refused")
+    func consentWithdrawnBeforeSending() async throws {
+        try await withGrants(subscriptions: [Known(id: "9400000000000031", expiresIn: 10 * Self.day)]) {
+            standIn,
+            client,
+            dependencies,
+            adminKey,
+            http in
+            standIn.accounts.add("9400000000000031", expiresDate: Int64(Date().addingTimeInterval(10 * Self.day).timeIntervalSince1970 * 1000))
+            #expect(try await Self.post(Self.extensionBody("9400000000000031"), key: adminKey, idempotencyKey: "c", http: http).0 == .accepted)
+            // What the worker records for the account's subscriptions on a RESCIND_CONSENT (RescindConsentTests).
+            try await client.query(
+                "UPDATE reclaim.subscriptions SET consent_rescinded_at = now() WHERE original_transaction_id = '9400000000000031'",
+                logger: logger
+            )
+            try await runCalls(client, dependencies, until: "the queue empty") {
+                try await firstInt(client, "SELECT count(*)::int FROM reclaim.jobs WHERE kind = 'renewal_extension' AND state <> 'completed'") == 0
+            }
+            #expect(standIn.accounts.bodies.withLock { $0 }.isEmpty, "Apple was asked for a subscriber whose consent was withdrawn")
+            let rows = try await client.query("SELECT status, apple_error FROM reclaim.renewal_extensions", logger: logger)
+            for try await (status, error) in rows.decode((String, String?).self) {
+                #expect(status == "refused" && (error ?? "").contains("RESCIND_CONSENT"), "\(status) \(error ?? "")")
+            }
+        }
+    }
 }

@@ -144,6 +144,14 @@ struct AppAccountTokenTests {
                 #expect(try await backlog.run(bundleId: "com.example.app", dryRun: false).toSet == 1)
                 #expect(try await Self.updates(client) == ["9400000000000011": "earlier-transaction pending"])
                 #expect(try await backlog.run(bundleId: "com.example.app", dryRun: true).toSet == 0)
+                // Consent withdrawn before the call goes: never sent.
+                try await client.query(
+                    "UPDATE reclaim.subscriptions SET consent_rescinded_at = now() WHERE original_transaction_id = '9400000000000011'",
+                    logger: logger
+                )
+                try await processNotifications([], client: client, dependencies: fill)
+                #expect(try await Self.updates(client) == ["9400000000000011": "earlier-transaction refused"])
+                #expect(standIn.accounts.bodies.withLock { $0 }.isEmpty, "Apple was asked for a subscriber whose consent was withdrawn")
             }
         }
     }
