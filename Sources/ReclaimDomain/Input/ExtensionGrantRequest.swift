@@ -111,22 +111,11 @@ extension ExtensionGrantRequest {
                 throw InvalidInput("\(name) must be 1 to 200 characters")
             }
         }
-        guard body.appAccountToken != nil || body.originalTransactionId != nil else {
-            throw InvalidInput("name the subscriber by appAccountToken or originalTransactionId")
-        }
-        var token: UUID?
-        if let text = body.appAccountToken {
-            guard let uuid = UUID(uuidString: text) else { throw InvalidInput("appAccountToken must be a UUID") }
-            token = uuid
-        }
-        if let otid = body.originalTransactionId, otid.isEmpty || otid.count > 64 {
-            throw InvalidInput("originalTransactionId must be 1 to 64 characters")
-        }
-        if let environment = body.environment,
-            environment != AppStoreEnvironment.production.rawValue && environment != AppStoreEnvironment.sandbox.rawValue
-        {
-            throw InvalidInput("environment must be Production or Sandbox")
-        }
+        let token = try GrantSubscriber.check(
+            appAccountToken: body.appAccountToken,
+            originalTransactionId: body.originalTransactionId,
+            environment: body.environment
+        )
         guard Self.extendByDaysRange.contains(body.extendByDays) else {
             throw InvalidInput("extendByDays must be a number from 1 to 90 (Apple's limit)")
         }
