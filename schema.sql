@@ -5,7 +5,7 @@
 -- at once, leaves one consistent schema. The binary compiles this file in (Package.swift embeds
 -- it; ReclaimStore's SchemaSQL): there is no other copy.
 --
--- reclaim-schema-version: 33
+-- reclaim-schema-version: 34
 --
 -- A database at an older version is upgraded by the scripts in migrations/ (NNN-name.sql takes
 -- version NNN-1 to NNN); applying this file to an empty database gives the same result.
@@ -980,6 +980,7 @@ CREATE TABLE reclaim.backfill_transactions (
     result          text        NOT NULL,
     done_at         timestamptz NOT NULL DEFAULT now(),
     reason          text,
+    evaluated_at    timestamptz,
     PRIMARY KEY (bundle_id, transaction_id)
 );
 COMMENT ON TABLE reclaim.backfill_transactions IS 'Transaction ids reclaim backfill has handled, so an interrupted backfill resumes where it stopped.';
@@ -990,6 +991,28 @@ COMMENT ON COLUMN reclaim.backfill_transactions.subscriptions IS 'Subscriptions 
 COMMENT ON COLUMN reclaim.backfill_transactions.result IS 'seeded; not found (in no environment asked); invalid (not a transaction id: never sent to Apple); failed (reason says why; a later run tries it again).';
 COMMENT ON COLUMN reclaim.backfill_transactions.done_at IS 'When it was handled.';
 COMMENT ON COLUMN reclaim.backfill_transactions.reason IS 'Why an id was invalid or failed (verification, Apple''s error); NULL otherwise.';
+COMMENT ON COLUMN reclaim.backfill_transactions.evaluated_at IS 'When the campaigns decided for its subscriptions (reclaim backfill --evaluate); NULL: imported only (or before schema 34).';
+
+CREATE TABLE reclaim.backfill_answers (
+    bundle_id                text        NOT NULL,
+    transaction_id           text        NOT NULL,
+    environment              text        NOT NULL,
+    original_transaction_id  text        NOT NULL,
+    status                   integer,
+    signed_transaction_info  text        NOT NULL,
+    signed_renewal_info      text,
+    imported_at              timestamptz NOT NULL DEFAULT now(),
+    PRIMARY KEY (bundle_id, transaction_id, original_transaction_id)
+);
+COMMENT ON TABLE reclaim.backfill_answers IS 'Apple''s answer to Get All Subscription Statuses for each backfilled id, one row per subscription: what reclaim backfill --evaluate decides from without asking Apple again (--refresh asks again and replaces it).';
+COMMENT ON COLUMN reclaim.backfill_answers.bundle_id IS 'The app.';
+COMMENT ON COLUMN reclaim.backfill_answers.transaction_id IS 'The id from the backfill file (reclaim.backfill_transactions).';
+COMMENT ON COLUMN reclaim.backfill_answers.environment IS 'Where Apple knew it (Production or Sandbox).';
+COMMENT ON COLUMN reclaim.backfill_answers.original_transaction_id IS 'One subscription of the answer.';
+COMMENT ON COLUMN reclaim.backfill_answers.status IS 'Apple''s status then (1 active, 2 expired, 3 billing retry, 4 grace period, 5 revoked).';
+COMMENT ON COLUMN reclaim.backfill_answers.signed_transaction_info IS 'Apple''s signed transaction (JWS), verified again before it is used.';
+COMMENT ON COLUMN reclaim.backfill_answers.signed_renewal_info IS 'Apple''s signed renewal info (JWS), verified again before it is used.';
+COMMENT ON COLUMN reclaim.backfill_answers.imported_at IS 'When Apple answered.';
 
 -- The App Store Server API's rate budget, shared by every process (Sources/ReclaimService/AppStore/AppleAPIPacer.swift).
 CREATE TABLE reclaim.apple_api_pace (

@@ -65,6 +65,11 @@ final class BackfillProgress: Sendable {
             + "\(counts.notFound) not found, \(counts.invalid) invalid, \(counts.failed) failed; "
             + "\(handled) in \(Self.duration(seconds)) (\(Self.rate(Double(handled) / max(seconds, 0.001)))/s); "
             + "Apple's rate limit (429) met \(counts.rateLimited) time\(counts.rateLimited == 1 ? "" : "s")"
+        summary += "\n  Apple asked for \(counts.asked) id\(counts.asked == 1 ? "" : "s")"
+        if counts.fromImport > 0 {
+            summary +=
+                "; \(counts.fromImport) imported id\(counts.fromImport == 1 ? "" : "s") \(dryRun ? "would be decided" : "decided") from Apple's kept answers (not asked again)"
+        }
         if counts.forgotten > 0 {
             summary += "\n  \(counts.forgotten) of forgotten subscribers (reclaim subscribers forget): nothing stored, not recorded"
         }

@@ -69,8 +69,10 @@ struct BackfillCommand: AsyncParsableCommand {
         abstract: "Seed subscription state from Get All Subscription Statuses for transaction ids (one a line), at Apple's rate limit.",
         discussion: """
             Ids come from --transactions FILE, or standard input. Verified like notifications; no campaign fires on backfilled \
-            state unless --evaluate. Ids are asked of Production only unless --environment says otherwise. Run --dry-run first: \
-            it asks Apple and writes nothing, and says what each campaign would do. Concurrent up to the endpoint's rate budget (Apple's 50 requests a second in Production, 5 \
+            state unless --evaluate. Ids are asked of Production only unless --environment says otherwise. Apple is asked once \
+            per id: import first (no --evaluate), then preview with --evaluate --dry-run as often as the campaigns change, then \
+            --evaluate: both decide from the imported state and Apple's kept answers without asking Apple again (--refresh asks \
+            again). Concurrent up to the endpoint's rate budget (Apple's 50 requests a second in Production, 5 \
             in Sandbox, shared with every Reclaim process on the database). Resumable: ids already handled \
             (reclaim.backfill_transactions) are skipped, so a run stopped by Ctrl-C, a crash or kill -9 goes on where it \
             stopped when run again. An id that is not a transaction id, or whose answer fails, is recorded with its reason and \
@@ -93,6 +95,13 @@ struct BackfillCommand: AsyncParsableCommand {
             "Ask Apple as a real run does and write nothing (only the shared rate budget): print what would be stored and, with --evaluate, what each campaign and arm would decide (offer, hold out, skip by reason), with counts."
     )
     var dryRun = false
+    @Flag(
+        help:
+            "Ask Apple again for ids imported before (their kept answer and state replaced); without it, an imported id is never asked again."
+    )
+    var refresh = false
+    @Option(help: "With --evaluate: at most this many ids decided a second (their offers and offer.issued webhooks paced); default no limit.")
+    var pace: Double?
     @Flag(help: "With --dry-run: print its counts as JSON rows.") var json = false
     @OptionGroup var configOptions: ConfigOptions
     @OptionGroup var database: DatabaseOptions
@@ -118,6 +127,8 @@ struct BackfillCommand: AsyncParsableCommand {
             throw ValidationError("name the app with --app (apps with serverAPI: \(candidates.joined(separator: ", ")))")
         }
         if json && !dryRun { throw ValidationError("--json goes with --dry-run (a real run prints its progress and a summary)") }
+        if let pace, !(pace > 0 && pace <= 10_000) { throw ValidationError("--pace must be from 0 to 10000 ids a second") }
+        if pace != nil && !evaluate { throw ValidationError("--pace goes with --evaluate (an import alone issues no offer)") }
         let meter = BackfillProgress(terminal: isatty(STDOUT_FILENO) == 1, quiet: json)
         let counts = try await Backfill.run(
             config: config,
@@ -127,6 +138,8 @@ struct BackfillCommand: AsyncParsableCommand {
             transactionIds: ids,
             evaluate: evaluate,
             dryRun: dryRun,
+            refresh: refresh,
+            pace: pace,
             logger: logger,
             progress: { meter.update($0) },
             report: { meter.print($0) }

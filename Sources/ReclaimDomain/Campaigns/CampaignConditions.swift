@@ -21,12 +21,19 @@ public struct CampaignConditions: Sendable, Equatable, Codable {
     /// The subscription's billing plan (`billingPlanType`, e.g. MONTHLY or BILLED_UPFRONT) is one of these; a
     /// subscription whose plan is unknown matches none.
     public var billingPlans: [String]?
+    /// The subscription is active (or in its billing grace period) and its period ends no further from the decision
+    /// than this (seconds): the end is the later of `expiresDate` and the grace period's end, or a commitment's end
+    /// when the customer pays on until it (``SubscriptionState/periodEnd``). A trigger whose end is further away is
+    /// deferred, not skipped (``CampaignEvaluator/expiryDeferrals(campaigns:state:event:now:)``): an imported
+    /// cancellation of a yearly plan is answered 14 days before its end, not 11 months early.
+    public var expiresWithin: Int64?
 
     /// The stored JSON's keys (reclaim.campaigns.conditions), unchanged since schema 3: dashboards read them.
     public enum CodingKeys: String, CodingKey, CaseIterable {
         case products, expirationIntents, storefronts, billingPlans
         case minimumTenure = "minimumTenureSeconds"
         case lapsedWithin = "lapsedWithinSeconds"
+        case expiresWithin = "expiresWithinSeconds"
     }
 
     public init(
@@ -35,8 +42,10 @@ public struct CampaignConditions: Sendable, Equatable, Codable {
         expirationIntents: [Int]? = nil,
         storefronts: [String]? = nil,
         lapsedWithin: Int64? = nil,
-        billingPlans: [String]? = nil
+        billingPlans: [String]? = nil,
+        expiresWithin: Int64? = nil
     ) {
+        self.expiresWithin = expiresWithin
         self.billingPlans = billingPlans
         self.products = products
         self.minimumTenure = minimumTenure
@@ -78,6 +87,32 @@ public struct CampaignConditions: Sendable, Equatable, Codable {
                 return "lapsedWithin: expired \(ago) ago, more than \(CampaignEvaluator.duration(TimeInterval(lapsedWithin)))"
             }
         }
+        if let expiresWithin {
+            guard state.status == .active || state.status == .gracePeriod else {
+                return "expiresWithin: the subscription is \(state.status.rawValue), not active"
+            }
+            guard let end = state.periodEnd(after: now) else { return "expiresWithin: period end unknown (no expiresDate seen)" }
+            let left = end.timeIntervalSince(now)
+            if left > Double(expiresWithin) {
+                return
+                    "expiresWithin: the period ends \(CampaignEvaluator.iso(end)), more than \(CampaignEvaluator.duration(TimeInterval(expiresWithin))) away"
+            }
+        }
         return nil
+    }
+}
+
+extension SubscriptionState {
+    /// When the subscriber's paid time ends as of `time`: a commitment that will not renew runs to its end (the
+    /// customer pays on monthly until it); otherwise the later of the period's `expiresDate` and the grace period's
+    /// end. nil when no expiry is known.
+    public func periodEnd(after time: Date) -> Date? {
+        if let commitment = commitmentEndsWithoutRenewal(after: time) { return commitment }
+        switch (expiresAt, gracePeriodExpiresAt) {
+        case (let period?, let grace?): return max(period, grace)
+        case (let period?, nil): return period
+        case (nil, let grace?): return grace
+        case (nil, nil): return nil
+        }
     }
 }

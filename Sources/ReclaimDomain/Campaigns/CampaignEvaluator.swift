@@ -69,11 +69,15 @@ public enum CampaignEvaluator {
         /// Deferred to `commitmentLead` before this commitment end (``commitmentDeferrals(campaigns:state:event:now:)``),
         /// not delayed by the campaign's own `delay`: re-checked against the commitment when it fires.
         public var commitmentEndsAt: Date?
+        /// Deferred to `conditions.expiresWithin` before this period end (``expiryDeferrals(campaigns:state:event:now:)``):
+        /// re-checked against the period when it fires.
+        public var periodEndsAt: Date?
 
-        public init(campaign: Campaign, fireAt: Date, commitmentEndsAt: Date? = nil) {
+        public init(campaign: Campaign, fireAt: Date, commitmentEndsAt: Date? = nil, periodEndsAt: Date? = nil) {
             self.campaign = campaign
             self.fireAt = fireAt
             self.commitmentEndsAt = commitmentEndsAt
+            self.periodEndsAt = periodEndsAt
         }
     }
 
@@ -96,6 +100,30 @@ public enum CampaignEvaluator {
                 fireAt > now
             {
                 deferred.append(Scheduled(campaign: campaign, fireAt: fireAt, commitmentEndsAt: end))
+            } else {
+                decidedNow.append(campaign)
+            }
+        }
+        return (decidedNow, deferred)
+    }
+
+    /// The campaigns this event would decide now that wait for `conditions.expiresWithin`: the subscription is active
+    /// (or in its grace period) and its period ends further away than that, so each is decided `expiresWithin` before
+    /// the end (re-checked then), not skipped. Others are decided now (where the condition is met, or says why not).
+    public static func expiryDeferrals(
+        campaigns: [Campaign],
+        state: SubscriptionState,
+        event: SubscriptionEvent,
+        now: Date
+    ) -> (now: [Campaign], deferred: [Scheduled]) {
+        guard state.status == .active || state.status == .gracePeriod, let end = state.periodEnd(after: now) else { return (campaigns, []) }
+        var decidedNow: [Campaign] = []
+        var deferred: [Scheduled] = []
+        for campaign in campaigns {
+            if let within = campaign.conditions.expiresWithin, campaign.delay <= 0, campaign.bundleId == state.bundleId,
+                campaign.trigger.matches(type: event.type, subtype: event.subtype), end.addingTimeInterval(-Double(within)) > now
+            {
+                deferred.append(Scheduled(campaign: campaign, fireAt: end.addingTimeInterval(-Double(within)), periodEndsAt: end))
             } else {
                 decidedNow.append(campaign)
             }
@@ -129,6 +157,7 @@ public enum CampaignEvaluator {
         history: OfferHistory,
         triggeredAt: Date,
         commitmentEndsAt: Date? = nil,
+        periodEndsAt: Date? = nil,
         now: Date
     ) -> CampaignDecision {
         let deliverableUntil = now.addingTimeInterval(campaign.deliverableFor)
@@ -141,6 +170,12 @@ public enum CampaignEvaluator {
             }
             let ends = state.commitmentExpiresAt ?? end
             if ends <= now { return decide(.skipped, "commitment ended \(iso(ends)) before the campaign fired") }
+        } else if periodEndsAt != nil {
+            // Deferred to expiresWithin before the period's end: the conditions below say whether it still holds (the
+            // subscription active, its end near); a lapse since is the win-back campaigns' to take.
+            if state.status != .active && state.status != .gracePeriod {
+                return decide(.skipped, "lapsed: the subscription is \(state.status.rawValue) before the campaign fired")
+            }
         } else {
             if now > triggeredAt.addingTimeInterval(campaign.window) {
                 return decide(.skipped, "window passed: triggered \(iso(triggeredAt)), window \(duration(campaign.window))")

@@ -17,10 +17,13 @@ public struct CampaignStep: Sendable, Equatable {
         state before: SubscriptionState,
         history: OfferHistory,
         campaigns: [Campaign],
-        now: Date
+        now: Date,
+        alreadyApplied: Bool = false
     ) -> CampaignStep {
         var state = before
-        let changed = state.apply(snapshot)
+        // An import decided after it was stored (`reclaim backfill --evaluate`): the state holds it, and what came since;
+        // it is decided as a fresh event (`now`), the state left as it is.
+        let changed = alreadyApplied || state.apply(snapshot)
         let event = SubscriptionEvent(snapshot)
         var history = history
         let lifecycle = OfferLifecycle.apply(event: event, liveOffer: history.liveOffer)
@@ -30,11 +33,21 @@ public struct CampaignStep: Sendable, Equatable {
             history.discounts.append(.init(at: redemption.redeemedAt, offer: "\(redemption.offerType)/\(redemption.offerIdentifier)"))
         }
         // A commitment that runs on without renewing: those campaigns wait for its end (a stale event defers nothing).
-        let (decidedNow, deferred) =
+        let (notCommitted, commitmentDeferred) =
             changed ? CampaignEvaluator.commitmentDeferrals(campaigns: campaigns, state: state, event: event, now: now) : (campaigns, [])
+        // A campaign bounded by conditions.expiresWithin waits for the period's end to come near (a stale event defers nothing).
+        let (decidedNow, expiryDeferred) =
+            changed ? CampaignEvaluator.expiryDeferrals(campaigns: notCommitted, state: state, event: event, now: now) : (notCommitted, [])
+        let deferred = commitmentDeferred + expiryDeferred
         let decisions = CampaignEvaluator.evaluate(campaigns: decidedNow, state: state, event: event, history: history, now: now)
         // Scheduled against the state before this notification: a late notification triggers nothing.
         let scheduled = CampaignEvaluator.schedule(campaigns: campaigns, state: before, event: event) + deferred
-        return CampaignStep(state: state, stateChanged: changed, lifecycle: lifecycle, decisions: decisions, scheduled: scheduled)
+        return CampaignStep(
+            state: state,
+            stateChanged: changed && !alreadyApplied,
+            lifecycle: lifecycle,
+            decisions: decisions,
+            scheduled: scheduled
+        )
     }
 }

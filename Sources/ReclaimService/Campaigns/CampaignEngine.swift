@@ -37,11 +37,13 @@ public struct CampaignEngine: Sendable {
     }
 
     /// Processes a batch's notifications; returns each one's decisions, in the batch's order. Those in `stateOnly`
-    /// (by notification UUID) update state and the live offer but no campaign sees them.
+    /// (by notification UUID) update state and the live offer but no campaign sees them; those in `applied` are
+    /// decided on the stored state as it is, which holds them already (an import decided later: ``Backfill``).
     @discardableResult
     public func process(
         batch snapshots: [SubscriptionSnapshot],
         stateOnly: Set<UUID> = [],
+        applied: Set<UUID> = [],
         connection: PostgresConnection,
         logger: Logger
     ) async throws
@@ -58,7 +60,13 @@ public struct CampaignEngine: Sendable {
         while true {
             let indices = queues.compactMap { round < $0.count ? $0[round] : nil }
             if indices.isEmpty { break }
-            let made = try await processRound(indices.map { snapshots[$0] }, stateOnly: stateOnly, connection: connection, logger: logger)
+            let made = try await processRound(
+                indices.map { snapshots[$0] },
+                stateOnly: stateOnly,
+                applied: applied,
+                connection: connection,
+                logger: logger
+            )
             for (index, decided) in zip(indices, made) { decisions[index] = decided }
             round += 1
         }
@@ -69,6 +77,7 @@ public struct CampaignEngine: Sendable {
     private func processRound(
         _ snapshots: [SubscriptionSnapshot],
         stateOnly: Set<UUID>,
+        applied: Set<UUID>,
         connection: PostgresConnection,
         logger: Logger
     ) async throws
@@ -93,7 +102,14 @@ public struct CampaignEngine: Sendable {
         for (snapshot, (state, history)) in zip(snapshots, loaded) {
             let subscriber = snapshot.subscriber
             let seen = stateOnly.contains(snapshot.notificationUUID) ? [] : campaigns
-            let step = CampaignStep.run(snapshot, state: state, history: history, campaigns: seen, now: now())
+            let step = CampaignStep.run(
+                snapshot,
+                state: state,
+                history: history,
+                campaigns: seen,
+                now: now(),
+                alreadyApplied: applied.contains(snapshot.notificationUUID)
+            )
             let event = SubscriptionEvent(snapshot)
             if let mode = accountTokens[subscriber.bundleId], state.consentRescindedAt == nil,
                 let update = AppAccountTokenRepair.update(
@@ -127,7 +143,8 @@ public struct CampaignEngine: Sendable {
                     subscriber: subscriber,
                     triggeredAt: event.signedDate,
                     notificationUUID: event.notificationUUID,
-                    commitmentEndsAt: scheduled.commitmentEndsAt
+                    commitmentEndsAt: scheduled.commitmentEndsAt,
+                    periodEndsAt: scheduled.periodEndsAt
                 )
                 fires.append(NewJob(kind: CampaignFire.jobKind, payload: try fire.payload(), runAt: max(scheduled.fireAt, now())))
                 logger.debug("campaign scheduled", metadata: ["campaign": "\(scheduled.campaign.id)", "fireAt": "\(scheduled.fireAt)"])
@@ -220,6 +237,7 @@ public struct CampaignEngine: Sendable {
             history: history,
             triggeredAt: fire.triggeredAt,
             commitmentEndsAt: fire.commitmentEndsAt,
+            periodEndsAt: fire.periodEndsAt,
             now: now()
         )
         var withdrawals: [(offerId: UUID, reason: String)] = []

@@ -18,9 +18,19 @@ public struct CampaignFire: Codable, Sendable, Equatable {
     public var notificationUUID: UUID
     /// A campaign deferred to a commitment's end: that end, UNIX milliseconds (nil for a campaign's own `delay`).
     public var commitmentEndsAtMillis: Int64?
+    /// A campaign deferred to `conditions.expiresWithin` before the period's end: that end, UNIX milliseconds.
+    public var periodEndsAtMillis: Int64?
 
-    public init(campaignId: String, subscriber: SubscriberKey, triggeredAt: Date, notificationUUID: UUID, commitmentEndsAt: Date? = nil) {
+    public init(
+        campaignId: String,
+        subscriber: SubscriberKey,
+        triggeredAt: Date,
+        notificationUUID: UUID,
+        commitmentEndsAt: Date? = nil,
+        periodEndsAt: Date? = nil
+    ) {
         self.commitmentEndsAtMillis = commitmentEndsAt.map { Int64(($0.timeIntervalSince1970 * 1000).rounded()) }
+        self.periodEndsAtMillis = periodEndsAt.map { Int64(($0.timeIntervalSince1970 * 1000).rounded()) }
         self.campaignId = campaignId
         self.bundleId = subscriber.bundleId
         self.environment = subscriber.environment
@@ -36,6 +46,8 @@ public struct CampaignFire: Codable, Sendable, Equatable {
     public var triggeredAt: Date { Date(timeIntervalSince1970: Double(triggeredAtMillis) / 1000) }
 
     public var commitmentEndsAt: Date? { commitmentEndsAtMillis.map { Date(timeIntervalSince1970: Double($0) / 1000) } }
+
+    public var periodEndsAt: Date? { periodEndsAtMillis.map { Date(timeIntervalSince1970: Double($0) / 1000) } }
 
     func payload() throws -> String { String(decoding: try JSONEncoder().encode(self), as: UTF8.self) }
 }

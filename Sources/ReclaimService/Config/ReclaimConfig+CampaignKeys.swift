@@ -158,7 +158,9 @@ extension ReclaimConfig.Campaign {
     struct ConfigConditions: Decodable {
         var domain: CampaignConditions
 
-        enum CodingKeys: String, ConfigKeys { case products, minimumTenure, expirationIntents, storefronts, lapsedWithin, billingPlans }
+        enum CodingKeys: String, ConfigKeys {
+            case products, minimumTenure, expirationIntents, storefronts, lapsedWithin, billingPlans, expiresWithin
+        }
 
         init(from decoder: any Decoder) throws {
             let container = try decoder.configContainer(keyedBy: CodingKeys.self)
@@ -168,7 +170,8 @@ extension ReclaimConfig.Campaign {
                 expirationIntents: try container.decodeIfPresent([Int].self, forKey: .expirationIntents),
                 storefronts: try container.decodeIfPresent([String].self, forKey: .storefronts),
                 lapsedWithin: try container.decodeDurationIfPresent(forKey: .lapsedWithin)?.seconds,
-                billingPlans: try container.decodeIfPresent([String].self, forKey: .billingPlans)
+                billingPlans: try container.decodeIfPresent([String].self, forKey: .billingPlans),
+                expiresWithin: try container.decodeDurationIfPresent(forKey: .expiresWithin)?.seconds
             )
         }
     }

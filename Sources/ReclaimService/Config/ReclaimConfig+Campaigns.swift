@@ -165,6 +165,12 @@ extension ReclaimConfig {
                     "\(ConfigDuration(seconds: lapsed)) is shorter than an hour: hardly anyone would qualify (e.g. 30d)"
                 )
             }
+            if let within = conditions.expiresWithin, within < 3600 || within > 366 * 86_400 {
+                problem("conditions.expiresWithin", "must be from 1h to 366d (e.g. 14d)")
+            }
+            if conditions.expiresWithin != nil, conditions.lapsedWithin != nil {
+                problem("conditions.expiresWithin", "and lapsedWithin exclude each other: one needs a running subscription, the other a lapsed one")
+            }
             if conditions.lapsedWithin != nil, let trigger = try? CampaignTrigger(parsing: campaign.trigger),
                 ["RETENTION_MESSAGING", "SUBSCRIBED", "DID_RENEW", "OFFER_REDEEMED"].contains(trigger.type)
             {

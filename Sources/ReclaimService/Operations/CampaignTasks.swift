@@ -19,9 +19,16 @@ public enum CampaignTasks {
     ) async throws -> String {
         _ = try config.offerSigners()
         let campaigns = try config.domainCampaigns()
-        let warnings =
+        let outbound =
             try await outboundWarnings(config) + (try await MessageApprovalCheck.run(config, logger: logger))
             + (try await CodePoolCheck.run(config, campaigns: campaigns, url: database, logger: logger))
+        let importWarnings = campaigns.filter { $0.conditions.expiresWithin == nil && $0.conditions.lapsedWithin == nil && Backfill.canFire($0) }
+            .sorted { $0.id < $1.id }
+            .map {
+                "warning: campaign \($0.id) can fire on a base imported by reclaim backfill --evaluate (on \($0.trigger)) with no time bound: "
+                    + "add conditions.expiresWithin (a running subscription's period ends within, e.g. 14d) or lapsedWithin (lapsed within, e.g. 30d)"
+            }
+        let warnings = outbound + importWarnings
         guard !campaigns.isEmpty else { return (warnings + ["no campaigns configured"]).joined(separator: "\n") }
         var lines = warnings + ["\(campaigns.count) campaign\(campaigns.count == 1 ? "" : "s") OK:"]
         for campaign in campaigns.sorted(by: { ($0.bundleId, $1.priority, $0.id) < ($1.bundleId, $0.priority, $1.id) }) {

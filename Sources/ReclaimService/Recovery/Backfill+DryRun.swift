@@ -28,11 +28,18 @@ extension Backfill {
     /// The dry run's report for a person: per campaign, each arm's offers, holdouts and skips by reason.
     public static func dryRunSummary(_ counts: Counts, evaluate: Bool) -> String {
         var lines = [
-            "dry run: nothing was stored (Apple was asked as a real run would; only the shared rate budget was used)",
+            counts.asked == 0
+                ? "dry run: nothing was stored; Apple was not asked (imported ids are decided from Apple's kept answers)"
+                : "dry run: nothing was stored (Apple was asked for the \(counts.asked) ids not imported yet, as a real run would; only the shared rate budget was used)",
             "would store \(counts.subscriptions) subscription\(counts.subscriptions == 1 ? "" : "s") of \(counts.seeded) id\(counts.seeded == 1 ? "" : "s")"
                 + (counts.wouldStore.isEmpty
                     ? "" : ": " + counts.wouldStore.sorted { $0.key < $1.key }.map { "\($0.value) \($0.key)" }.joined(separator: ", ")),
         ]
+        if counts.fromImport > 0 {
+            lines.append(
+                "would decide for \(counts.fromImport) imported id\(counts.fromImport == 1 ? "" : "s") from Apple's kept answers and their state now"
+            )
+        }
         guard evaluate else {
             lines.append("no campaign evaluates without --evaluate")
             return lines.joined(separator: "\n")

@@ -7,19 +7,23 @@ import ReclaimStore
 
 extension Backfill {
     /// One id: asked of Apple in each environment until one knows it, verified, applied and recorded in one
-    /// transaction.
+    /// transaction; or, imported already, decided from Apple's kept answer without asking again.
     struct Item: Sendable {
         let bundleId: String
         let evaluate: Bool
-        /// Asks Apple and evaluates as a real run does, in a transaction rolled back: writes nothing.
+        /// Asks Apple (for ids not imported) and evaluates as a real run does, in a transaction rolled back: writes nothing.
         let dryRun: Bool
+        /// Asked again though imported (`--refresh`): the kept answer and the id's record are replaced.
+        var refresh = false
         let clients: [AppStoreServerAPIClient]
         let engine: CampaignEngine
         let dependencies: Dependencies
         let logger: Logger
 
+        typealias Answer = (environment: String, imported: [Imported])
+
         func handle(_ id: String) async throws -> Outcome {
-            var found: (environment: String, snapshots: [(SubscriptionSnapshot, String)])?
+            var found: Answer?
             do {
                 for client in clients {
                     do {
@@ -64,84 +68,164 @@ extension Backfill {
                 return .failed(reason: reason)
             }
             var answer = found
-            if let snapshots = answer?.snapshots, !snapshots.isEmpty {
-                // A subscriber forgotten on request stays forgotten (docs/privacy.md): nothing of theirs is stored,
-                // not even the id given, and no campaign evaluates them.
-                let kept = try await dependencies.postgres.withConnection(logger: logger) { [logger] connection in
-                    var kept: [(SubscriptionSnapshot, String)] = []
-                    for (snapshot, signed) in snapshots {
-                        let forgotten = try await SubscriberErasure.isForgotten(
-                            bundleId: snapshot.bundleId,
-                            originalTransactionId: snapshot.originalTransactionId,
-                            appAccountToken: snapshot.appAccountToken,
-                            connection: connection,
-                            logger: logger
-                        )
-                        if !forgotten { kept.append((snapshot, signed)) }
-                    }
-                    return kept
-                }
-                if kept.count < snapshots.count {
-                    Counter(label: "reclaim_forgotten_inputs_total", dimensions: [("input", "backfill")]).increment(by: snapshots.count - kept.count)
-                }
+            if let imported = answer?.imported, !imported.isEmpty {
+                let kept = try await unforgotten(imported)
                 if kept.isEmpty { return .forgotten }
-                answer?.snapshots = kept
+                answer?.imported = kept
             }
-            let statuses = (answer?.snapshots ?? []).map { Backfill.statusName($0.0.appleStatus) }
+            let statuses = (answer?.imported ?? []).map { Backfill.statusName($0.snapshot.appleStatus) }
             if dryRun, !evaluate {
-                return answer.map { .seeded(subscriptions: $0.snapshots.count, statuses: statuses) } ?? .notFound
+                return answer.map { .seeded(subscriptions: $0.imported.count, statuses: statuses) } ?? .notFound
             }
             do {
                 try await store(answer, id: id)
             } catch let rolledBack as DryRunRolledBack {
-                return answer.map { .seeded(subscriptions: $0.snapshots.count, statuses: statuses, decisions: rolledBack.decisions) } ?? .notFound
+                return answer.map { .seeded(subscriptions: $0.imported.count, statuses: statuses, decisions: rolledBack.decisions) } ?? .notFound
             }
-            return answer.map { .seeded(subscriptions: $0.snapshots.count) } ?? .notFound
+            return answer.map { .seeded(subscriptions: $0.imported.count) } ?? .notFound
         }
 
-        /// Stores the answer's state, the implied notifications and the campaigns' decisions, and records the id, in
-        /// one transaction; a dry run reads back what it decided and rolls it all back (``DryRunRolledBack``).
-        private func store(_ answer: (environment: String, snapshots: [(SubscriptionSnapshot, String)])?, id: String) async throws {
-            try await dependencies.postgres.transaction(logger: logger) { [bundleId, engine, dryRun, logger] connection in
-                for (snapshot, signedTransaction) in answer?.snapshots ?? [] {
-                    if snapshot.notificationType != Backfill.stateOnly {
-                        let implied = NotificationRecord(
-                            notificationUUID: snapshot.notificationUUID,
-                            notificationType: snapshot.notificationType,
-                            subtype: snapshot.subtype,
-                            bundleId: snapshot.bundleId,
-                            environment: snapshot.environment,
-                            signedDateMillis: Int64((snapshot.signedDate.timeIntervalSince1970 * 1000).rounded()),
-                            originalTransactionId: snapshot.originalTransactionId,
-                            transactionId: snapshot.transaction?.transactionId,
-                            appAccountToken: snapshot.appAccountToken,
-                            productId: snapshot.transaction?.productId,
-                            signedPayload: signedTransaction
-                        )
-                        let stored = try await NotificationStore.insertProcessedHere(
-                            implied,
-                            source: "backfill",
-                            connection: connection,
-                            logger: logger
-                        )
-                        guard stored else { continue }  // Evaluated by an earlier backfill of the same answer.
+        /// An id imported before: its subscriptions decided from Apple's kept answer (verified again) and the state
+        /// now, Apple not asked. What each triggers is what its state now implies
+        /// (``Backfill/impliedNotification(state:)``): a notification since the import counts.
+        func handleImported(_ id: String) async throws -> Outcome {
+            let answers = try await dependencies.postgres.withConnection(logger: logger) { [bundleId, logger] connection in
+                try await BackfillStore.answers(bundleId: bundleId, transactionId: id, connection: connection, logger: logger)
+            }
+            var imported: [Imported] = []
+            do {
+                for answer in answers {
+                    if let one = try await Backfill.snapshot(
+                        signedTransaction: answer.signedTransactionInfo,
+                        signedRenewal: answer.signedRenewalInfo,
+                        status: answer.status,
+                        bundleId: bundleId,
+                        evaluate: false,
+                        verifier: dependencies.verifier
+                    ) {
+                        imported.append(one)
                     }
-                    try await engine.process(snapshot, connection: connection, logger: logger)
+                }
+            } catch {
+                return .failed(reason: "the kept answer does not verify: \(Backfill.reason(error))")
+            }
+            let kept = try await unforgotten(imported)
+            if !imported.isEmpty, kept.isEmpty { return .forgotten }
+            do {
+                try await decideImported(kept, id: id)
+            } catch let rolledBack as DryRunRolledBack {
+                return .fromImport(subscriptions: kept.count, decisions: rolledBack.decisions)
+            }
+            return .fromImport(subscriptions: kept.count)
+        }
+
+        /// A subscriber forgotten on request stays forgotten (docs/privacy.md): nothing of theirs is stored, not even
+        /// the id given, and no campaign evaluates them.
+        private func unforgotten(_ imported: [Imported]) async throws -> [Imported] {
+            let kept = try await dependencies.postgres.withConnection(logger: logger) { [logger] connection in
+                var kept: [Imported] = []
+                for one in imported {
+                    let forgotten = try await SubscriberErasure.isForgotten(
+                        bundleId: one.snapshot.bundleId,
+                        originalTransactionId: one.snapshot.originalTransactionId,
+                        appAccountToken: one.snapshot.appAccountToken,
+                        connection: connection,
+                        logger: logger
+                    )
+                    if !forgotten { kept.append(one) }
+                }
+                return kept
+            }
+            if kept.count < imported.count {
+                Counter(label: "reclaim_forgotten_inputs_total", dimensions: [("input", "backfill")]).increment(by: imported.count - kept.count)
+            }
+            return kept
+        }
+
+        /// The implied notification of a snapshot, stored with source `backfill` (its signed transaction as the payload)
+        /// so that the campaigns' decisions can refer to it; false when it was stored before (decided already).
+        private func storeImplied(_ snapshot: SubscriptionSnapshot, signedTransaction: String, connection: PostgresConnection) async throws -> Bool {
+            let implied = NotificationRecord(
+                notificationUUID: snapshot.notificationUUID,
+                notificationType: snapshot.notificationType,
+                subtype: snapshot.subtype,
+                bundleId: snapshot.bundleId,
+                environment: snapshot.environment,
+                signedDateMillis: Int64((snapshot.signedDate.timeIntervalSince1970 * 1000).rounded()),
+                originalTransactionId: snapshot.originalTransactionId,
+                transactionId: snapshot.transaction?.transactionId,
+                appAccountToken: snapshot.appAccountToken,
+                productId: snapshot.transaction?.productId,
+                signedPayload: signedTransaction
+            )
+            return try await NotificationStore.insertProcessedHere(implied, source: "backfill", connection: connection, logger: logger)
+        }
+
+        /// Stores the answer's state, the implied notifications and the campaigns' decisions, keeps Apple's answer
+        /// and records the id, in one transaction; a dry run reads back what it decided and rolls it all back
+        /// (``DryRunRolledBack``).
+        private func store(_ answer: Answer?, id: String) async throws {
+            try await dependencies.postgres.transaction(logger: logger) { [bundleId, engine, dryRun, evaluate, refresh, logger] connection in
+                for one in answer?.imported ?? [] {
+                    if one.snapshot.notificationType != Backfill.stateOnly {
+                        // Evaluated by an earlier backfill of the same answer: nothing more.
+                        guard try await storeImplied(one.snapshot, signedTransaction: one.signedTransaction, connection: connection) else { continue }
+                    }
+                    try await engine.process(one.snapshot, connection: connection, logger: logger)
                 }
                 if dryRun {
-                    let uuids = (answer?.snapshots ?? []).map(\.0.notificationUUID)
+                    let uuids = (answer?.imported ?? []).map(\.snapshot.notificationUUID)
                     throw DryRunRolledBack(decisions: try await Self.decisions(of: uuids, connection: connection, logger: logger))
                 }
                 try await BackfillStore.record(
                     bundleId: bundleId,
                     transactionId: id,
                     environment: answer?.environment,
-                    subscriptions: answer?.snapshots.count ?? 0,
+                    subscriptions: answer?.imported.count ?? 0,
                     result: answer == nil ? "not found" : "seeded",
                     reason: nil,
+                    replace: refresh,
                     connection: connection,
                     logger: logger
                 )
+                if let answer {
+                    let kept = answer.imported.map {
+                        BackfillStore.Answer(
+                            environment: answer.environment,
+                            originalTransactionId: $0.snapshot.originalTransactionId,
+                            status: $0.snapshot.appleStatus,
+                            signedTransactionInfo: $0.signedTransaction,
+                            signedRenewalInfo: $0.signedRenewal
+                        )
+                    }
+                    try await BackfillStore.keep(kept, bundleId: bundleId, transactionId: id, connection: connection, logger: logger)
+                }
+                if evaluate { try await BackfillStore.markEvaluated(bundleId: bundleId, transactionId: id, connection: connection, logger: logger) }
+            }
+        }
+
+        /// Decides for an imported id's subscriptions in one transaction, each on its state now and as of now (the
+        /// state is not moved: it holds the import and whatever came since), and records the id evaluated; a dry run
+        /// reads back what it decided and rolls it all back.
+        private func decideImported(_ imported: [Imported], id: String) async throws {
+            try await dependencies.postgres.transaction(logger: logger) { [bundleId, engine, dryRun, logger] connection in
+                var uuids: [UUID] = []
+                for one in imported {
+                    let (state, _) = try await SubscriberStore.lockWithHistory(one.snapshot.subscriber, connection: connection, logger: logger)
+                    guard let implied = Backfill.impliedNotification(state: state) else { continue }
+                    var snapshot = one.snapshot
+                    snapshot.notificationType = implied.type
+                    snapshot.subtype = implied.subtype
+                    snapshot.signedDate = Date()
+                    snapshot.notificationUUID = Backfill.uuid(
+                        for: "backfill-evaluate|\(bundleId)|\(snapshot.originalTransactionId)|\(one.signedTransaction.suffix(86))"
+                    )
+                    guard try await storeImplied(snapshot, signedTransaction: one.signedTransaction, connection: connection) else { continue }
+                    try await engine.process(batch: [snapshot], applied: [snapshot.notificationUUID], connection: connection, logger: logger)
+                    uuids.append(snapshot.notificationUUID)
+                }
+                if dryRun { throw DryRunRolledBack(decisions: try await Self.decisions(of: uuids, connection: connection, logger: logger)) }
+                try await BackfillStore.markEvaluated(bundleId: bundleId, transactionId: id, connection: connection, logger: logger)
             }
         }
     }

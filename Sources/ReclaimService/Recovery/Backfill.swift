@@ -37,6 +37,10 @@ public enum Backfill {
         public var failed = 0
         /// Whose subscriber was forgotten on request (reclaim subscribers forget): nothing stored.
         public var forgotten = 0
+        /// Imported before and decided (`--evaluate`) from Apple's kept answer: Apple not asked.
+        public var fromImport = 0
+        /// Ids sent to Apple this run.
+        public var asked = 0
         public var subscriptions = 0
         /// 429s Apple answered during the run (each paused the endpoint until its Retry-After).
         public var rateLimited = 0
@@ -50,7 +54,7 @@ public enum Backfill {
         public init() {}
 
         /// Ids done, this run or before.
-        public var done: Int { seeded + skipped + notFound + invalid + failed + forgotten }
+        public var done: Int { seeded + skipped + notFound + invalid + failed + forgotten + fromImport }
     }
 
     /// What `reclaim backfill` may be given; anything else is recorded as invalid.
@@ -64,6 +68,8 @@ public enum Backfill {
         transactionIds: [String],
         evaluate: Bool = false,
         dryRun: Bool = false,
+        refresh: Bool = false,
+        pace: Double? = nil,
         concurrency: Int? = nil,
         logger: Logger,
         progress: @escaping @Sendable (Counts) -> Void = { _ in },
@@ -94,15 +100,28 @@ public enum Backfill {
             }
             var counts = Counts()
             counts.total = transactionIds.count
-            var pending: [String] = []
+            // One pass to Apple: an id imported before is not asked again (unless --refresh); with --evaluate, one
+            // imported without deciding is decided from Apple's kept answer.
+            var pending: [Work] = []
             var invalid: [String] = []
             var seen = Set<String>()
             for id in transactionIds {
-                guard seen.insert(id).inserted, !done.contains(String(id.prefix(BackfillStore.maxIdLength))) else {
+                guard seen.insert(id).inserted else {
                     counts.skipped += 1
                     continue
                 }
-                if isTransactionId(id) { pending.append(id) } else { invalid.append(id) }
+                guard isTransactionId(id) else {
+                    if done[String(id.prefix(BackfillStore.maxIdLength))] == nil { invalid.append(id) } else { counts.skipped += 1 }
+                    continue
+                }
+                switch done[id] {
+                case nil: pending.append(.ask(id))
+                case _ where refresh: pending.append(.ask(id))
+                case let earlier? where evaluate && !earlier.evaluated && earlier.result == "seeded":
+                    // Imported before Apple's answers were kept (schema 34): asked again, once.
+                    pending.append(earlier.answered ? .decide(id) : .ask(id))
+                default: counts.skipped += 1
+                }
             }
             if !invalid.isEmpty, !dryRun {
                 try await dependencies.postgres.withConnection(logger: logger) { [invalid] connection in
@@ -135,11 +154,14 @@ public enum Backfill {
                 bundleId: bundleId,
                 evaluate: evaluate,
                 dryRun: dryRun,
+                refresh: refresh,
                 clients: clients,
                 engine: engine,
                 dependencies: dependencies,
                 logger: logger
             )
+            // Imported decisions paced (`--pace`): a team's webhook receiver gets offer.issued at that rate, not all at once.
+            let spacing: Duration? = evaluate && !dryRun ? pace.map { .milliseconds(Int64((1000 / $0).rounded(.up))) } : nil
             try await withThrowingTaskGroup(of: Void.self) { group in
                 for _ in 0..<min(workers, max(1, todo.count)) {
                     group.addTask {
@@ -149,14 +171,31 @@ public enum Backfill {
                                 return index
                             }
                             guard index < todo.count else { return }
-                            let id = todo[index]
-                            let outcome = try await item.handle(id)
+                            if let spacing {
+                                let slot = shared.slot.withLock { next -> ContinuousClock.Instant in
+                                    let slot = max(next, .now)
+                                    next = slot + spacing
+                                    return slot
+                                }
+                                try await Task.sleep(until: slot)
+                            }
+                            let outcome: Outcome
+                            switch todo[index] {
+                            case .ask(let id):
+                                shared.counts.withLock { $0.asked += 1 }
+                                outcome = try await item.handle(id)
+                            case .decide(let id): outcome = try await item.handleImported(id)
+                            }
                             let now = shared.counts.withLock { counts -> Counts in
                                 switch outcome {
                                 case .seeded(let subscriptions, let statuses, let decisions):
                                     counts.seeded += 1
                                     counts.subscriptions += subscriptions
                                     for status in statuses { counts.wouldStore[status, default: 0] += 1 }
+                                    for decision in decisions { counts.wouldDecide[decision, default: 0] += 1 }
+                                case .fromImport(let subscriptions, let decisions):
+                                    counts.fromImport += 1
+                                    counts.subscriptions += subscriptions
                                     for decision in decisions { counts.wouldDecide[decision, default: 0] += 1 }
                                 case .notFound: counts.notFound += 1
                                 case .forgotten: counts.forgotten += 1
@@ -183,11 +222,21 @@ public enum Backfill {
     /// What the run's workers share: the next id to take and the counts so far.
     final class Shared: Sendable {
         let next = Mutex(0)
+        /// When the next paced id may go (`--pace`).
+        let slot = Mutex(ContinuousClock.now)
         let counts: Mutex<Counts>
         init(_ counts: Counts) { self.counts = Mutex(counts) }
     }
 
+    /// What a run does with an id: ask Apple, or decide from Apple's kept answer.
+    enum Work: Sendable {
+        case ask(String)
+        case decide(String)
+    }
+
     enum Outcome: Sendable {
+        /// Imported before; decided from the kept answer (or, in a dry run, what would be decided).
+        case fromImport(subscriptions: Int, decisions: [DryRunDecision] = [])
         /// Stored (or, in a dry run, what would be: the statuses and the campaigns' decisions).
         case seeded(subscriptions: Int, statuses: [String] = [], decisions: [DryRunDecision] = [])
         case notFound

@@ -43,5 +43,6 @@ public enum SchemaSQL {
         31: PackageResources._31_offer_codes_sql,
         32: PackageResources._32_renewal_extensions_sql,
         33: PackageResources._33_mass_extensions_and_account_tokens_sql,
+        34: PackageResources._34_backfill_answers_sql,
     ].mapValues { String(decoding: $0, as: UTF8.self) }
 }

@@ -35,6 +35,7 @@ public enum SubscriberErasure {
         "app_account_token_updates.apple_error",
         "jobs.payload", "jobs.last_error",  // the subscriber's jobs are deleted
         "backfill_transactions.transaction_id", "backfill_transactions.reason",  // deleted
+        "backfill_answers.transaction_id", "backfill_answers.original_transaction_id",  // deleted, with Apple's answer
         "rejected_inputs.reason", "reconciliation_runs.error",  // replaced where they quote an identifier
     ]
 
@@ -286,6 +287,15 @@ public enum SubscriberErasure {
             DELETE FROM reclaim.app_account_token_updates
             WHERE (original_transaction_id = ANY(\(otidList)::text[]) OR app_account_token = ANY(\(tokenList)::uuid[])
                    OR replaces_token = ANY(\(tokenList)::uuid[]))
+              AND (\(bundle)::text IS NULL OR bundle_id = \(bundle))
+            RETURNING 1
+            """
+        )
+        try await run(
+            "backfill_answers",
+            """
+            DELETE FROM reclaim.backfill_answers
+            WHERE (transaction_id = ANY(\(identifiers)::text[]) OR original_transaction_id = ANY(\(otidList)::text[]))
               AND (\(bundle)::text IS NULL OR bundle_id = \(bundle))
             RETURNING 1
             """
