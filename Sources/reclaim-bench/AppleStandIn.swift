@@ -12,7 +12,8 @@ import X509
 /// it: Apple's production limit enforced (`--rate`, default 50 a second, ``AppleRateWindow``: 429 with
 /// `RateLimitExceededError` and `Retry-After` as UNIX milliseconds), each answer `--latency-ms` late (default 100),
 /// each id an expired subscription signed by a throw-away CA whose root it writes to DIR/root.pem. Writes its port to
-/// DIR/port once listening; on SIGTERM prints its counts as JSON (requests, 429s) and ends.
+/// DIR/port once listening; on SIGTERM prints its counts as JSON (requests, 429s, history pages) and ends. With
+/// `--history N`, Get Notification History too (``NotificationHistory``).
 enum AppleStandIn {
     static func run(_ options: BenchOptions) async throws {
         let directory = try options.positional(0)
@@ -21,7 +22,15 @@ enum AppleStandIn {
         let ca = try TestCertificateAuthority()
         try ca.root.serializeAsPEM().pemString.write(toFile: directory + "/root.pem", atomically: true, encoding: .utf8)
         let requests = Counter()
+        let historyPages = Counter()
+        let history = try NotificationHistory(count: options.int("history", default: 0), ca: ca)
         let router = Router()
+        router.post("/inApps/v1/notifications/history") { request, context -> Response in
+            historyPages.add()
+            let body = try await request.body.collect(upTo: 1 << 16)
+            try await Task.sleep(for: latency)
+            return json(.ok, history.page(Data(body.readableBytesView), token: request.uri.queryParameters["paginationToken"].map(String.init)))
+        }
         router.get("/inApps/v1/subscriptions/:id") { request, context -> Response in
             requests.add()
             let refusedUntil = window.admit()
@@ -46,7 +55,7 @@ enum AppleStandIn {
         )
         let group = ServiceGroup(configuration: .init(services: [app], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
         try await group.run()
-        printFigures(["requests": requests.value, "rate_limited": window.refused])
+        printFigures(["requests": requests.value, "rate_limited": window.refused, "history_pages": historyPages.value])
     }
 
     /// An expired subscription (expired by choice) whose original transaction id is `id`.

@@ -44,6 +44,12 @@ apps:
     signingKeys: [{keyId: BENCHAPI01, file: $root/api.p8}]
     rootCertificates: [$root/apple/root.pem]
     serverAPI: {signingKey: BENCHAPI01, baseURL: "http://127.0.0.1:$port"}
+campaigns:
+  - id: winback
+    app: com.example.bench
+    trigger: EXPIRED
+    offer: {productId: com.example.monthly, offerIdentifier: WINBACK50}
+    conditions: {lapsedWithin: 30d}
 YAML
 "$reclaim" migrate >&2
 python3 -c "print('\n'.join(str(7_000_000_000_000_000 + i) for i in range($ids)))" >"$root/ids.txt"
@@ -61,9 +67,16 @@ TIMEFORMAT='%R %U %S'
 { time "$reclaim" backfill --transactions "$root/ids.txt" --app com.example.bench --environment Production >"$root/backfill.out" 2>"$root/backfill.err"; } 2>"$root/time"
 pg_after="$(pg_ticks)"
 tail -n 3 "$root/backfill.out" >&2
+# One pass to Apple (issue 75): the preview and the decision read the import; the stand-in's count must not move.
+{ time "$reclaim" backfill --transactions "$root/ids.txt" --app com.example.bench --environment Production --evaluate --dry-run >"$root/preview.out" 2>"$root/preview.err"; } 2>"$root/preview.time"
+tail -n 2 "$root/preview.out" >&2
+{ time "$reclaim" backfill --transactions "$root/ids.txt" --app com.example.bench --environment Production --evaluate >"$root/decide.out" 2>"$root/decide.err"; } 2>"$root/decide.time"
+tail -n 2 "$root/decide.out" >&2
 kill -TERM "$stand_in_pid"; wait "$stand_in_pid" || true; stand_in_pid=""
 read -r wall user sys <"$root/time"
-python3 - "$ids" "$wall" "$user" "$sys" "$limit" "$root/stand-in.out" "$root/backfill.out" "$pg_before" "$pg_after" "$(getconf CLK_TCK)" <<'PY'
+read -r preview_wall _ _ <"$root/preview.time"
+read -r decide_wall _ _ <"$root/decide.time"
+python3 - "$ids" "$wall" "$user" "$sys" "$limit" "$root/stand-in.out" "$root/backfill.out" "$pg_before" "$pg_after" "$(getconf CLK_TCK)" "$preview_wall" "$decide_wall" <<'PY'
 import json, re, sys
 ids, wall, user, sys_, limit = int(sys.argv[1]), float(sys.argv[2]), float(sys.argv[3]), float(sys.argv[4]), float(sys.argv[5])
 stand_in = json.loads(open(sys.argv[6]).read().strip().splitlines()[-1])
@@ -77,6 +90,10 @@ figures = {
     "share_of_budget": round(rate / limit, 3), "goal_share": 0.9, "rate_limited_429": stand_in["rate_limited"],
     "requests": stand_in["requests"], "backfill_cpu_ms_per_id": round((user + sys_) * 1000 / ids, 3),
     "postgres_cpu_ms_per_id": round(pg_cpu * 1000 / ids, 3),
+    # After the import, from the kept answers: Apple not asked (requests stays at ids).
+    "preview_seconds": round(float(sys.argv[11]), 1), "preview_ids_per_s": round(ids / float(sys.argv[11]), 1),
+    "decide_seconds": round(float(sys.argv[12]), 1), "decide_ids_per_s": round(ids / float(sys.argv[12]), 1),
+    "preview_400k_minutes": round(400_000 / (ids / float(sys.argv[11])) / 60, 1),
 }
 print(f"backfill: {ids} ids in {wall:.1f} s = {rate:.1f}/s, {rate / limit:.1%} of the {limit:.0f}/s budget; "
       f"{stand_in['rate_limited']} 429s; {figures['backfill_cpu_ms_per_id']} ms CPU per id (PostgreSQL {figures['postgres_cpu_ms_per_id']})", file=sys.stderr)
