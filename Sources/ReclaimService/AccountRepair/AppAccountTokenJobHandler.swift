@@ -54,20 +54,20 @@ struct AppAccountTokenJobHandler: CallingJobHandler {
             try await client.setAppAccountToken(originalTransactionId: subscriber.originalTransactionId, update.token)
             logger.notice("Apple set a subscription's appAccountToken", metadata: ["update": "\(id)", "source": "\(update.source.rawValue)"])
             return settle("set", 200, nil)
-        } catch let error as AppStoreAPIError where error.isCredentialFailure {
-            if now().timeIntervalSince(update.createdAt) > RenewalExtensionJobHandler.unauthorizedWindow {
-                return settle("refused", error.status, "not sent: Apple refused the key for a day; the last answer: \(error)")
-            }
-            logger.error("Apple refused the key for Set App Account Token: tried again every 10 minutes for a day", metadata: ["error": "\(error)"])
-            throw RetryLater(after: RenewalExtensionJobHandler.unauthorizedRetry, "\(error)")
-        } catch let error as AppStoreAPIError where error.status != nil && !error.isRetryable {
-            logger.warning("Apple refused Set App Account Token", metadata: ["update": "\(id)", "error": "\(error)"])
-            return settle("refused", error.status, "\(error)")
-        } catch let lost as CallLease.Lost {
-            throw lost
         } catch {
-            guard job.attempt < job.maxAttempts else { return settle("refused", (error as? AppStoreAPIError)?.status, "not sent: \(error)") }
-            throw error
+            switch CallFailure.of(error, job: job, waitingSince: update.createdAt, now: now()) {
+            case .refused(let status, let reason)?:
+                logger.warning("Apple refused Set App Account Token", metadata: ["update": "\(id)", "error": "\(reason)"])
+                return settle("refused", status, reason)
+            case .keyRefused(let apple)?:
+                logger.error(
+                    "Apple refused the key for Set App Account Token: tried again every 10 minutes for a day",
+                    metadata: ["error": "\(apple)"]
+                )
+                throw RetryLater(after: CallFailure.keyRetry, "\(apple)")
+            case nil:
+                throw error
+            }
         }
     }
 }

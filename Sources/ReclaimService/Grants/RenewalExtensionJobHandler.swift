@@ -13,9 +13,6 @@ import ReclaimStore
 struct RenewalExtensionJobHandler: CallingJobHandler {
     let dependencies: Dependencies
     let now: @Sendable () -> Date
-    static let unauthorizedRetry: Duration = .seconds(600)
-    /// How long a grant waits for a key Apple refuses before it is recorded refused.
-    static let unauthorizedWindow: TimeInterval = 86_400
 
     init(dependencies: Dependencies, now: @escaping @Sendable () -> Date = Date.init) {
         self.dependencies = dependencies
@@ -87,25 +84,21 @@ struct RenewalExtensionJobHandler: CallingJobHandler {
                 effectiveDate: answer.effectiveDate.map { Date(timeIntervalSince1970: Double($0) / 1000) },
                 webOrderLineItemId: answer.webOrderLineItemId
             )
-        } catch let error as AppStoreAPIError where error.isCredentialFailure {
-            if now().timeIntervalSince(grant.createdAt) > Self.unauthorizedWindow {
-                return settle("refused", error.status, "not sent: Apple refused the key for a day; the last answer: \(error)")
-            }
-            logger.error(
-                "Apple refused the key for a renewal-date extension: tried again every 10 minutes for a day",
-                metadata: ["grant": "\(id)", "error": "\(error)"]
-            )
-            try await RenewalExtensionStore.noteAttempt(id, appleStatus: error.status, appleError: "\(error)", database: database, logger: logger)
-            throw RetryLater(after: Self.unauthorizedRetry, "\(error)")
-        } catch let error as AppStoreAPIError where error.status != nil && !error.isRetryable {
-            logger.warning("Apple refused a renewal-date extension", metadata: ["grant": "\(id)", "error": "\(error)"])
-            return settle("refused", error.status, "\(error)")
-        } catch let lost as CallLease.Lost {
-            throw lost  // Another lane sends it.
         } catch {
-            // The queue tries it again; on its last attempt the grant is recorded refused rather than left pending.
-            guard job.attempt < job.maxAttempts else { return settle("refused", (error as? AppStoreAPIError)?.status, "not sent: \(error)") }
-            throw error
+            switch CallFailure.of(error, job: job, waitingSince: grant.createdAt, now: now()) {
+            case .refused(let status, let reason)?:
+                logger.warning("Apple refused a renewal-date extension", metadata: ["grant": "\(id)", "error": "\(reason)"])
+                return settle("refused", status, reason)
+            case .keyRefused(let apple)?:
+                logger.error(
+                    "Apple refused the key for a renewal-date extension: tried again every 10 minutes for a day",
+                    metadata: ["grant": "\(id)", "error": "\(apple)"]
+                )
+                try await RenewalExtensionStore.noteAttempt(id, appleStatus: apple.status, appleError: "\(apple)", database: database, logger: logger)
+                throw RetryLater(after: CallFailure.keyRetry, "\(apple)")
+            case nil:
+                throw error
+            }
         }
     }
 }

@@ -215,6 +215,34 @@ struct BackfillOnePassTests {
         }
     }
 
+    @Test("--pace: an import's decisions go out at most N ids a second (three ids at 4 a second take at least half a second)")
+    func paced() async throws {
+        let setup = try Setup()
+        defer { setup.remove() }
+        let standIn = setup.standIn()
+        try Self.base(setup, into: standIn)
+        try await RecoveryTests().withStandIn(standIn) { port in
+            try await withTestDatabase { client, url in
+                let config = try Self.config(setup, port: port)
+                _ = try await Backfill.run(config: config, url: url, app: "com.example.app", transactionIds: Self.ids, logger: logger) { _ in }
+                let started = ContinuousClock.now
+                let decided = try await Backfill.run(
+                    config: config,
+                    url: url,
+                    app: "com.example.app",
+                    transactionIds: Self.ids,
+                    evaluate: true,
+                    pace: 4,
+                    logger: logger
+                ) { _ in }
+                // Slots at 0, 0.25 and 0.5 s: a lower bound only (a slow machine is slower, never faster).
+                #expect(ContinuousClock.now - started >= .milliseconds(500), "\(ContinuousClock.now - started)")
+                #expect(decided.fromImport == 3)
+                #expect(try await count(client, "SELECT count(*)::int FROM reclaim.offers") == 2)
+            }
+        }
+    }
+
     @Test("campaigns check warns of a campaign an import can fire with no time bound, and of none bounded")
     func checkWarns() async throws {
         let setup = try Setup()
