@@ -20,7 +20,16 @@ struct AccountTokenRepairs: Sendable {
             let update = AppAccountTokenRepair.update(known: user, transaction: transaction, source: .lookup, mode: mode)
         else { return }
         let new = try await postgres.transaction(logger: logger) { connection in
-            try await AppAccountTokenStore.enqueue(
+            // A subscriber forgotten on request (by either identifier) is not told to Apple again (docs/privacy.md).
+            let forgotten = try await SubscriberErasure.isForgotten(
+                bundleId: subscriber.bundleId,
+                originalTransactionId: subscriber.originalTransactionId,
+                appAccountToken: user,
+                connection: connection,
+                logger: logger
+            )
+            guard !forgotten else { return 0 }
+            return try await AppAccountTokenStore.enqueue(
                 [AppAccountTokenUpdate(subscriber: subscriber, token: update.token, replaces: update.replaces, source: .lookup)],
                 connection: connection,
                 logger: logger

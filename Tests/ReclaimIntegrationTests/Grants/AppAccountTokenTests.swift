@@ -207,6 +207,13 @@ struct AppAccountTokenTests {
                     #expect(try await lookup(try transaction("9400000000000022", token: Self.known), user: user, userToken: valid) == .ok)
                     // Already the user's: nothing.
                     #expect(try await lookup(try transaction("9400000000000023", token: Self.user), user: user, userToken: valid) == .ok)
+                    // A subscriber forgotten on request: their device's lookup queues nothing for Apple.
+                    _ = try await SubscriberErasure.forget(
+                        SubscriberLookup(.originalTransactionId("9400000000000024")),
+                        postgres: client,
+                        logger: logger
+                    )
+                    #expect(try await lookup(try transaction("9400000000000024", token: nil), user: user, userToken: valid) == .ok)
                 }
                 #expect(try await Self.updates(client) == ["9400000000000021": "lookup pending", "9400000000000022": "lookup pending"])
                 let replaced = try await client.query(
