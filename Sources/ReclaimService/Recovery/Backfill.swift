@@ -79,6 +79,8 @@ public enum Backfill {
         guard let api = app.serverAPI else {
             throw ConfigError("app \(bundleId) has no serverAPI (keyId, issuerId, file): backfill needs an In-App Purchase key")
         }
+        // Checked here, not only by the command: a pace of 0 or NaN would trap converting 1000 / pace to whole milliseconds.
+        if let pace, !(pace > 0 && pace <= 10_000) { throw ConfigError("pace \(pace): from 0 to 10000 ids a second") }
         if let environment, !["Production", "Sandbox"].contains(environment) {
             throw ConfigError("--environment \(environment): Production or Sandbox")
         }

@@ -239,6 +239,13 @@ struct BackfillOnePassTests {
                 #expect(ContinuousClock.now - started >= .milliseconds(500), "\(ContinuousClock.now - started)")
                 #expect(decided.fromImport == 3)
                 #expect(try await count(client, "SELECT count(*)::int FROM reclaim.offers") == 2)
+                // A pace of nothing is refused, not turned into a trap.
+                for pace in [0, -1, Double.nan] {
+                    await #expect(throws: ConfigError.self) {
+                        try await Backfill.run(config: config, url: url, app: "com.example.app", transactionIds: Self.ids, pace: pace, logger: logger)
+                        { _ in }
+                    }
+                }
             }
         }
     }
