@@ -1,4 +1,3 @@
-import Crypto
 import Foundation
 
 /// A make-good: `POST /v1/grants` with `"kind": "extension"`, decoded and validated. Apple moves the subscription's
@@ -52,11 +51,7 @@ public struct ExtensionGrantRequest: Sendable, Equatable {
             bundleId, appAccountToken?.lowercaseString, originalTransactionId, environment, String(extendByDays), String(extendReasonCode), reason,
             campaign,
         ]
-        var canonical = "reclaim-extension-grant-v1"
-        for field in fields {
-            if let field { canonical += "|\(field.utf8.count):\(field)" } else { canonical += "|-" }
-        }
-        return Array(SHA256.hash(data: Data(canonical.utf8)))
+        return GrantSubscriber.fingerprint("reclaim-extension-grant-v1", fields)
     }
 
     /// A grant's `kind`: absent or `offer` (a promotional offer, ``GrantRequest``) or `extension` (this).

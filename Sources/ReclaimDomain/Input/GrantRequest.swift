@@ -1,4 +1,3 @@
-import Crypto
 import Foundation
 
 /// What an admin asked to grant: the body of `POST /v1/grants`, decoded, validated and normalized (defaults
@@ -59,11 +58,7 @@ public struct GrantRequest: Sendable, Equatable {
         if let messageIdentifier { fields.append(messageIdentifier) }
         // NUL is refused in every text field, so this cannot be a messageIdentifier.
         if overrideDiscountBudget { fields.append("\u{0}overrideDiscountBudget") }
-        var canonical = "reclaim-grant-v1"
-        for field in fields {
-            if let field { canonical += "|\(field.utf8.count):\(field)" } else { canonical += "|-" }
-        }
-        return Array(SHA256.hash(data: Data(canonical.utf8)))
+        return GrantSubscriber.fingerprint("reclaim-grant-v1", fields)
     }
 
     /// Whether an `Idempotency-Key` header is acceptable: 1 to 200 visible ASCII characters.

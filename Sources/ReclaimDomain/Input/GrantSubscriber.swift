@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 
 /// How a grant of either kind (``GrantRequest``, ``ExtensionGrantRequest``) names its subscriber: by the app's user
@@ -20,5 +21,15 @@ enum GrantSubscriber {
             throw InvalidInput("environment must be Production or Sandbox")
         }
         return token
+    }
+
+    /// SHA-256 of `fields`, each length-prefixed (absent: `-`) after `version`, in the order given: a grant's
+    /// fingerprint, so that the same Idempotency-Key with another request is told apart.
+    static func fingerprint(_ version: String, _ fields: [String?]) -> [UInt8] {
+        var canonical = version
+        for field in fields {
+            if let field { canonical += "|\(field.utf8.count):\(field)" } else { canonical += "|-" }
+        }
+        return Array(SHA256.hash(data: Data(canonical.utf8)))
     }
 }
