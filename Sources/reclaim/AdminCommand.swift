@@ -33,7 +33,7 @@ struct AdminCommand: AsyncParsableCommand {
         @Option(help: "A name to tell keys apart in `reclaim admin list-keys`.") var name: String?
         @OptionGroup var database: DatabaseOptions
         /// When given (or RECLAIM_CONFIG is set), the app must be configured there.
-        @OptionGroup var config: ConfigOptions
+        @OptionGroup var config: OptionalConfigOptions
 
         func run() async throws {
             let logger = Bootstrap.logging()

@@ -18,7 +18,7 @@ struct AppsCommand: AsyncParsableCommand {
         @Option(help: "A name to tell the key apart in `reclaim apps list`, e.g. ios-production.") var name: String?
         @OptionGroup var database: DatabaseOptions
         /// When given (or RECLAIM_CONFIG is set), the app must be configured there.
-        @OptionGroup var config: ConfigOptions
+        @OptionGroup var config: OptionalConfigOptions
 
         func run() async throws {
             let logger = Bootstrap.logging()

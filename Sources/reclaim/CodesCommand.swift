@@ -25,7 +25,7 @@ struct CodesCommand: AsyncParsableCommand {
         @Option(help: "When the codes expire (ISO 8601 date or time); default six months from now, Apple's longest.") var expires: String?
         @Option(help: "The redemption URL, {code} for the code; default Apple's form with the config's appAppleId.") var redemptionUrl: String?
         @Argument(help: "The file App Store Connect downloaded: one code per line, or a CSV whose first column is the code.") var file: String
-        @OptionGroup var config: ConfigOptions
+        @OptionGroup var config: OptionalConfigOptions
         @OptionGroup var database: DatabaseOptions
 
         func run() async throws {

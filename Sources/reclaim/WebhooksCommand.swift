@@ -16,7 +16,7 @@ struct WebhooksCommand: AsyncParsableCommand {
         )
         @Argument(help: "The receiver's URL.") var url: String
         @Option(help: "A file holding the whsec_ secret to sign with (default: the config's webhook at URL).") var secretFile: String?
-        @OptionGroup var config: ConfigOptions
+        @OptionGroup var config: OptionalConfigOptions
 
         func run() async throws {
             let logger = Bootstrap.logging()

@@ -1,5 +1,6 @@
 import Foundation
 import ReclaimService
+import ReclaimStore
 import ReclaimTestSupport
 import Testing
 import Yams
@@ -62,6 +63,35 @@ struct DocsContractTests {
             // The example's comments name the alternatives (serverAPI's keyId and file beside signingKey).
             let key = String(path.split(separator: ".").last ?? "")
             #expect(Self.configurationExample.contains("\(key):"), "docs/configuration.md's example lacks \(path)")
+        }
+    }
+
+    @Test("docs/configuration.md's since column is the code's table of releases (ReclaimConfig.keyReleases), for every key")
+    func keySince() throws {
+        let table = Self.configuration.components(separatedBy: "## Every key").dropFirst().first ?? ""
+        #expect(table.contains("| key | default | since | meaning |"))
+        let rows = table.matches(of: /(?m)^\| `([A-Za-z.\[\]]+)` \|[^|]*\| ([^|]*) \|/).map {
+            (String($0.output.1).replacingOccurrences(of: "[]", with: ""), String($0.output.2))
+        }
+        #expect(rows.count == Self.keyTable.count, "a row without a since cell")
+        let known = ReclaimConfig.keyPaths
+        #expect(Set(ReclaimConfig.keyReleases.keys).subtracting(known).isEmpty, "keyReleases names keys the code does not know")
+        // A release named must exist by the time it is named: the newest release or an earlier one; "unreleased" only
+        // while CHANGELOG.md lists unreleased changes (a release's commit names its own version instead).
+        let current = ReclaimVersion.current
+        let release = current.split(separator: "+").first.map(String.init) ?? current
+        func number(_ version: String) -> [Int] { version.split(separator: ".").compactMap { Int($0) } }
+        for (key, cell) in rows {
+            let expected = ReclaimConfig.keyReleases[key] ?? "1.0.0"
+            #expect(cell == expected, "docs/configuration.md says \(key) since \(cell); ReclaimConfig.keyReleases: \(expected)")
+            if cell == "unreleased" {
+                #expect(current.hasSuffix("+unreleased"), "\(key) is marked unreleased on the release commit of \(current)")
+            } else {
+                #expect(
+                    number(cell).count == 3 && number(cell).lexicographicallyPrecedes(number(release)) || cell == release,
+                    "\(key): \(cell) is after \(current)"
+                )
+            }
         }
     }
 
@@ -186,6 +216,49 @@ struct DocsContractTests {
         return Set(help.matches(of: /(?m)^ +(?:-[a-z], )?(--[a-z][a-z-]*)/).map { String($0.output.1) }).subtracting(["--help", "--version"])
     }
 
+    @Test("docs/configuration.md names the commands that need RECLAIM_CONFIG and those that read it when set: as their --help says")
+    func configReaders() async throws {
+        let reclaim = try Binaries.path("reclaim")
+        var needs = Set<String>()
+        var reads = Set<String>()
+        for words in try await Self.leafCommands(reclaim) {
+            // The help wraps its lines: words apart by any run of white space.
+            let help = try await runProcess(reclaim, words + ["--help"]).output.split(whereSeparator: \.isWhitespace).joined(separator: " ")
+            let name = "reclaim " + words.joined(separator: " ")
+            if help.contains("Configuration file (YAML), required") { needs.insert(name) }
+            if help.contains("Configuration file (YAML), checked against when named") { reads.insert(name) }
+        }
+        #expect(needs.count >= 10 && reads.count >= 3, "\(needs) \(reads)")
+        let row = try #require(Self.configuration.firstMatch(of: /(?m)^\| `RECLAIM_CONFIG` \|.*$/)).output
+        let needed = try #require(row.firstMatch(of: /Needed by ([^;]*);/)).output.1
+        let checked = try #require(row.firstMatch(of: /checked against when set by ([^.]*)\./)).output.1
+        func named(_ text: Substring) -> Set<String> { Set(text.matches(of: /`(reclaim [a-z -]+)`/).map { String($0.output.1) }) }
+        #expect(named(needed) == needs, "docs/configuration.md: needed by \(named(needed).sorted()); the commands: \(needs.sorted())")
+        #expect(named(checked) == reads, "docs/configuration.md: checked when set by \(named(checked).sorted()); the commands: \(reads.sorted())")
+    }
+
+    @Test("every `reclaim --version` line a page quotes has the binary's form and the current schema")
+    func versionQuotes() throws {
+        var quotes = 0
+        let release = ReclaimVersion.current.split(separator: "+").first.map(String.init) ?? ReclaimVersion.current
+        for page in Self.pages {
+            let text = try DeployFilesTests.read(page)
+            for match in text.matches(of: /(\d+\.\d+\.\d+)(\+unreleased)? \(commit [^,)]*, schema (\d+)([^)]*)\)/) {
+                quotes += 1
+                #expect(
+                    Int(match.output.3) == Migrator.targetVersion,
+                    "\(page) quotes schema \(match.output.3): the binary's is \(Migrator.targetVersion)"
+                )
+                #expect(
+                    match.output.4.hasPrefix(", Package.resolved "),
+                    "\(page) quotes --version without its Package.resolved hash: \(match.output.0)"
+                )
+                #expect(String(match.output.1) == release, "\(page) quotes --version of \(match.output.1): the binary is \(ReclaimVersion.current)")
+            }
+        }
+        #expect(quotes >= 3)
+    }
+
     @Test("every command the docs name exists with its flags")
     func commandsNamed() async throws {
         let reclaim = try Binaries.path("reclaim")
@@ -294,6 +367,51 @@ struct DocsContractTests {
             if !inCode, let heading = line.firstMatch(of: /^#{1,6} (.+)$/) { found.insert(anchor(String(heading.output.1))) }
         }
         return found
+    }
+
+    @Test("a page's table of contents links every section (## headings, and every ### once it links one), in the page's order")
+    func tablesOfContents() throws {
+        var pagesWithOne = 0
+        for page in Self.pages {
+            let text = try DeployFilesTests.read(page)
+            guard let first = text.firstRange(of: #/(?m)^## /#) else { continue }
+            let toc = text[..<first.lowerBound].split(separator: "\n").filter { $0.hasPrefix("- ") || $0.hasPrefix("  ") }
+            let linked = toc.flatMap { $0.matches(of: /\]\(#([a-z0-9_-]+)\)/).map { String($0.output.1) } }
+            guard linked.count >= 2 else { continue }
+            pagesWithOne += 1
+            var inCode = false
+            var sections: [String] = []
+            var subsections: [String] = []
+            for line in text[first.lowerBound...].split(separator: "\n", omittingEmptySubsequences: false) {
+                if line.hasPrefix("```") { inCode.toggle() }
+                if inCode { continue }
+                if let heading = line.firstMatch(of: /^## (.+)$/) { sections.append(Self.anchor(String(heading.output.1))) }
+                if let heading = line.firstMatch(of: /^### (.+)$/) { subsections.append(Self.anchor(String(heading.output.1))) }
+            }
+            let missing = sections.filter { !linked.contains($0) }
+            #expect(missing.isEmpty, "\(page)'s table of contents lacks \(missing)")
+            let order = linked.filter { sections.contains($0) }
+            #expect(order == sections.filter { order.contains($0) }, "\(page)'s table of contents is not in the page's order: \(order)")
+            if linked.contains(where: { subsections.contains($0) }) {
+                let missingSub = subsections.filter { !linked.contains($0) }
+                #expect(missingSub.isEmpty, "\(page)'s table of contents links subsections but not \(missingSub)")
+            }
+        }
+        #expect(pagesWithOne >= 5)
+    }
+
+    @Test("a link labelled with a page and a heading (`[operations.md, \"API keys\"](operations.md#api-keys)`) leads to that heading")
+    func labelledLinks() throws {
+        var count = 0
+        for page in Self.pages {
+            let text = try DeployFilesTests.read(page)
+            for match in text.matches(of: /\[([A-Za-z0-9\/._-]+\.md), "([^"]+)"\]\([^)#]*#([^)]+)\)/) {
+                count += 1
+                let label = Self.anchor(String(match.output.2))
+                #expect(String(match.output.3).hasPrefix(label), "\(page): \(match.output.0) names a heading its anchor is not")
+            }
+        }
+        #expect(count >= 10)
     }
 
     @Test("every relative link of every page leads to a file, and every #anchor to a heading")
