@@ -259,6 +259,36 @@ struct DocsContractTests {
         #expect(quotes >= 3)
     }
 
+    /// What a command prints, rendered by the code that prints it, for the inputs a page's quote shows: a page marks a
+    /// quote of a command's output with `<!-- output: NAME -->` on the line before its fenced block.
+    static var outputs: [String: String] {
+        var imported = Backfill.Counts()
+        (imported.total, imported.seeded, imported.subscriptions, imported.notFound, imported.asked) = (400_000, 398_812, 401_230, 1_188, 400_000)
+        return [
+            "backfill-summary": imported.summary(seconds: 8_400),
+            "version":
+                "\(ReclaimVersion.current) (commit 01ddfd7afbcdec0ee255f3668733ba90536c4974, schema \(Migrator.targetVersion), Package.resolved 2b73fb7edbbf)",
+        ]
+    }
+
+    @Test("every command output a page quotes (marked <!-- output: NAME -->) is what the code prints")
+    func outputQuotes() throws {
+        var used = Set<String>()
+        for page in Self.pages {
+            let text = try DeployFilesTests.read(page)
+            for marker in text.matches(of: /<!-- output: ([a-z-]+) -->\n```\n([\s\S]*?)```/) {
+                let name = String(marker.output.1)
+                used.insert(name)
+                guard let expected = Self.outputs[name] else {
+                    Issue.record("\(page) quotes output \(name), which DocsContractTests.outputs does not render")
+                    continue
+                }
+                #expect(String(marker.output.2) == expected + "\n", "\(page) quotes \(name) as\n\(marker.output.2)the code prints\n\(expected)")
+            }
+        }
+        #expect(used == Set(Self.outputs.keys), "rendered but quoted nowhere: \(Set(Self.outputs.keys).subtracting(used))")
+    }
+
     @Test("every command the docs name exists with its flags")
     func commandsNamed() async throws {
         let reclaim = try Binaries.path("reclaim")
