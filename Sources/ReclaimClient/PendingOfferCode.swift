@@ -1,6 +1,6 @@
 import Foundation
 
-/// An offer code a campaign issued to the subscriber (ReclaimClient 2.1, ``ReclaimClient/pendingOffersAndCodes(appAccountToken:)``):
+/// An offer code a campaign issued to the subscriber (ReclaimClient 3.0, ``ReclaimClient/pendingOffersAndCodes(appAccountToken:)``):
 /// the subscriber redeems it in Apple's redemption sheet (``ReclaimClient/redeem(_:in:)`` where Apple declares one) or
 /// by its ``redemptionURL``. Apple's sheet asks the subscriber to type the code: show ``code`` beside it.
 public struct PendingOfferCode: Decodable, Sendable, Equatable, Identifiable {

@@ -151,8 +151,8 @@ public final class ReclaimClient: Sendable {
         let offers: [PendingOffersAndCodes.Element]
     }
 
-    /// The offers and the offer codes waiting for this subscriber (ReclaimClient 2.1): `GET /v1/offers` with
-    /// `include=offerCodes`, which 2.0 never sends (a server before 2.1 ignores it and answers offers only).
+    /// The offers and the offer codes waiting for this subscriber (ReclaimClient 3.0): `GET /v1/offers` with
+    /// `include=offerCodes`, which 2.0 never sends (a server before 3.0 ignores it and answers offers only).
     public func pendingOffersAndCodes(appAccountToken: UUID) async throws -> PendingOffersAndCodes {
         var components = URLComponents(url: baseURL.appendingPathComponent("v1/offers"), resolvingAgainstBaseURL: false)
         components?.queryItems = [

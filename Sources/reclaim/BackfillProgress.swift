@@ -33,7 +33,7 @@ final class BackfillProgress: Sendable {
             return true
         }
         guard due else { return }
-        let line = Self.line(counts, firstDone: state.withLock { $0.firstDone } ?? 0, elapsed: now - started)
+        let line = counts.progress(firstDone: state.withLock { $0.firstDone } ?? 0, seconds: (now - started).seconds)
         if terminal {
             let share = counts.total == 0 ? 1 : Double(counts.done) / Double(counts.total)
             let filled = Int((share * 30).rounded(.down))
@@ -59,16 +59,6 @@ final class BackfillProgress: Sendable {
         if state.withLock({ $0.drawn }) { write("\n") }
         let seconds = (ContinuousClock.now - started).seconds
         write(counts.summary(dryRun: dryRun, seconds: seconds) + "\n")
-    }
-
-    static func line(_ counts: Backfill.Counts, firstDone: Int, elapsed: Duration) -> String {
-        let seconds = elapsed.seconds
-        let rate = Double(counts.done - firstDone) / max(seconds, 0.001)
-        let remaining = counts.total - counts.done
-        let eta = remaining == 0 ? "0s" : rate > 0 ? Backfill.Counts.duration(Double(remaining) / rate) : "?"
-        let percent = counts.total == 0 ? 100 : counts.done * 100 / counts.total
-        return "\(counts.done)/\(counts.total) ids (\(percent)%), \(Backfill.Counts.rate(rate))/s, ETA \(eta): "
-            + "\(counts.seeded) seeded, \(counts.skipped) done before, \(counts.notFound) not found, \(counts.failed + counts.invalid) failed"
     }
 
     private func write(_ text: String) { FileHandle.standardOutput.write(Data(text.utf8)) }

@@ -16,7 +16,7 @@ func buy(product: Product, offer: PendingOffer, reclaim: ReclaimClient, scene: U
 // docs/ios.md: end
 
 // docs/ios.md: offercode
-/// An offer code from Reclaim (ReclaimClient 2.1): Apple's sheet on iOS 16+ and visionOS, the code shown beside it.
+/// An offer code from Reclaim (ReclaimClient 3.0): Apple's sheet on iOS 16+ and visionOS, the code shown beside it.
 @available(iOS 16.0, visionOS 1.0, *)
 @MainActor
 func redeemCode(reclaim: ReclaimClient, appAccountToken: UUID, scene: UIWindowScene, show: (String) -> Void) async throws {

@@ -28,6 +28,18 @@ extension Backfill.Counts {
         return summary
     }
 
+    /// `reclaim backfill`'s progress (after "backfill: " in a log; beside the bar on a terminal): the rate counts the
+    /// ids done since the first update (`firstDone`: a resumed run's earlier ids are not this run's speed).
+    /// docs/cli.md quotes it, marked `<!-- output: backfill-progress -->`.
+    public func progress(firstDone: Int, seconds: Double) -> String {
+        let rate = Double(done - firstDone) / max(seconds, 0.001)
+        let remaining = total - done
+        let eta = remaining == 0 ? "0s" : rate > 0 ? Self.duration(Double(remaining) / rate) : "?"
+        let percent = total == 0 ? 100 : done * 100 / total
+        return "\(done)/\(total) ids (\(percent)%), \(Self.rate(rate))/s, ETA \(eta): "
+            + "\(seeded) seeded, \(skipped) done before, \(notFound) not found, \(failed + invalid) failed"
+    }
+
     public static func rate(_ value: Double) -> String { String(format: "%.1f", value) }
 
     /// 2h05m, 3m07s, 42s.

@@ -264,8 +264,11 @@ struct DocsContractTests {
     static var outputs: [String: String] {
         var imported = Backfill.Counts()
         (imported.total, imported.seeded, imported.subscriptions, imported.notFound, imported.asked) = (400_000, 398_812, 401_230, 1_188, 400_000)
+        var running = Backfill.Counts()
+        (running.total, running.seeded, running.notFound, running.failed) = (400_000, 12_601, 40, 9)
         return [
             "backfill-summary": imported.summary(seconds: 8_400),
+            "backfill-progress": "backfill: " + running.progress(firstDone: 0, seconds: 266.9),
             "version":
                 "\(ReclaimVersion.current) (commit 01ddfd7afbcdec0ee255f3668733ba90536c4974, schema \(Migrator.targetVersion), Package.resolved 2b73fb7edbbf)",
         ]
