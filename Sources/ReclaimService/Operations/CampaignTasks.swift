@@ -177,6 +177,19 @@ public enum CampaignTasks {
                 rows.map(ReportRow.lift) + saves.map(ReportRow.saveRate) + sources.map(ReportRow.decisions) + doors.map(ReportRow.door)
             )
         }
+        return reportText(environment: environment, campaign: campaign, since: since, rows: rows, saves: saves, sources: sources, doors: doors)
+    }
+
+    /// The report as a terminal shows it (docs/campaigns.md quotes it, marked `<!-- output: campaigns-report -->`).
+    public static func reportText(
+        environment: String,
+        campaign: String? = nil,
+        since: Date? = nil,
+        rows: [LiftStatistics],
+        saves: [SaveRateStatistics] = [],
+        sources: [DecisionSourceCounts] = [],
+        doors: [WinBackDoors] = []
+    ) -> String {
         var decisionLines: [String] = []
         if sources.contains(where: { $0.source == "backfill" }) {
             decisionLines.append("Decisions by source, all time (backfill: state imported by reclaim backfill --evaluate):")

@@ -32,6 +32,25 @@ public struct LiftStatistics: Sendable, Equatable, Encodable {
     public let verdict: String
     public let neededPerGroup: Int64?
 
+    public init(
+        bundleId: String,
+        environment: String,
+        campaignId: String,
+        variantId: String,
+        treated: Int64,
+        heldOut: Int64,
+        redemptionRate: Rate,
+        treatedRetention: Rate,
+        heldOutRetention: Rate,
+        retentionLift: Rate,
+        verdict: String,
+        neededPerGroup: Int64?
+    ) {
+        (self.bundleId, self.environment, self.campaignId, self.variantId) = (bundleId, environment, campaignId, variantId)
+        (self.treated, self.heldOut, self.redemptionRate, self.treatedRetention) = (treated, heldOut, redemptionRate, treatedRetention)
+        (self.heldOutRetention, self.retentionLift, self.verdict, self.neededPerGroup) = (heldOutRetention, retentionLift, verdict, neededPerGroup)
+    }
+
     /// The rows of the view, of one environment, optionally one app and one campaign, and only the subscribers
     /// first triggered `since` (nil: all time).
     public static func load(

@@ -266,7 +266,22 @@ struct DocsContractTests {
         (imported.total, imported.seeded, imported.subscriptions, imported.notFound, imported.asked) = (400_000, 398_812, 401_230, 1_188, 400_000)
         var running = Backfill.Counts()
         (running.total, running.seeded, running.notFound, running.failed) = (400_000, 12_601, 40, 9)
+        let variant = LiftStatistics(
+            bundleId: "com.example.app",
+            environment: "Production",
+            campaignId: "winback-experiment",
+            variantId: "fifty",
+            treated: 412,
+            heldOut: 97,
+            redemptionRate: .init(value: 0.184, lower: 0.150, upper: 0.225),
+            treatedRetention: .init(value: 0.311, lower: 0.268, upper: 0.357),
+            heldOutRetention: .init(value: 0.227, lower: 0.155, upper: 0.320),
+            retentionLift: .init(value: 0.084, lower: -0.018, upper: 0.169),
+            verdict: "not yet distinguishable",
+            neededPerGroup: 213
+        )
         return [
+            "campaigns-report": CampaignTasks.reportText(environment: "Production", rows: [variant]),
             "backfill-summary": imported.summary(seconds: 8_400),
             "backfill-progress": "backfill: " + running.progress(firstDone: 0, seconds: 266.9),
             "version":
