@@ -120,7 +120,7 @@ struct ExtensionsCommand: AsyncParsableCommand {
             if failed { throw ExitCode(1) }
         }
 
-        /// `P: waiting, 1,204 RENEWAL_EXTENDED received, 12m 3s` or, complete, Apple's counts.
+        /// `P (REQUEST_ID): Apple is extending; 1204 RENEWAL_EXTENDED received; 12m 3s` or, complete, Apple's counts.
         static func line(_ request: StoredMassExtension, elapsed: TimeInterval) -> String {
             let minutes = Int(elapsed) / 60
             let seconds = Int(elapsed) % 60

@@ -125,10 +125,7 @@ struct SubscribersCommand: AsyncParsableCommand {
             } catch let refused as AccountTokenBacklog.Refused {
                 throw ValidationError(refused.description)
             }
-            let verb = dryRun ? "would set" : "queued"
-            print(
-                "\(app): \(verb) \(counts.toSet) app account tokens; \(counts.excluded) excluded (family-shared, or Apple's transaction holds one); \(counts.unreadable) unreadable"
-            )
+            print(counts.line(app: app, dryRun: dryRun))
         }
     }
 }

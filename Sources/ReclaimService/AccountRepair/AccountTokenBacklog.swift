@@ -16,6 +16,15 @@ public struct AccountTokenBacklog: Sendable {
         /// Candidates whose stored notification could not be read back (an expired chain is still read: it was
         /// verified when it arrived; this counts payloads that no longer parse).
         public var unreadable = 0
+
+        public init(toSet: Int = 0, excluded: Int = 0, unreadable: Int = 0) {
+            (self.toSet, self.excluded, self.unreadable) = (toSet, excluded, unreadable)
+        }
+
+        /// What `reclaim subscribers set-tokens` prints (docs/cli.md quotes it, marked `<!-- output: set-tokens -->`).
+        public func line(app: String, dryRun: Bool) -> String {
+            "\(app): \(dryRun ? "would set" : "queued") \(toSet) app account tokens; \(excluded) excluded (family-shared, or Apple's transaction holds one); \(unreadable) unreadable"
+        }
     }
 
     public struct Refused: Error, CustomStringConvertible {

@@ -107,7 +107,7 @@ public enum RecoveryTasks {
                         guard let id = UUID(uuidString: uuid),
                             let received = try await NotificationStore.receivedAt(of: id, postgres: dependencies.postgres, logger: logger)
                         else { return false }
-                        report("reached Reclaim: notification \(uuid) stored at \(received.formatted(.iso8601))")
+                        report(reachedLine(notification: uuid, storedAt: received))
                         return true
                     }
                     if try await stored() { return true }
@@ -136,5 +136,13 @@ public enum RecoveryTasks {
                 try await Task.sleep(for: poll)
             }
         }
+    }
+}
+
+extension RecoveryTasks {
+    /// `reclaim apple test-notification`'s line once the test notification is stored (docs/adopting.md quotes it,
+    /// marked `<!-- output: test-notification-reached -->`).
+    public static func reachedLine(notification uuid: String, storedAt received: Date) -> String {
+        "reached Reclaim: notification \(uuid) stored at \(received.formatted(.iso8601))"
     }
 }

@@ -5,6 +5,8 @@ import ReclaimTestSupport
 import Testing
 import Yams
 
+@testable import ReclaimDev
+
 /// Each fact has one reference, held to the code here: config keys and their defaults in docs/configuration.md,
 /// commands and their flags in docs/cli.md, routes in docs/http.md (beside openapi.yaml). Every other page links
 /// to the reference rather than repeating it, and names only what Reclaim has: commands with their flags, routes,
@@ -280,7 +282,16 @@ struct DocsContractTests {
             verdict: "not yet distinguishable",
             neededPerGroup: 213
         )
+        let tokens = AccountTokenBacklog.Counts(toSet: 1_204, excluded: 31, unreadable: 0)
         return [
+            "set-tokens": tokens.line(app: "B", dryRun: false),
+            "test-notification-reached": RecoveryTasks.reachedLine(notification: UUID().uuidString.lowercased(), storedAt: Date()),
+            "dev-app-lines": DevEnvironment.appLines(
+                Self.devApps([("com.acme.one", "ONEKEY0001"), ("com.acme.two", "TWOKEY0001")], keys: ["rk_app_XppqAz…", "rk_app_-k2xvh…"])
+            ),
+            "dev-storekit-app-line": DevEnvironment.appLines(
+                Self.devApps([("com.acme.app", "BD3A7A04")], keys: ["rk_app_" + String(repeating: "x", count: 43)])
+            ),
             "campaigns-report": CampaignTasks.reportText(environment: "Production", rows: [variant]),
             "backfill-summary": imported.summary(seconds: 8_400),
             "backfill-progress": "backfill: " + running.progress(firstDone: 0, seconds: 266.9),
@@ -289,19 +300,43 @@ struct DocsContractTests {
         ]
     }
 
+    /// Apps as `reclaim dev` prints them: bundle ids and the key id signing for each.
+    static func devApps(_ apps: [(bundleId: String, keyId: String)], keys: [String]) -> [(app: ReclaimConfig.App, key: String)] {
+        let yaml =
+            "apps:\n"
+            + apps.map { "  - bundleId: \($0.bundleId)\n    environments: [Sandbox]\n    signingKeys: [{ keyId: \($0.keyId), file: /dev/null }]\n" }
+            .joined()
+        do {
+            return zip(try ReclaimConfig.parse(yaml: yaml, source: "DocsContractTests").apps, keys).map { ($0, $1) }
+        } catch {
+            Issue.record("the apps of reclaim dev's lines: \(error)")
+            return []
+        }
+    }
+
     @Test("every command output a page quotes (marked <!-- output: NAME -->) is what the code prints")
     func outputQuotes() throws {
         var used = Set<String>()
         for page in Self.pages {
             let text = try DeployFilesTests.read(page)
-            for marker in text.matches(of: /<!-- output: ([a-z-]+) -->\n```\n([\s\S]*?)```/) {
+            // A fenced block is the output exactly; a `span` is one line of it (its indentation aside), where `…` stands
+            // for what varies.
+            for marker in text.matches(of: /<!-- output: ([a-z-]+) -->(?:\n```\n([\s\S]*?)```|\s*`([^`]+)`)/) {
                 let name = String(marker.output.1)
                 used.insert(name)
                 guard let expected = Self.outputs[name] else {
                     Issue.record("\(page) quotes output \(name), which DocsContractTests.outputs does not render")
                     continue
                 }
-                #expect(String(marker.output.2) == expected + "\n", "\(page) quotes \(name) as\n\(marker.output.2)the code prints\n\(expected)")
+                if let block = marker.output.2 {
+                    #expect(String(block) == expected + "\n", "\(page) quotes \(name) as\n\(block)the code prints\n\(expected)")
+                } else if let span = marker.output.3 {
+                    let pattern = span.components(separatedBy: "…").map { NSRegularExpression.escapedPattern(for: $0) }.joined(separator: ".+?")
+                    let matched = expected.split(separator: "\n").contains {
+                        $0.trimmingCharacters(in: .whitespaces).range(of: "^" + pattern + "$", options: .regularExpression) != nil
+                    }
+                    #expect(matched, "\(page) quotes \(name) as `\(span)`; the code prints\n\(expected)")
+                }
             }
         }
         #expect(used == Set(Self.outputs.keys), "rendered but quoted nowhere: \(Set(Self.outputs.keys).subtracting(used))")
