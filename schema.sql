@@ -5,7 +5,7 @@
 -- at once, leaves one consistent schema. The binary compiles this file in (Package.swift embeds
 -- it; ReclaimStore's SchemaSQL): there is no other copy.
 --
--- reclaim-schema-version: 34
+-- reclaim-schema-version: 35
 --
 -- A database at an older version is upgraded by the scripts in migrations/ (NNN-name.sql takes
 -- version NNN-1 to NNN); applying this file to an empty database gives the same result.
@@ -726,7 +726,7 @@ COMMENT ON COLUMN reclaim.offer_code_events.purchase_error IS 'purchase_failed o
 -- ---------------------------------------------------------------------------------------------
 CREATE TABLE reclaim.api_keys (
     id          uuid        PRIMARY KEY,
-    scope       text        NOT NULL CHECK (scope IN ('app', 'admin', 'console')),
+    scope       text        NOT NULL CHECK (scope IN ('app', 'admin', 'console', 'support', 'privacy')),
     bundle_id   text,
     key_hash    bytea       NOT NULL UNIQUE,
     key_prefix  text        NOT NULL,
@@ -734,12 +734,12 @@ CREATE TABLE reclaim.api_keys (
     revoked_at  timestamptz,
     name        text,
     console_sessions_not_before timestamptz,
-    CHECK (scope = 'console' OR (scope = 'app') = (bundle_id IS NOT NULL))
+    CHECK (scope IN ('console', 'support', 'privacy') OR (scope = 'app') = (bundle_id IS NOT NULL))
 );
-COMMENT ON TABLE reclaim.api_keys IS 'Keys for the delivery API (scope app, bound to one bundle id), the admin API and console (scope admin) and the read-only console (scope console, of one app or, without a bundle id, all). Only a SHA-256 of each key is stored.';
+COMMENT ON TABLE reclaim.api_keys IS 'Keys for the delivery API (scope app, bound to one bundle id), the admin API and console (scope admin), the read-only console (scope console), support (one subscriber''s story and the reports) and privacy (the story and the erasure); console, support and privacy keys are of one app or, without a bundle id, all. Only a SHA-256 of each key is stored.';
 COMMENT ON COLUMN reclaim.api_keys.id IS 'Key id.';
-COMMENT ON COLUMN reclaim.api_keys.scope IS 'app (delivery API), admin (admin API and /console, every app) or console (/console only).';
-COMMENT ON COLUMN reclaim.api_keys.bundle_id IS 'For app keys and app-bound console keys: the only app whose data the key can read. NULL for admin keys and global console keys.';
+COMMENT ON COLUMN reclaim.api_keys.scope IS 'The key''s role: app (delivery API), admin (admin API and /console, every app), console (/console''s counts only), support (/console and one subscriber''s story), privacy (the story and the erasure).';
+COMMENT ON COLUMN reclaim.api_keys.bundle_id IS 'For app keys, and console, support and privacy keys of one app: the only app whose data the key can read. NULL for admin keys and for console, support and privacy keys of every app.';
 COMMENT ON COLUMN reclaim.api_keys.key_hash IS 'SHA-256 of the key; the key itself is shown once, at creation.';
 COMMENT ON COLUMN reclaim.api_keys.key_prefix IS 'First characters of the key, to recognise it in lists.';
 COMMENT ON COLUMN reclaim.api_keys.created_at IS 'When the key was created.';
@@ -1831,3 +1831,44 @@ COMMENT ON COLUMN reclaim.cancel_sheet_save_rates_by_plan.held_out_save_rate IS 
 COMMENT ON COLUMN reclaim.cancel_sheet_save_rates_by_plan.lift IS 'save_rate minus held_out_save_rate.';
 COMMENT ON COLUMN reclaim.cancel_sheet_save_rates_by_plan.lift_lower IS 'Its 95% Newcombe interval, lower bound.';
 COMMENT ON COLUMN reclaim.cancel_sheet_save_rates_by_plan.lift_upper IS 'Its 95% Newcombe interval, upper bound.';
+
+-- ---------------------------------------------------------------------------------------------
+-- The audit log.
+-- ---------------------------------------------------------------------------------------------
+CREATE TABLE reclaim.audit_log (
+    id            bigint      GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    at            timestamptz NOT NULL,
+    actor_kind    text        NOT NULL CHECK (actor_kind IN ('key', 'command', 'process')),
+    actor_key_id  uuid,
+    actor         text        NOT NULL,
+    action        text        NOT NULL,
+    target        text,
+    outcome       text        NOT NULL,
+    detail        text,
+    previous_hash bytea       NOT NULL CHECK (octet_length(previous_hash) = 32),
+    hash          bytea       NOT NULL UNIQUE CHECK (octet_length(hash) = 32)
+);
+CREATE INDEX audit_log_at_idx ON reclaim.audit_log (at);
+CREATE INDEX audit_log_target_idx ON reclaim.audit_log (target) WHERE target IS NOT NULL;
+COMMENT ON TABLE reclaim.audit_log IS 'Every privileged action, appended and never changed: who (a key, or a command line''s actor), what, on what, with what outcome. Each row''s hash covers the row and the previous row''s hash, so an edit or a deletion breaks the chain (reclaim audit --verify). Subscriber targets are pseudonymised when written, so reclaim subscribers forget has nothing to redact here.';
+COMMENT ON COLUMN reclaim.audit_log.id IS 'The row''s position in the chain.';
+COMMENT ON COLUMN reclaim.audit_log.at IS 'When the action was recorded (whole milliseconds: the hash covers them).';
+COMMENT ON COLUMN reclaim.audit_log.actor_kind IS 'key (an HTTP request or a console session: actor_key_id), command (a reclaim command line: --actor, RECLAIM_ACTOR or the operating-system user) or process (reclaim serve starting).';
+COMMENT ON COLUMN reclaim.audit_log.actor_key_id IS 'The key that acted (reclaim.api_keys.id); NULL for a command line, a process, or a sign-in with an unknown key.';
+COMMENT ON COLUMN reclaim.audit_log.actor IS 'The key''s role and name (admin:ops-alice), the command line''s actor, or the process''s host and pid.';
+COMMENT ON COLUMN reclaim.audit_log.action IS 'What was done: grant.create, campaign.pause, subscriber.read, subscriber.forget, key.create, console.sign-in, process.start, … (docs/operations.md lists them).';
+COMMENT ON COLUMN reclaim.audit_log.target IS 'What it was done to: a campaign (campaign:<id>), a key (key:<id>), an app (app:<bundle id>), or a subscriber as a keyed hash (subscriber:<HMAC-SHA-256 prefix>), never the id itself.';
+COMMENT ON COLUMN reclaim.audit_log.outcome IS 'ok, refused (the role may not, or the request was invalid), failed, or for a dry run dry-run.';
+COMMENT ON COLUMN reclaim.audit_log.detail IS 'A short note: the reason given, the config''s SHA-256 for process.start, the count a command affected. Never a subscriber''s identifier or a key.';
+COMMENT ON COLUMN reclaim.audit_log.previous_hash IS 'The hash of the row before (32 zero bytes for the first).';
+COMMENT ON COLUMN reclaim.audit_log.hash IS 'SHA-256 over previous_hash and this row''s fields, each length-prefixed (AuditLog.rowHash).';
+
+CREATE TABLE reclaim.audit_pseudonym_key (
+    id         boolean     PRIMARY KEY DEFAULT true CHECK (id),
+    secret     bytea       NOT NULL CHECK (octet_length(secret) = 32),
+    created_at timestamptz NOT NULL DEFAULT now()
+);
+COMMENT ON TABLE reclaim.audit_pseudonym_key IS 'The one secret the audit log''s subscriber targets are keyed with (HMAC-SHA-256), made by Reclaim on first use: reclaim audit --target finds a subscriber''s rows by computing it again; without the secret a pseudonym names nobody.';
+COMMENT ON COLUMN reclaim.audit_pseudonym_key.id IS 'Always true: one row.';
+COMMENT ON COLUMN reclaim.audit_pseudonym_key.secret IS '32 random bytes.';
+COMMENT ON COLUMN reclaim.audit_pseudonym_key.created_at IS 'When it was made.';

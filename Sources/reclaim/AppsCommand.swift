@@ -19,11 +19,19 @@ struct AppsCommand: AsyncParsableCommand {
         @OptionGroup var database: DatabaseOptions
         /// When given (or RECLAIM_CONFIG is set), the app must be configured there.
         @OptionGroup var config: OptionalConfigOptions
+        @OptionGroup var who: ActorOptions
 
         func run() async throws {
             let logger = Bootstrap.logging()
             let loaded = try config.loadIfNamed()
-            let key = try await AdminTasks.createAppKey(bundleId: bundleId, name: name, config: loaded, url: try database.resolved(), logger: logger)
+            let key = try await AdminTasks.createAppKey(
+                bundleId: bundleId,
+                name: name,
+                config: loaded,
+                actor: who.actor,
+                url: try database.resolved(),
+                logger: logger
+            )
             print("App key for \(bundleId) (store it now; it is not shown again):")
             print(key)
         }
@@ -48,11 +56,18 @@ struct AppsCommand: AsyncParsableCommand {
         @Argument(help: "The key's id.") var id: String
         @Flag(help: "Allow revoking an admin key (from `reclaim admin list-keys`).") var admin = false
         @OptionGroup var database: DatabaseOptions
+        @OptionGroup var who: ActorOptions
 
         func run() async throws {
             guard let uuid = UUID(uuidString: id) else { throw ValidationError("'\(id)' is not a key id (see `reclaim apps list`)") }
             do {
-                try await AdminTasks.revokeKey(id: uuid, allowAdmin: admin, url: try database.resolved(), logger: Bootstrap.logging())
+                try await AdminTasks.revokeKey(
+                    id: uuid,
+                    allowAdmin: admin,
+                    actor: who.actor,
+                    url: try database.resolved(),
+                    logger: Bootstrap.logging()
+                )
             } catch let refusal as AdminTasks.RevokeRefusal {
                 throw ValidationError(refusal.description)
             }

@@ -85,6 +85,7 @@ struct CampaignsCommand: AsyncParsableCommand {
         @Argument(help: "The campaign's id.") var campaign: String
         @Option(help: "Why, kept beside the switch (reclaim campaigns paused shows it).") var reason: String?
         @OptionGroup var database: DatabaseOptions
+        @OptionGroup var who: ActorOptions
 
         func run() async throws {
             print(
@@ -92,6 +93,7 @@ struct CampaignsCommand: AsyncParsableCommand {
                     true,
                     campaignId: campaign,
                     reason: reason,
+                    actor: who.actor,
                     url: try database.resolved(),
                     logger: Bootstrap.logging()
                 )
@@ -103,6 +105,7 @@ struct CampaignsCommand: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Switch a paused campaign on again.")
         @Argument(help: "The campaign's id.") var campaign: String
         @OptionGroup var database: DatabaseOptions
+        @OptionGroup var who: ActorOptions
 
         func run() async throws {
             print(
@@ -110,6 +113,7 @@ struct CampaignsCommand: AsyncParsableCommand {
                     false,
                     campaignId: campaign,
                     reason: nil,
+                    actor: who.actor,
                     url: try database.resolved(),
                     logger: Bootstrap.logging()
                 )
@@ -125,12 +129,14 @@ struct CampaignsCommand: AsyncParsableCommand {
         @Argument(help: "The campaign's id.") var campaign: String
         @Option(help: "Why, kept with the switch and each offer's end reason.") var reason: String?
         @OptionGroup var database: DatabaseOptions
+        @OptionGroup var who: ActorOptions
 
         func run() async throws {
             print(
                 try await CampaignSwitchTasks.withdraw(
                     campaignId: campaign,
                     reason: reason,
+                    actor: who.actor,
                     url: try database.resolved(),
                     logger: Bootstrap.logging()
                 )

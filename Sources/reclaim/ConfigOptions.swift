@@ -15,6 +15,9 @@ struct ConfigOptions: ParsableArguments {
     @Option(help: "Configuration file (YAML), required; defaults to $RECLAIM_CONFIG.")
     var config: String?
 
+    /// The file named, for its SHA-256 in the audit log (`process.start`).
+    var path: String? { configPath(config) }
+
     func load() throws -> ReclaimConfig {
         guard let path = configPath(config) else {
             throw ValidationError("no configuration: set RECLAIM_CONFIG to a YAML file (see docs/configuration.md)")

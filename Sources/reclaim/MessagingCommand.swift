@@ -46,15 +46,22 @@ struct MessagingCommand: AsyncParsableCommand {
                 "Make Apple hold what the config declares, idempotently: upload what Apple lacks, set defaults whose message Apple approved, set the realtime URL; delete nothing."
         )
         @OptionGroup var target: Target
+        @OptionGroup var who: ActorOptions
 
         func run() async throws {
-            _ = try await MessagingTasks.apply(
-                config: try target.configOptions.load(),
-                url: try target.database.resolved(),
-                app: target.app,
-                environment: target.environment,
-                logger: Bootstrap.logging()
-            ) { print($0) }
+            let (url, logger) = (try target.database.resolved(), Bootstrap.logging())
+            let config = try target.configOptions.load()
+            let environment = target.environment
+            _ = try await Audit.recording(
+                "messaging.apply",
+                target: .text("app:\(target.app)"),
+                detail: environment.map { "environment \($0)" },
+                actor: who.actor,
+                url: url,
+                logger: logger
+            ) {
+                try await MessagingTasks.apply(config: config, url: url, app: target.app, environment: environment, logger: logger) { print($0) }
+            }
         }
     }
 

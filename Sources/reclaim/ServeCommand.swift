@@ -16,7 +16,8 @@ struct ServeCommand: AsyncParsableCommand {
     func run() async throws {
         let logger = Bootstrap.logging()
         let registry = Bootstrap.metrics()
-        let server = ReclaimServer(config: try configOptions.load(), databaseURL: try database.resolved(), role: role, host: host, port: port)
+        var server = ReclaimServer(config: try configOptions.load(), databaseURL: try database.resolved(), role: role, host: host, port: port)
+        server.configSHA256 = configOptions.path.flatMap(Audit.sha256(ofFile:))
         try await server.run(metricsRegistry: registry, logger: logger)
     }
 }

@@ -64,11 +64,12 @@ struct SubscribersCommand: AsyncParsableCommand {
         )
         var json = false
         @OptionGroup var database: DatabaseOptions
+        @OptionGroup var actor: ActorOptions
 
         func run() async throws {
             let lookup = try who.lookup()
             let url = try database.resolved()
-            print(try await SubscriberTasks.forget(lookup, dryRun: dryRun, json: json, url: url, logger: Bootstrap.logging()))
+            print(try await SubscriberTasks.forget(lookup, dryRun: dryRun, json: json, actor: actor.actor, url: url, logger: Bootstrap.logging()))
         }
     }
 

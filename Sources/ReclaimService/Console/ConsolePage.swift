@@ -114,6 +114,8 @@ struct ConsolePage {
     let queries: [Query]
     /// The subscriber search (admin keys: it shows one person's data).
     let searchesSubscribers: Bool
+    /// An admin key: the page links the audit log.
+    let readsAudit: Bool
 
     init(
         report: ConsoleReport,
@@ -121,9 +123,11 @@ struct ConsolePage {
         environment: String = "Production",
         now: Date = Date(),
         refresh: Int = 30,
-        searchesSubscribers: Bool = false
+        searchesSubscribers: Bool = false,
+        readsAudit: Bool = false
     ) {
         self.searchesSubscribers = searchesSubscribers
+        self.readsAudit = readsAudit
         self.refresh = refresh
         self.environment = environment
         otherEnvironment = environment == "Production" ? "Sandbox" : "Production"

@@ -27,6 +27,7 @@ struct ConsoleRoutes: Sendable {
         let sessions = router.group().add(middleware: ConsoleSessionAuthenticator(authentication: authentication))
         sessions.get("/console") { request, context in try await page(request, context: context) }
         sessions.get("/console/subscriber") { request, context in try await subscriber(request, context: context) }
+        sessions.get("/console/audit") { request, context in try await auditPage(request, context: context) }
         router.post("/console/session") { request, context in try await signIn(request, context: context) }
         sessions.post("/console/logout") { request, context in try await signOut(request, context: context) }
     }
@@ -41,6 +42,8 @@ struct ConsoleRoutes: Sendable {
             return response
         case .signedIn(_, let signedIn): caller = signedIn
         }
+        // A privacy key reads one subscriber's story and erases it: it has no reports to see.
+        if caller.scope == .privacy { return Self.redirect(to: "/console/subscriber") }
         let bundleId = ConsoleDashboard.bundleId(of: caller)
         let environment = dashboard.environment(asked: request.uri.queryParameters["environment"].map(String.init))
         let report = try await dashboard.report(for: caller, environment: environment, logger: context.logger)
@@ -51,25 +54,43 @@ struct ConsoleRoutes: Sendable {
                 environment: environment,
                 now: now(),
                 refresh: refreshSeconds,
-                searchesSubscribers: caller.scope == .admin
+                searchesSubscribers: caller.scope.readsSubscribers,
+                readsAudit: caller.scope == .admin
             ),
             withTemplate: "page"
         )
         return Self.html(html ?? "", status: .ok)
     }
 
-    /// One subscriber's story, searched by original transaction id or appAccountToken (admin keys only).
+    /// One subscriber's story, searched by original transaction id or appAccountToken: admin keys, and support and
+    /// privacy keys (of their app when they have one); each read is in the audit log.
     private func subscriber(_ request: Request, context: ReclaimRequestContext) async throws -> Response {
         guard case .signedIn(_, let caller) = context.consoleSession else { return Self.redirect() }
         let query = request.uri.queryParameters["id"].map(String.init)?.trimmingCharacters(in: .whitespaces) ?? ""
-        let app = request.uri.queryParameters["app"].map(String.init)?.trimmingCharacters(in: .whitespaces) ?? ""
+        let asked = request.uri.queryParameters["app"].map(String.init)?.trimmingCharacters(in: .whitespaces) ?? ""
         func render(_ page: ConsoleSubscriberPage, _ status: HTTPResponse.Status) -> Response {
             Self.html(ConsoleTemplates.library.render(page, withTemplate: "subscriber") ?? "", status: status)
         }
-        guard caller.scope == .admin else {
-            let message = "Looking up a subscriber takes an admin key: it shows one person's data, where a console key sees counts."
-            return render(ConsoleSubscriberPage(query: query, app: app, message: message, story: nil), .forbidden)
+        guard caller.scope.readsSubscribers else {
+            let message =
+                "Looking up a subscriber takes an admin key (or a support or privacy key): it shows one person's data, where a console key sees counts."
+            await audit("subscriber.read", target: nil, outcome: "refused", detail: "a console key", caller: caller, context: context)
+            return render(ConsoleSubscriberPage(query: query, app: asked, message: message, story: nil), .forbidden)
         }
+        // A key of one app reads that app's subscribers only.
+        if let only = caller.bundleId, caller.scope != .admin, !asked.isEmpty, asked != only {
+            let message = "This key reads the subscribers of \(only) only."
+            await audit(
+                "subscriber.read",
+                target: nil,
+                outcome: "refused",
+                detail: "app \(asked) outside the key's",
+                caller: caller,
+                context: context
+            )
+            return render(ConsoleSubscriberPage(query: query, app: asked, message: message, story: nil), .forbidden)
+        }
+        let app = caller.scope == .admin ? asked : (caller.bundleId ?? asked)
         guard !query.isEmpty else { return render(ConsoleSubscriberPage(query: "", app: app, story: nil), .ok) }
         let identifier: SubscriberLookup.Identifier
         if let token = UUID(uuidString: query) {
@@ -85,6 +106,14 @@ struct ConsoleRoutes: Sendable {
             try await SubscriberStore.story(lookup, connection: $0, logger: context.logger)
         }
         context.logger.notice("console subscriber lookup", metadata: ["key": "\(caller.keyId)"])
+        await audit(
+            "subscriber.read",
+            target: .subscriber(lookup.auditIdentifier),
+            outcome: "ok",
+            detail: app.isEmpty ? nil : "app \(app)",
+            caller: caller,
+            context: context
+        )
         return render(ConsoleSubscriberPage(query: query, app: app, story: story), .ok)
     }
 
@@ -105,10 +134,16 @@ struct ConsoleRoutes: Sendable {
             if let wait = problem.retryAfter { response.headers[.retryAfter] = "\(wait)" }
             return response
         }
-        guard let caller else { return Self.login(message: "That key is unknown or revoked.", status: .unauthorized) }
-        guard caller.scope == .admin || caller.scope == .console else {
-            return Self.login(message: "App keys cannot open the console: use an admin key or a console key.", status: .forbidden)
+        guard let caller else {
+            let unknown = AuditLog.Actor(kind: .key, name: "unknown key")
+            await audit("console.sign-in", actor: unknown, outcome: "refused", detail: "unknown or revoked key", context: context)
+            return Self.login(message: "That key is unknown or revoked.", status: .unauthorized)
         }
+        guard caller.scope.opensConsole else {
+            await audit("console.sign-in", target: nil, outcome: "refused", detail: "an app key", caller: caller, context: context)
+            return Self.login(message: "App keys cannot open the console: use an admin, support, privacy or console key.", status: .forbidden)
+        }
+        await audit("console.sign-in", target: nil, outcome: "ok", detail: nil, caller: caller, context: context)
         // The key's stored hash, which later requests read back with APIKeyStore.sessionSecret: no query needed here.
         let secret = Array(AuthenticatedKeyCache.digest(key))
         let session = ConsoleSession(keyId: caller.keyId, signedInAt: now())
@@ -128,6 +163,66 @@ struct ConsoleRoutes: Sendable {
         var response = Self.redirect()
         response.setCookie(Self.cookie(value: "", maxAge: 0, request: request))
         return response
+    }
+
+    /// `/console/audit`: the newest entries of the audit log (admin keys only), filtered like `reclaim audit`.
+    private func auditPage(_ request: Request, context: ReclaimRequestContext) async throws -> Response {
+        guard case .signedIn(_, let caller) = context.consoleSession else { return Self.redirect() }
+        func parameter(_ name: String) -> String? {
+            request.uri.queryParameters[Substring(name)].map { String($0).trimmingCharacters(in: .whitespaces) }.flatMap { $0.isEmpty ? nil : $0 }
+        }
+        guard caller.scope == .admin else {
+            await audit("audit.read", target: nil, outcome: "refused", detail: "a \(caller.scope.rawValue) key", caller: caller, context: context)
+            let page = ConsoleAuditPage(filter: .init(), rows: [], message: "The audit log takes an admin key.")
+            return Self.html(ConsoleTemplates.library.render(page, withTemplate: "audit") ?? "", status: .forbidden)
+        }
+        let filter = AuditLog.Filter(action: parameter("action"), actor: parameter("actor"), target: parameter("target"), limit: 200)
+        let rows = try await dashboard.postgres.withConnection(logger: context.logger) { connection in
+            var filter = filter
+            if let target = filter.target, AuditTasks.isSubscriberIdentifier(target) {
+                filter.target = try await AuditLog.pseudonym(subscriber: target, connection: connection, logger: context.logger)
+            }
+            return try await AuditLog.list(filter, connection: connection, logger: context.logger)
+        }
+        return Self.html(ConsoleTemplates.library.render(ConsoleAuditPage(filter: filter, rows: rows), withTemplate: "audit") ?? "", status: .ok)
+    }
+
+    /// Records a console action of a signed-in key; a failure to record is logged, the page still answers.
+    private func audit(
+        _ action: String,
+        target: Audit.Target?,
+        outcome: String,
+        detail: String?,
+        caller: APIKeyStore.Caller,
+        context: ReclaimRequestContext
+    ) async {
+        await audit(action, actor: Audit.keyActor(caller), target: target, outcome: outcome, detail: detail, context: context)
+    }
+
+    private func audit(
+        _ action: String,
+        actor: AuditLog.Actor,
+        target: Audit.Target? = nil,
+        outcome: String,
+        detail: String?,
+        context: ReclaimRequestContext
+    ) async {
+        do {
+            try await Audit.record(
+                action,
+                target: target,
+                outcome: outcome,
+                detail: detail,
+                actor: actor,
+                database: dashboard.postgres,
+                logger: context.logger
+            )
+        } catch {
+            context.logger.error(
+                "the audit log did not take a console action",
+                metadata: ["action": "\(action)", "error": "\(String(reflecting: error))"]
+            )
+        }
     }
 
     // MARK: Responses
@@ -155,9 +250,9 @@ struct ConsoleRoutes: Sendable {
     }
 
     /// 303 to the page: the browser then GETs it, so a reload never re-posts the form.
-    static func redirect() -> Response {
+    static func redirect(to path: String = "/console") -> Response {
         var response = html("", status: .seeOther)
-        response.headers[.location] = "/console"
+        response.headers[.location] = path
         return response
     }
 

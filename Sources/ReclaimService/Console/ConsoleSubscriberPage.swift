@@ -2,7 +2,7 @@ import Foundation
 import ReclaimStore
 
 /// `/console/subscriber`: one subscriber's story (``SubscriberStory``) for support, searched by either identifier.
-/// Admin keys only: it shows one person's data, where the dashboard shows counts.
+/// Admin, support and privacy keys only: it shows one person's data, where the dashboard shows counts.
 struct ConsoleSubscriberPage {
     /// A table of the story; every cell already text.
     struct Table {

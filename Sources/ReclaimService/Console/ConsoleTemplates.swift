@@ -12,6 +12,7 @@ enum ConsoleTemplates {
                 "page": try MustacheTemplate(string: page),
                 "subscriber": try MustacheTemplate(string: ConsoleSubscriberPage.template),
                 "subscriber-search": try MustacheTemplate(string: ConsoleSubscriberPage.search),
+                "audit": try MustacheTemplate(string: ConsoleAuditPage.template),
             ])
         } catch {
             // The templates are constants of this file; ConsoleTests render both.
@@ -217,9 +218,16 @@ enum ConsoleTemplates {
         {{#searchesSubscribers}}
         <section id="subscriber">
         {{> subscriber-search}}
-        <p class="note">Admin keys only: one subscriber's state, notifications, decisions (with their reasons), offers and what became of them.</p>
+        <p class="note">Admin, support and privacy keys only (each read is in the audit log): one subscriber's state, notifications, decisions (with their reasons), offers and what became of them.</p>
         </section>
         {{/searchesSubscribers}}
+
+        {{#readsAudit}}
+        <section id="audit">
+        <h2>Audit log</h2>
+        <p><a href="/console/audit">Who did what</a>: grants, pauses, erasures, keys, sign-ins (admin keys only).</p>
+        </section>
+        {{/readsAudit}}
 
         <section id="sql">
         <h2>The SQL behind every number</h2>

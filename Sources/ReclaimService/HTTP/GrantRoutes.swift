@@ -1,6 +1,7 @@
 import Foundation
 import HTTPTypes
 import Hummingbird
+import Logging
 import ReclaimDomain
 import ReclaimStore
 
@@ -16,6 +17,8 @@ import ReclaimStore
 struct GrantRoutes {
     let grants: GrantService
     let extensions: ExtensionGrants
+    /// Where each grant, granted or refused, is recorded (`grant.create` in `reclaim.audit_log`).
+    let audit: Database
 
     static let maxBodyBytes = 8 * 1024
 
@@ -49,36 +52,85 @@ struct GrantRoutes {
     /// Registers on a group behind ``KeyAuthenticator`` `.admin`.
     func register(on router: RouterGroup<ReclaimRequestContext>) {
         router.post("/v1/grants") { request, context -> Response in
-            let adminKeyId = try context.adminKeyId()
-            guard let key = request.headers[Self.idempotencyKey], GrantRequest.isValidIdempotencyKey(key) else {
-                throw Problem(.missingIdempotencyKey, "send an Idempotency-Key header: 1 to 200 visible ASCII characters")
+            var subject: (bundleId: String, identifier: String?, kind: String)?
+            do {
+                let response = try await handle(request, context: context) { subject = $0 }
+                await record(subject, outcome: "ok", detail: "HTTP \(response.status.code)", context: context)
+                return response
+            } catch let problem as Problem {
+                if subject != nil {
+                    await record(subject, outcome: "refused", detail: "HTTP \(problem.status.code): \(problem.detail)", context: context)
+                }
+                throw problem
             }
-            let body = try await readJSONBody(request, context: context, limit: Self.maxBodyBytes, record: { _ in })
-            let parsed: Parsed
-            do throws(InvalidInput) {
-                let bytes = Data(body.readableBytesView)
-                parsed =
-                    try ExtensionGrantRequest.Kind(body: bytes) == .extension
-                    ? .extension(try ExtensionGrantRequest(body: bytes)) : .offer(try GrantRequest(body: bytes))
-            } catch {
-                throw Problem(.invalidGrant, error.reason)
-            }
-            let grant: GrantRequest
-            switch parsed {
-            case .extension(let extensionGrant):
-                return try await self.extensionGrant(extensionGrant, key: key, adminKeyId: adminKeyId, request, context)
-            case .offer(let offerGrant): grant = offerGrant
-            }
-            switch try await grants.grant(grant, key: key, adminKeyId: adminKeyId, logger: context.logger) {
-            case .created(let stored): return try JSONBody(Self.answer(stored), status: .created).response(from: request, context: context)
-            case .existing(let stored):
-                guard stored.isSameRequest(as: grant) else { throw Problem.idempotencyKeyReused }
-                return try JSONBody(Self.answer(stored)).response(from: request, context: context)
-            case .notEligible(let reason): throw Problem(.notEligible, reason)
-            case .keyReused: throw Problem.idempotencyKeyReused
-            case .overBudget(let reason): throw Problem(.discountBudgetSpent, reason + "; overrideDiscountBudget: true grants all the same")
-            case .unknownApp: throw Problem.appWithoutSigningKey(grant.bundleId)
-            }
+        }
+    }
+
+    /// A grant in the audit log: the admin key, the subscriber's pseudonym, the app and kind, and the outcome.
+    private func record(
+        _ subject: (bundleId: String, identifier: String?, kind: String)?,
+        outcome: String,
+        detail: String,
+        context: ReclaimRequestContext
+    ) async {
+        guard let subject, let caller = try? context.admin() else { return }
+        do {
+            try await Audit.record(
+                "grant.create",
+                target: subject.identifier.map { .subscriber($0) },
+                outcome: outcome,
+                detail: "\(subject.kind) for \(subject.bundleId); \(detail)",
+                actor: Audit.keyActor(caller),
+                database: audit,
+                logger: context.logger
+            )
+        } catch {
+            context.logger.error("the audit log did not take a grant", metadata: ["error": "\(String(reflecting: error))"])
+        }
+    }
+
+    private func handle(
+        _ request: Request,
+        context: ReclaimRequestContext,
+        subject: (_ subject: (bundleId: String, identifier: String?, kind: String)) -> Void
+    ) async throws -> Response {
+        let adminKeyId = try context.adminKeyId()
+        guard let key = request.headers[Self.idempotencyKey], GrantRequest.isValidIdempotencyKey(key) else {
+            throw Problem(.missingIdempotencyKey, "send an Idempotency-Key header: 1 to 200 visible ASCII characters")
+        }
+        let body = try await readJSONBody(request, context: context, limit: Self.maxBodyBytes, record: { _ in })
+        let parsed: Parsed
+        do throws(InvalidInput) {
+            let bytes = Data(body.readableBytesView)
+            parsed =
+                try ExtensionGrantRequest.Kind(body: bytes) == .extension
+                ? .extension(try ExtensionGrantRequest(body: bytes)) : .offer(try GrantRequest(body: bytes))
+        } catch {
+            throw Problem(.invalidGrant, error.reason)
+        }
+        let grant: GrantRequest
+        switch parsed {
+        case .extension(let extensionGrant):
+            subject(
+                (
+                    extensionGrant.bundleId, extensionGrant.appAccountToken?.uuidString.lowercased() ?? extensionGrant.originalTransactionId,
+                    "extension"
+                )
+            )
+            return try await self.extensionGrant(extensionGrant, key: key, adminKeyId: adminKeyId, request, context)
+        case .offer(let offerGrant):
+            grant = offerGrant
+            subject((grant.bundleId, grant.appAccountToken?.uuidString.lowercased() ?? grant.originalTransactionId, "offer"))
+        }
+        switch try await grants.grant(grant, key: key, adminKeyId: adminKeyId, logger: context.logger) {
+        case .created(let stored): return try JSONBody(Self.answer(stored), status: .created).response(from: request, context: context)
+        case .existing(let stored):
+            guard stored.isSameRequest(as: grant) else { throw Problem.idempotencyKeyReused }
+            return try JSONBody(Self.answer(stored)).response(from: request, context: context)
+        case .notEligible(let reason): throw Problem(.notEligible, reason)
+        case .keyReused: throw Problem.idempotencyKeyReused
+        case .overBudget(let reason): throw Problem(.discountBudgetSpent, reason + "; overrideDiscountBudget: true grants all the same")
+        case .unknownApp: throw Problem.appWithoutSigningKey(grant.bundleId)
         }
     }
 

@@ -42,11 +42,28 @@ struct KeyAuthentication: Sendable {
         return bundleId
     }
 
-    /// The id of an admin key.
-    func adminKeyId(of request: Request, context: ReclaimRequestContext) async throws -> UUID {
+    /// An admin key's caller. A support or privacy key is known but may not use the admin API: 403, and the refusal
+    /// is recorded in the audit log (another key kind stays a 401, as before roles).
+    func admin(of request: Request, context: ReclaimRequestContext) async throws -> APIKeyStore.Caller {
         let caller = try await caller(of: request, context: context, expecting: "admin key (from `reclaim admin create-key`)")
+        if caller.scope == .support || caller.scope == .privacy {
+            let route = "\(request.method.rawValue) \(request.uri.path)"
+            try? await Audit.record(
+                "access.refused",
+                target: .text("route:\(route)"),
+                outcome: "refused",
+                detail: "a \(caller.scope.rawValue) key may not use the admin API",
+                actor: Audit.keyActor(caller),
+                database: postgres,
+                logger: context.logger
+            )
+            throw Problem(
+                .forbidden,
+                "a \(caller.scope.rawValue) key may not use \(route): it takes an admin key (reclaim admin create-key --role admin)"
+            )
+        }
         guard caller.scope == .admin else { throw Problem(.unauthorized, "the key is not an admin key") }
-        return caller.keyId
+        return caller
     }
 
     /// The caller of a key typed into the /console sign-in form, under the same budget of failed
@@ -70,7 +87,7 @@ struct KeyAuthentication: Sendable {
                 }
             ),
             ConsoleSession.isAuthentic(payload: claimed.payload, mac: claimed.mac, secret: secret),
-            caller.scope == .admin || caller.scope == .console
+            caller.scope.opensConsole
         else { return nil }
         if let notBefore, claimed.session.signedInAt < notBefore { return nil }
         return (claimed.session, caller)

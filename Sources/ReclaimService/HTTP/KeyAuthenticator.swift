@@ -1,12 +1,13 @@
 import Foundation
 import Hummingbird
+import ReclaimStore
 
 /// Who made an authenticated request: put in the request context by ``KeyAuthenticator`` before the route runs.
 enum Caller: Sendable {
     /// An app key (`rk_app_…`): its own app's subscribers only.
     case app(bundleId: String)
-    /// An admin key (`rk_admin_…`): the admin API only.
-    case admin(keyId: UUID)
+    /// An admin key (`rk_admin_…`): the admin API only. Its caller names it in the audit log.
+    case admin(APIKeyStore.Caller)
 }
 
 /// The authentication of a group of routes: the `Authorization: Bearer` key must be of `scope`, else 401 (or 429)
@@ -24,7 +25,7 @@ struct KeyAuthenticator: RouterMiddleware {
         var context = context
         switch scope {
         case .app: context.caller = .app(bundleId: try await authentication.bundleId(of: request, context: context))
-        case .admin: context.caller = .admin(keyId: try await authentication.adminKeyId(of: request, context: context))
+        case .admin: context.caller = .admin(try await authentication.admin(of: request, context: context))
         }
         return try await next(request, context)
     }
@@ -38,8 +39,11 @@ extension ReclaimRequestContext {
     }
 
     /// The admin key that authenticated this request (a route behind ``KeyAuthenticator`` `.admin`).
-    func adminKeyId() throws -> UUID {
-        guard case .admin(let keyId)? = caller else { throw Problem(.unauthorized, "an admin key is required") }
-        return keyId
+    func adminKeyId() throws -> UUID { try admin().keyId }
+
+    /// The admin key that authenticated this request, with its name.
+    func admin() throws -> APIKeyStore.Caller {
+        guard case .admin(let caller)? = caller else { throw Problem(.unauthorized, "an admin key is required") }
+        return caller
     }
 }

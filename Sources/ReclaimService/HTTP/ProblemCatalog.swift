@@ -21,6 +21,8 @@ public enum ProblemType: String, CaseIterable, Sendable {
     // Who is calling, and how often.
     case unauthorized = "unauthorized"
     case invalidUserToken = "invalid-user-token"
+    /// A key that authenticates, but whose role may not use the route (a support or privacy key on the admin API).
+    case forbidden = "forbidden"
     case rateLimited = "rate-limited"
 
     // Apple's signed payloads: notifications and Retention Messaging (IngestRefusal).
@@ -73,6 +75,7 @@ public enum ProblemType: String, CaseIterable, Sendable {
 
         case .unauthorized: (.unauthorized, "Unauthorized")
         case .invalidUserToken: (.unauthorized, "Unauthorized")
+        case .forbidden: (.forbidden, "Forbidden")
         case .rateLimited: (.tooManyRequests, "Too many requests")
 
         case .malformedBody: (.badRequest, "Bad request")

@@ -11,6 +11,7 @@ public enum AdminTasks {
         bundleId: String,
         name: String? = nil,
         config: ReclaimConfig?,
+        actor: String? = nil,
         url: DatabaseURL,
         logger: Logger
     ) async throws
@@ -19,9 +20,37 @@ public enum AdminTasks {
         if let config, !config.apps.contains(where: { $0.bundleId == bundleId }) {
             throw ConfigError("app \(bundleId) is not configured under apps; keys are only made for configured apps")
         }
-        return try await Database.withDatabase(url, maxConnections: 1, logger: logger) { client in
-            try await client.withConnection(logger: logger) {
-                try await APIKeyStore.create(scope: .app, bundleId: bundleId, name: name, connection: $0, logger: logger)
+        return try await createKey(scope: .app, bundleId: bundleId, name: name, actor: actor, url: url, logger: logger)
+    }
+
+    /// Creates a key of any role and records it in the audit log (`key.create`, the key's id, its role and app).
+    static func createKey(
+        scope: APIKeyStore.Scope,
+        bundleId: String?,
+        name: String?,
+        actor: String?,
+        url: DatabaseURL,
+        logger: Logger
+    ) async throws
+        -> String
+    {
+        let who = Audit.commandActor(actor)
+        // Every key has a name: what the operator gave, else who made it and when.
+        let named = name ?? "\(scope.rawValue) by \(who.name) \(Date().formatted(.iso8601.year().month().day()))"
+        return try await Database.withDatabase(url, maxConnections: 1, logger: logger) { database in
+            try await database.transaction(logger: logger) { connection in
+                let (id, key) = try await APIKeyStore.createKey(scope: scope, bundleId: bundleId, name: named, connection: connection, logger: logger)
+                try await AuditLog.append(
+                    AuditLog.Entry(
+                        actor: who,
+                        action: "key.create",
+                        target: "key:\(id.uuidString.lowercased())",
+                        detail: "\(scope.rawValue) key \(named.debugDescription) for \(bundleId ?? "every app")"
+                    ),
+                    connection: connection,
+                    logger: logger
+                )
+                return key
             }
         }
     }
@@ -68,13 +97,15 @@ public enum AdminTasks {
 
     /// Revokes a key by id. An admin key only when `allowAdmin`: its id sits in the same lists as app keys, and
     /// revoking the operator's own key by a slip locks them out.
-    public static func revokeKey(id: UUID, allowAdmin: Bool = false, url: DatabaseURL, logger: Logger) async throws {
-        try await Database.withDatabase(url, maxConnections: 1, logger: logger) { client in
-            try await client.withConnection(logger: logger) { connection in
-                let key = try await APIKeyStore.list(bundleId: nil, connection: connection, logger: logger).first { $0.id == id }
-                guard let key, key.revokedAt == nil else { throw RevokeRefusal.noActiveKey(id) }
-                if key.scope == .admin && !allowAdmin { throw RevokeRefusal.adminKey(id) }
-                guard try await APIKeyStore.revoke(id: id, connection: connection, logger: logger) else { throw RevokeRefusal.noActiveKey(id) }
+    public static func revokeKey(id: UUID, allowAdmin: Bool = false, actor: String? = nil, url: DatabaseURL, logger: Logger) async throws {
+        try await Audit.recording("key.revoke", target: .text("key:\(id.uuidString.lowercased())"), actor: actor, url: url, logger: logger) {
+            try await Database.withDatabase(url, maxConnections: 1, logger: logger) { client in
+                try await client.withConnection(logger: logger) { connection in
+                    let key = try await APIKeyStore.list(bundleId: nil, connection: connection, logger: logger).first { $0.id == id }
+                    guard let key, key.revokedAt == nil else { throw RevokeRefusal.noActiveKey(id) }
+                    if key.scope == .admin && !allowAdmin { throw RevokeRefusal.adminKey(id) }
+                    guard try await APIKeyStore.revoke(id: id, connection: connection, logger: logger) else { throw RevokeRefusal.noActiveKey(id) }
+                }
             }
         }
     }
@@ -84,6 +115,7 @@ public enum AdminTasks {
         bundleId: String?,
         name: String?,
         config: ReclaimConfig?,
+        actor: String? = nil,
         url: DatabaseURL,
         logger: Logger
     ) async throws
@@ -92,19 +124,45 @@ public enum AdminTasks {
         if let bundleId, let config, !config.apps.contains(where: { $0.bundleId == bundleId }) {
             throw ConfigError("app \(bundleId) is not configured under apps; keys are only made for configured apps")
         }
-        return try await Database.withDatabase(url, maxConnections: 1, logger: logger) { client in
-            try await client.withConnection(logger: logger) {
-                try await APIKeyStore.create(scope: .console, bundleId: bundleId, name: name, connection: $0, logger: logger)
+        return try await createKey(scope: .console, bundleId: bundleId, name: name, actor: actor, url: url, logger: logger)
+    }
+
+    /// The roles `reclaim admin create-key --role` makes.
+    public enum Role: String, CaseIterable, Sendable {
+        /// Everything: the admin API (grants), every console page, every app.
+        case admin
+        /// One subscriber's story and the reports, in the console; nothing else.
+        case support
+        /// One subscriber's story and its erasure: data-subject requests.
+        case privacy
+
+        var scope: APIKeyStore.Scope {
+            switch self {
+            case .admin: .admin
+            case .support: .support
+            case .privacy: .privacy
             }
         }
     }
 
-    public static func createAdminKey(url: DatabaseURL, logger: Logger) async throws -> String {
-        try await Database.withDatabase(url, maxConnections: 1, logger: logger) { client in
-            try await client.withConnection(logger: logger) {
-                try await APIKeyStore.create(scope: .admin, bundleId: nil, connection: $0, logger: logger)
-            }
+    /// An admin, support or privacy key; support and privacy keys of one app when `bundleId` is given (checked
+    /// against the config when one is named), else of every app. An admin key is always of every app.
+    public static func createAdminKey(
+        role: Role = .admin,
+        bundleId: String? = nil,
+        name: String? = nil,
+        config: ReclaimConfig? = nil,
+        actor: String? = nil,
+        url: DatabaseURL,
+        logger: Logger
+    ) async throws -> String {
+        if role == .admin, bundleId != nil {
+            throw ConfigError("an admin key is of every app; for one app, make a support or privacy key (--role)")
         }
+        if let bundleId, let config, !config.apps.contains(where: { $0.bundleId == bundleId }) {
+            throw ConfigError("app \(bundleId) is not configured under apps; keys are only made for configured apps")
+        }
+        return try await createKey(scope: role.scope, bundleId: bundleId, name: name, actor: actor, url: url, logger: logger)
     }
 
     /// Dead jobs as printable lines.

@@ -8,7 +8,21 @@ import ReclaimStore
 public enum CampaignSwitchTasks {
     /// Switches `campaignId` off or on; the line to print. Throws when no campaign of that id was ever configured (a
     /// campaign appears in `reclaim.campaigns` once a server started with it).
-    public static func setPaused(_ paused: Bool, campaignId: String, reason: String?, url: DatabaseURL, logger: Logger) async throws -> String {
+    public static func setPaused(
+        _ paused: Bool,
+        campaignId: String,
+        reason: String?,
+        actor: String? = nil,
+        url: DatabaseURL,
+        logger: Logger
+    ) async throws -> String {
+        let action = paused ? "campaign.pause" : "campaign.resume"
+        return try await Audit.recording(action, target: .text("campaign:\(campaignId)"), detail: reason, actor: actor, url: url, logger: logger) {
+            try await switchPaused(paused, campaignId: campaignId, reason: reason, url: url, logger: logger)
+        }
+    }
+
+    static func switchPaused(_ paused: Bool, campaignId: String, reason: String?, url: DatabaseURL, logger: Logger) async throws -> String {
         try await Database.withDatabase(url, maxConnections: 1, logger: logger) { client in
             guard try await CancelSheetStore.setPaused(paused, campaignId: campaignId, reason: reason, postgres: client, logger: logger) else {
                 throw ConfigError(
@@ -23,7 +37,20 @@ public enum CampaignSwitchTasks {
 
     /// Pauses `campaignId` and withdraws its live offers for good; the line to print. A later resume decides anew and
     /// never revives them.
-    public static func withdraw(campaignId: String, reason: String?, url: DatabaseURL, logger: Logger) async throws -> String {
+    public static func withdraw(campaignId: String, reason: String?, actor: String? = nil, url: DatabaseURL, logger: Logger) async throws -> String {
+        try await Audit.recording(
+            "campaign.withdraw",
+            target: .text("campaign:\(campaignId)"),
+            detail: reason,
+            actor: actor,
+            url: url,
+            logger: logger
+        ) {
+            try await withdrawOffers(campaignId: campaignId, reason: reason, url: url, logger: logger)
+        }
+    }
+
+    static func withdrawOffers(campaignId: String, reason: String?, url: DatabaseURL, logger: Logger) async throws -> String {
         try await Database.withDatabase(url, maxConnections: 1, logger: logger) { client in
             guard let count = try await CampaignStore.withdraw(campaignId: campaignId, reason: reason, postgres: client, logger: logger) else {
                 throw ConfigError(

@@ -20,11 +20,21 @@ public enum SubscriberTasks {
         _ lookup: SubscriberLookup,
         dryRun: Bool = false,
         json: Bool,
+        actor: String? = nil,
         url: DatabaseURL,
         logger: Logger
     ) async throws -> String {
-        let outcome = try await Database.withDatabase(url, maxConnections: 1, deadlines: .commandLine, logger: logger) { postgres in
-            try await SubscriberErasure.forget(lookup, dryRun: dryRun, postgres: postgres, logger: logger)
+        let outcome = try await Audit.recording(
+            dryRun ? "subscriber.forget-preview" : "subscriber.forget",
+            target: .subscriber(lookup.auditIdentifier),
+            detail: lookup.bundleId.map { "app \($0)" },
+            actor: actor,
+            url: url,
+            logger: logger
+        ) {
+            try await Database.withDatabase(url, maxConnections: 1, deadlines: .commandLine, logger: logger) { postgres in
+                try await SubscriberErasure.forget(lookup, dryRun: dryRun, postgres: postgres, logger: logger)
+            }
         }
         return json ? try ReportJSON.render(outcome) : forgetText(outcome, lookup: lookup)
     }

@@ -38,7 +38,8 @@ public func buildRouter(_ dependencies: Dependencies, role: ServerRole = .all) -
                 issuer: dependencies.issuer,
                 budgets: dependencies.config.apps.reduce(into: [:]) { budgets, app in budgets[app.bundleId] = app.discountBudget?.domain }
             ),
-            extensions: ExtensionGrants(postgres: dependencies.postgres, config: dependencies.config)
+            extensions: ExtensionGrants(postgres: dependencies.postgres, config: dependencies.config),
+            audit: dependencies.postgres
         ).register(on: admin)
         ConsoleRoutes(dashboard: ConsoleDashboard(postgres: dependencies.postgres, apps: dependencies.config.apps), authentication: keys).register(
             on: router

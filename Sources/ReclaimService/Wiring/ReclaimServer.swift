@@ -17,6 +17,8 @@ public struct ReclaimServer: Sendable {
     public var port: Int
     /// Apply the schema at start-up (what `reclaim dev` wants; production runs `reclaim migrate` once per release).
     public var migrateOnStart: Bool
+    /// The SHA-256 of the config file, for the audit log's `process.start` (campaign changes arrive by config).
+    public var configSHA256: String?
 
     public init(config: ReclaimConfig, databaseURL: DatabaseURL, role: ServerRole, host: String, port: Int, migrateOnStart: Bool = false) {
         self.config = config
@@ -103,6 +105,7 @@ public struct ReclaimServer: Sendable {
         let group = ServiceGroup(configuration: configuration)
         let (username, deadlines) = (databaseURL.username, config.database.deadlines)
         Task { await SessionLimits.warnIfMissing(on: postgres, username: username, deadlines: deadlines, logger: logger) }
+        Task { [role, configSHA256] in await ProcessStartAudit.record(role: role, configSHA256: configSHA256, postgres: postgres, logger: logger) }
         if let warning = databaseURL.sslModeWarning { logger.warning("\(warning)") }
         logger.info("reclaim serving", metadata: ["role": "\(role.rawValue)", "address": "\(host):\(port)", "database": "\(databaseURL)"])
         onReady()

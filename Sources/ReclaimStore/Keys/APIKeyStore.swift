@@ -14,6 +14,15 @@ public enum APIKeyStore {
         case admin
         /// The read-only ops page (/console), of one app or, without a bundle id, every app.
         case console
+        /// Support: /console's reports and one subscriber's story (in the console and over HTTP); nothing else.
+        case support
+        /// Privacy: one subscriber's story and its erasure (data-subject requests); nothing else.
+        case privacy
+
+        /// May read one subscriber's story (their personal data).
+        public var readsSubscribers: Bool { self == .admin || self == .support || self == .privacy }
+        /// May sign in to /console.
+        public var opensConsole: Bool { self != .app }
     }
 
     /// Who a presented key belongs to.
@@ -21,6 +30,12 @@ public enum APIKeyStore {
         public let keyId: UUID
         public let scope: Scope
         public let bundleId: String?
+        /// What the key was named at creation (nil for a key made before names, or without one): the audit log's actor.
+        public var name: String? = nil
+
+        public init(keyId: UUID, scope: Scope, bundleId: String?, name: String? = nil) {
+            (self.keyId, self.scope, self.bundleId, self.name) = (keyId, scope, bundleId, name)
+        }
     }
 
     /// Creates a key and returns it; this is the only time the key exists in clear.
@@ -31,6 +46,17 @@ public enum APIKeyStore {
         connection: PostgresConnection,
         logger: Logger
     ) async throws -> String {
+        try await createKey(scope: scope, bundleId: bundleId, name: name, connection: connection, logger: logger).key
+    }
+
+    /// Creates a key: its id (for the audit log) and the key, in clear only here.
+    public static func createKey(
+        scope: Scope,
+        bundleId: String?,
+        name: String? = nil,
+        connection: PostgresConnection,
+        logger: Logger
+    ) async throws -> (id: UUID, key: String) {
         var generator = SystemRandomNumberGenerator()
         let secret = Base64URL.encode((0..<32).map { _ in UInt8.random(in: .min ... .max, using: &generator) })
         let key = "rk_\(scope.rawValue)_\(secret)"
@@ -44,7 +70,7 @@ public enum APIKeyStore {
             """,
             logger: logger
         )
-        return key
+        return (id, key)
     }
 
     /// Every key (app keys of one app when `bundleId` is given), newest first.
@@ -82,12 +108,12 @@ public enum APIKeyStore {
     public static func authenticate(_ key: String, connection: PostgresConnection, logger: Logger) async throws -> Caller? {
         let hash = Self.hash(key)
         let rows = try await connection.query(
-            "SELECT id, scope, bundle_id FROM reclaim.api_keys WHERE key_hash = \(hash) AND revoked_at IS NULL",
+            "SELECT id, scope, bundle_id, name FROM reclaim.api_keys WHERE key_hash = \(hash) AND revoked_at IS NULL",
             logger: logger
         )
-        for try await (id, scope, bundleId) in rows.decode((UUID, String, String?).self) {
+        for try await (id, scope, bundleId, name) in rows.decode((UUID, String, String?, String?).self) {
             guard let scope = Scope(rawValue: scope) else { return nil }
-            return Caller(keyId: id, scope: scope, bundleId: bundleId)
+            return Caller(keyId: id, scope: scope, bundleId: bundleId, name: name)
         }
         return nil
     }
@@ -101,12 +127,12 @@ public enum APIKeyStore {
         logger: Logger
     ) async throws -> (caller: Caller, secret: [UInt8], sessionsNotBefore: Date?)? {
         let rows = try await connection.query(
-            "SELECT scope, bundle_id, key_hash, console_sessions_not_before FROM reclaim.api_keys WHERE id = \(keyId) AND revoked_at IS NULL",
+            "SELECT scope, bundle_id, key_hash, console_sessions_not_before, name FROM reclaim.api_keys WHERE id = \(keyId) AND revoked_at IS NULL",
             logger: logger
         )
-        for try await (scope, bundleId, hash, notBefore) in rows.decode((String, String?, ByteBuffer, Date?).self) {
+        for try await (scope, bundleId, hash, notBefore, name) in rows.decode((String, String?, ByteBuffer, Date?, String?).self) {
             guard let scope = Scope(rawValue: scope) else { return nil }
-            return (Caller(keyId: keyId, scope: scope, bundleId: bundleId), Array(buffer: hash), notBefore)
+            return (Caller(keyId: keyId, scope: scope, bundleId: bundleId, name: name), Array(buffer: hash), notBefore)
         }
         return nil
     }

@@ -44,5 +44,6 @@ public enum SchemaSQL {
         32: PackageResources._32_renewal_extensions_sql,
         33: PackageResources._33_mass_extensions_and_account_tokens_sql,
         34: PackageResources._34_backfill_answers_sql,
+        35: PackageResources._35_roles_and_audit_sql,
     ].mapValues { String(decoding: $0, as: UTF8.self) }
 }

@@ -29,6 +29,15 @@ public struct SubscriberLookup: Sendable, Hashable {
         if case .appAccountToken(let token) = identifier { return token }
         return nil
     }
+
+    /// The identifier as the audit log keys its pseudonym (``AuditLog/pseudonym(subscriber:connection:logger:)``): the
+    /// original transaction id, or the appAccountToken in lower case.
+    public var auditIdentifier: String {
+        switch identifier {
+        case .originalTransactionId(let id): id
+        case .appAccountToken(let token): token.uuidString.lowercased()
+        }
+    }
 }
 
 /// Everything Reclaim keeps about one subscriber, for support: each subscription's state and, in order, its

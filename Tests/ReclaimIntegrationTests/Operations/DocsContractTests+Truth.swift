@@ -14,8 +14,24 @@ extension DocsContractTests {
     /// after `reclaim` that may name the command (at most two), and its flags.
     static func blockCommands(in text: String) -> [(line: String, words: [String], flags: [String])] {
         var found: [(String, [String], [String])] = []
-        for block in text.matches(of: /```(?:sh|bash|console|shell)?\n([\s\S]*?)```/) {
-            for raw in block.output.1.split(separator: "\n") {
+        // Fences paired in order, each opening with its language: a closing fence is never taken for an opening one.
+        var blocks: [[Substring]] = []
+        var open: (shell: Bool, lines: [Substring])?
+        for line in text.split(separator: "\n", omittingEmptySubsequences: false) {
+            guard line.trimmingCharacters(in: .whitespaces).hasPrefix("```") else {
+                open?.lines.append(line)
+                continue
+            }
+            if let block = open {
+                if block.shell { blocks.append(block.lines) }
+                open = nil
+            } else {
+                let language = line.trimmingCharacters(in: .whitespaces).dropFirst(3)
+                open = (["", "sh", "bash", "console", "shell"].contains(language), [])
+            }
+        }
+        for block in blocks {
+            for raw in block {
                 let line = String(raw.split(separator: " #", maxSplits: 1, omittingEmptySubsequences: false).first ?? "")
                 guard let match = line.firstMatch(of: /(?:^|\s)reclaim\s+([a-z][^\n]*)$/) else { continue }
                 let tokens = match.output.1.split(whereSeparator: { " []|".contains($0) }).map(String.init)
