@@ -295,8 +295,9 @@ struct DocsContractTests {
             "campaigns-report": CampaignTasks.reportText(environment: "Production", rows: [variant]),
             "backfill-summary": imported.summary(seconds: 8_400),
             "backfill-progress": "backfill: " + running.progress(firstDone: 0, seconds: 266.9),
+            // A release's binary (between releases the same, with +unreleased after the version).
             "version":
-                "\(ReclaimVersion.current) (commit 01ddfd7afbcdec0ee255f3668733ba90536c4974, schema \(Migrator.targetVersion), Package.resolved 2b73fb7edbbf)",
+                "\(ReclaimVersion.current.split(separator: "+")[0]) (commit 01ddfd7afbcdec0ee255f3668733ba90536c4974, schema \(Migrator.targetVersion), Package.resolved 2b73fb7edbbf)",
         ]
     }
 
