@@ -16,7 +16,7 @@ struct Reclaim: AsyncParsableCommand {
             DevCommand.self, ServeCommand.self, MigrateCommand.self, SignCommand.self, VerifyCommand.self, AppsCommand.self, AdminCommand.self,
             JobsCommand.self, CampaignsCommand.self, PruneCommand.self, ReconcileCommand.self, BackfillCommand.self, AppleCommand.self,
             WebhooksCommand.self, RefundsCommand.self, MessagingCommand.self, SubscribersCommand.self, CodesCommand.self, ExtensionsCommand.self,
-            AuditCommand.self,
+            AuditCommand.self, StopCommand.self,
         ]
     )
 }

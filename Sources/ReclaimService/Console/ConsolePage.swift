@@ -116,6 +116,9 @@ struct ConsolePage {
     let searchesSubscribers: Bool
     /// An admin key: the page links the audit log.
     let readsAudit: Bool
+    /// The apps stopped (`reclaim stop`) this page's key sees, one line each.
+    let stops: [String]
+    let isStopped: Bool
 
     init(
         report: ConsoleReport,
@@ -124,10 +127,13 @@ struct ConsolePage {
         now: Date = Date(),
         refresh: Int = 30,
         searchesSubscribers: Bool = false,
-        readsAudit: Bool = false
+        readsAudit: Bool = false,
+        stops: [String] = []
     ) {
         self.searchesSubscribers = searchesSubscribers
         self.readsAudit = readsAudit
+        self.stops = stops
+        self.isStopped = !stops.isEmpty
         self.refresh = refresh
         self.environment = environment
         otherEnvironment = environment == "Production" ? "Sandbox" : "Production"

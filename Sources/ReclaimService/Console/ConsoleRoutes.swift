@@ -16,6 +16,8 @@ import ReclaimStore
 struct ConsoleRoutes: Sendable {
     let dashboard: ConsoleDashboard
     let authentication: KeyAuthentication
+    /// The apps stopped (`reclaim stop`), named at the top of the dashboard.
+    let stops: AppStops
     var refreshSeconds = 30
     var now: @Sendable () -> Date = Date.init
 
@@ -55,7 +57,11 @@ struct ConsoleRoutes: Sendable {
                 now: now(),
                 refresh: refreshSeconds,
                 searchesSubscribers: caller.scope.readsSubscribers,
-                readsAudit: caller.scope == .admin
+                readsAudit: caller.scope == .admin,
+                stops: await stops.current(logger: context.logger).values
+                    .filter { bundleId == nil || $0.bundleId == bundleId }
+                    .sorted { $0.bundleId < $1.bundleId }
+                    .map { "\($0.bundleId) is stopped since \($0.stoppedAt.formatted(.iso8601)) by \($0.stoppedBy): \($0.reason)" }
             ),
             withTemplate: "page"
         )

@@ -92,6 +92,12 @@ enum ConsoleTemplates {
         <form class="inline" method="post" action="/console/logout"><button type="submit">Sign out</button></form>
         </header>
         <main>
+        {{#isStopped}}
+        <section id="stopped">
+        {{#stops}}<p class="warn" role="alert">{{.}}: no offers, the cancel sheet answered {}, grants refused, refund answers held (<code>reclaim stop --resume</code>).</p>
+        {{/stops}}
+        </section>
+        {{/isStopped}}
 
         <section id="notifications">
         <h2>Notifications received, last 24 hours</h2>

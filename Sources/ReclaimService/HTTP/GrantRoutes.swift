@@ -19,6 +19,8 @@ struct GrantRoutes {
     let extensions: ExtensionGrants
     /// Where each grant, granted or refused, is recorded (`grant.create` in `reclaim.audit_log`).
     let audit: Database
+    /// A stopped app's grants are refused (409 `app-stopped`).
+    let stops: AppStops
 
     static let maxBodyBytes = 8 * 1024
 
@@ -117,10 +119,12 @@ struct GrantRoutes {
                     "extension"
                 )
             )
+            try await refuseIfStopped(extensionGrant.bundleId, context: context)
             return try await self.extensionGrant(extensionGrant, key: key, adminKeyId: adminKeyId, request, context)
         case .offer(let offerGrant):
             grant = offerGrant
             subject((grant.bundleId, grant.appAccountToken?.uuidString.lowercased() ?? grant.originalTransactionId, "offer"))
+            try await refuseIfStopped(grant.bundleId, context: context)
         }
         switch try await grants.grant(grant, key: key, adminKeyId: adminKeyId, logger: context.logger) {
         case .created(let stored): return try JSONBody(Self.answer(stored), status: .created).response(from: request, context: context)
@@ -132,6 +136,16 @@ struct GrantRoutes {
         case .overBudget(let reason): throw Problem(.discountBudgetSpent, reason + "; overrideDiscountBudget: true grants all the same")
         case .unknownApp: throw Problem.appWithoutSigningKey(grant.bundleId)
         }
+    }
+
+    /// 409 `app-stopped` while the app is stopped (`reclaim stop`), naming the stop.
+    private func refuseIfStopped(_ bundleId: String, context: ReclaimRequestContext) async throws {
+        guard let stop = await stops.stop(of: bundleId, logger: context.logger) else { return }
+        AppStops.held("grant", bundleId: bundleId)
+        throw Problem(
+            .appStopped,
+            "app \(bundleId) is stopped since \(stop.stoppedAt.formatted(.iso8601)) by \(stop.stoppedBy): \(stop.reason); nothing is granted until reclaim stop --app \(bundleId) --resume"
+        )
     }
 
     private func extensionGrant(

@@ -1,3 +1,4 @@
+import Foundation
 import Hummingbird
 import Logging
 import PostgresNIO
@@ -14,6 +15,8 @@ struct HealthRoutes {
     let postgres: Database
     let liveness: Liveness
     let startupGate: StartupGate
+    /// The apps stopped (`reclaim stop`): named on a ready answer, which they do not change.
+    let stops: AppStops
 
     func register(on router: Router<ReclaimRequestContext>) {
         router.get("/healthz") { _, _ -> JSONBody<[String: String]> in
@@ -39,15 +42,19 @@ struct HealthRoutes {
                 throw Problem(.notReady, "the configuration is not yet mirrored into the database")
             }
             let target = Migrator.targetVersion
+            // A stopped app is a decision of the operators, not a fault: the process stays ready and says so.
+            let stopped = await stops.current(logger: context.logger).values.sorted { $0.bundleId < $1.bundleId }
+                .map { "\($0.bundleId) since \($0.stoppedAt.formatted(.iso8601)) by \($0.stoppedBy): \($0.reason)" }
+            func ready(_ fields: [String: String]) -> JSONBody<[String: String]> {
+                JSONBody(stopped.isEmpty ? fields : fields.merging(["stopped": stopped.joined(separator: "; ")]) { first, _ in first })
+            }
             switch compatibility {
             case .current:
-                return JSONBody(["status": "ready", "schemaVersion": "\(target)", "schema": "current"])
+                return ready(["status": "ready", "schemaVersion": "\(target)", "schema": "current"])
             case .aheadAdditive(let database):
                 // A rollout under way (migrate ran, this pod's replacement is coming) or a rollback: the steps since
                 // this binary's version only added, so its queries still fit. It keeps serving.
-                return JSONBody(
-                    ["status": "ready", "schemaVersion": "\(target)", "databaseSchemaVersion": "\(database)", "schema": "ahead-additive"]
-                )
+                return ready(["status": "ready", "schemaVersion": "\(target)", "databaseSchemaVersion": "\(database)", "schema": "ahead-additive"])
             case .ahead(let database):
                 throw Problem(
                     .notReady,

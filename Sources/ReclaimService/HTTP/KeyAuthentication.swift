@@ -66,6 +66,26 @@ struct KeyAuthentication: Sendable {
         return caller
     }
 
+    /// A key that may read one subscriber's data: admin, support or privacy; another known key is refused (403), and
+    /// the refusal recorded.
+    func person(of request: Request, context: ReclaimRequestContext) async throws -> APIKeyStore.Caller {
+        let caller = try await caller(of: request, context: context, expecting: "admin, support or privacy key (from `reclaim admin create-key`)")
+        guard caller.scope.readsSubscribers else {
+            let route = "\(request.method.rawValue) \(request.uri.path)"
+            try? await Audit.record(
+                "access.refused",
+                target: .text("route:\(route)"),
+                outcome: "refused",
+                detail: "a \(caller.scope.rawValue) key may not read subscribers",
+                actor: Audit.keyActor(caller),
+                database: postgres,
+                logger: context.logger
+            )
+            throw Problem(.forbidden, "a \(caller.scope.rawValue) key may not use \(route): it takes an admin, support or privacy key")
+        }
+        return caller
+    }
+
     /// The caller of a key typed into the /console sign-in form, under the same budget of failed
     /// authentications per client address as the `Authorization` header; nil for an unknown or revoked key.
     func signIn(key: String, request: Request, context: ReclaimRequestContext) async throws -> APIKeyStore.Caller? {

@@ -8,6 +8,8 @@ enum Caller: Sendable {
     case app(bundleId: String)
     /// An admin key (`rk_admin_…`): the admin API only. Its caller names it in the audit log.
     case admin(APIKeyStore.Caller)
+    /// An admin, support or privacy key: one subscriber's data (data-subject requests).
+    case person(APIKeyStore.Caller)
 }
 
 /// The authentication of a group of routes: the `Authorization: Bearer` key must be of `scope`, else 401 (or 429)
@@ -16,7 +18,7 @@ enum Caller: Sendable {
 struct KeyAuthenticator: RouterMiddleware {
     typealias Context = ReclaimRequestContext
 
-    enum Scope: Sendable { case app, admin }
+    enum Scope: Sendable { case app, admin, people }
 
     let authentication: KeyAuthentication
     let scope: Scope
@@ -26,6 +28,7 @@ struct KeyAuthenticator: RouterMiddleware {
         switch scope {
         case .app: context.caller = .app(bundleId: try await authentication.bundleId(of: request, context: context))
         case .admin: context.caller = .admin(try await authentication.admin(of: request, context: context))
+        case .people: context.caller = .person(try await authentication.person(of: request, context: context))
         }
         return try await next(request, context)
     }
@@ -40,6 +43,12 @@ extension ReclaimRequestContext {
 
     /// The admin key that authenticated this request (a route behind ``KeyAuthenticator`` `.admin`).
     func adminKeyId() throws -> UUID { try admin().keyId }
+
+    /// The admin, support or privacy key that authenticated this request (a route behind ``KeyAuthenticator`` `.people`).
+    func person() throws -> APIKeyStore.Caller {
+        guard case .person(let caller)? = caller else { throw Problem(.unauthorized, "an admin, support or privacy key is required") }
+        return caller
+    }
 
     /// The admin key that authenticated this request, with its name.
     func admin() throws -> APIKeyStore.Caller {

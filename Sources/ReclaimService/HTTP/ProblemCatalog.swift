@@ -52,6 +52,8 @@ public enum ProblemType: String, CaseIterable, Sendable {
     case idempotencyKeyReused = "idempotency-key-reused"
     case appWithoutSigningKey = "app-without-signing-key"
     case discountBudgetSpent = "discount-budget-spent"
+    /// The app is stopped (`reclaim stop`): nothing is granted until it is resumed.
+    case appStopped = "app-stopped"
 
     // The server itself.
     case databaseUnavailable = "database-unavailable"
@@ -102,6 +104,7 @@ public enum ProblemType: String, CaseIterable, Sendable {
         case .idempotencyKeyReused: (.unprocessableContent, "Idempotency key reused")
         case .appWithoutSigningKey: (.unprocessableContent, "App without signing key")
         case .discountBudgetSpent: (.unprocessableContent, "Discount budget spent")
+        case .appStopped: (.conflict, "App stopped")
 
         case .databaseUnavailable: (.serviceUnavailable, "Service unavailable")
         case .internalError: (.internalServerError, "Internal error")

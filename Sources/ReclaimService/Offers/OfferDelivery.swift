@@ -19,6 +19,8 @@ struct OfferDelivery: Sendable {
     let metrics = CampaignMetrics()
     /// Who has a live offer, in memory: most launches are answered "none" without a query.
     var liveOffers = LiveOfferIndex()
+    /// The apps stopped (`reclaim stop`): their subscribers get no offer and no code, as a subscriber with none.
+    let stops: AppStops
     let answeredByIndex = Counter(label: "reclaim_offer_lookups_total", dimensions: [("answered_by", "index")])
     let answeredByDatabase = Counter(label: "reclaim_offer_lookups_total", dimensions: [("answered_by", "database")])
 
@@ -27,9 +29,20 @@ struct OfferDelivery: Sendable {
     enum Recipient: Sendable {
         case appUser(bundleId: String, appAccountToken: UUID)
         case subscription(SubscriberKey)
+
+        var bundleId: String {
+            switch self {
+            case .appUser(let bundleId, _): bundleId
+            case .subscription(let key): key.bundleId
+            }
+        }
     }
 
     func deliver(to recipient: Recipient, logger: Logger) async throws -> [StoredOffer] {
+        if await stops.stop(of: recipient.bundleId, logger: logger) != nil {
+            AppStops.held("offers", bundleId: recipient.bundleId)
+            return []
+        }
         if case .appUser(let bundleId, let appAccountToken) = recipient {
             // Most launches find no offer: the index says so in memory when it is in sync (an answer that misses no
             // offer committed more than LiveOfferIndex.staleness ago); otherwise one indexed read, no transaction.
@@ -75,7 +88,13 @@ struct OfferDelivery: Sendable {
     /// The recipient's offer codes, for a client that asked for them (one indexed statement that also marks them
     /// delivered; the live-offer index knows promotional offers only, so it is not asked).
     func deliverCodes(to recipient: OfferCodeStore.Recipient, logger: Logger) async throws -> [OfferCodeStore.DeliveredCode] {
-        try await postgres.withConnection(logger: logger) { try await OfferCodeStore.deliver(to: recipient, connection: $0, logger: logger) }
+        if await stops.stop(of: recipient.bundleId, logger: logger) != nil {
+            AppStops.held("offer_codes", bundleId: recipient.bundleId)
+            return []
+        }
+        return try await postgres.withConnection(logger: logger) {
+            try await OfferCodeStore.deliver(to: recipient, connection: $0, logger: logger)
+        }
     }
 
     /// Records what the app did with one of its offers (``OfferRequestInput/events``), once per event. A failed purchase

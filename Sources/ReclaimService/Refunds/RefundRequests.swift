@@ -150,6 +150,8 @@ struct RefundAnswerJobHandler: CallingJobHandler {
     /// How often a request refused for the key (401, 403) is tried again: a rotated key is fixed in minutes, and
     /// Apple gives 12 hours.
     static let unauthorizedRetry: Duration = .seconds(600)
+    /// How a request held by a stop is noted (`apple_error`, until it is sent or expires).
+    static let heldNote = "held: app stopped (reclaim stop)"
 
     init(dependencies: Dependencies, now: @escaping @Sendable () -> Date = Date.init) {
         self.dependencies = dependencies
@@ -174,10 +176,37 @@ struct RefundAnswerJobHandler: CallingJobHandler {
                 Counter(label: "reclaim_refund_answers_total", dimensions: [("status", status)]).increment()
             }
         }
+        let held = await dependencies.appStops.stop(of: request.bundleId, logger: logger)
         guard now().timeIntervalSince(request.requestedAt) <= RefundRequests.window else {
             logger.warning("a refund request passed Apple's 12 hours unanswered: recorded as expired", metadata: ["request": "\(id)"])
             let last = request.appleError.map { "; the last attempt: \($0)" } ?? ""
-            return settle("expired", request.appleStatus, "not sent: more than 12 hours after Apple's request\(last)")
+            let expired = settle("expired", request.appleStatus, "not sent: more than 12 hours after Apple's request\(last)")
+            guard held != nil || request.appleError?.hasPrefix(Self.heldNote) == true else { return expired }
+            // Held by a stop until Apple's 12 hours passed: counted on the stop too.
+            return { connection, logger in
+                try await expired?(connection, logger)
+                try await AppStopStore.note(.refundExpired, bundleId: request.bundleId, connection: connection, logger: logger)
+                AppStops.held("refund_answer_expired", bundleId: request.bundleId)
+            }
+        }
+        if let held {
+            // The app is stopped: this job ends and a new one looks again in 30 s (a wait costs no attempt), so the answer
+            // goes out within 30 s of the resume while Apple's 12 hours last.
+            AppStops.held("refund_answer", bundleId: request.bundleId)
+            return { connection, logger in
+                try await RefundRequestStore.noteAttempt(
+                    id,
+                    appleStatus: nil,
+                    appleError: "\(Self.heldNote) (stop \(held.id), \(held.reason))",
+                    connection: connection,
+                    logger: logger
+                )
+                try await JobQueue.enqueue(
+                    NewJob(kind: RefundRequests.jobKind, payload: job.payload, runAt: now().addingTimeInterval(30), maxAttempts: job.maxAttempts),
+                    connection: connection,
+                    logger: logger
+                )
+            }
         }
         guard let app = dependencies.config.apps.first(where: { $0.bundleId == request.bundleId }), app.serverAPI != nil,
             AppStoreAPI.baseURL(for: request.environment) != nil

@@ -38,6 +38,8 @@ public struct RetentionMessaging: Sendable {
     /// performance test of the realtime URL: the server must respond "within approximately 700 ms".
     var budget: Duration = .milliseconds(300)
     let now: @Sendable () -> Date
+    /// The apps stopped (`reclaim stop`): their cancel sheet is answered `{}`, Apple's own, and counted on the stop.
+    var stops: AppStops?
 
     public init(
         verifier: AppleJWSVerifier,
@@ -118,6 +120,17 @@ public struct RetentionMessaging: Sendable {
                 "retention request for no configured app",
                 metadata: ["appAppleId": "\(realtime.appAppleId)", "environment": "\(environment)"]
             )
+            return RealtimeAnswer()
+        }
+        if let stop = await stops?.stop(of: app.bundleId, logger: logger) {
+            // Stopped: nothing of Reclaim's, and no decision recorded (a first decision made now would stand after the
+            // resume); the stop counts what it answered {}.
+            AppStops.held("cancel_sheet", bundleId: app.bundleId)
+            Counter(label: "reclaim_retention_requests_total", dimensions: [("answer", "stopped")]).increment()
+            logger.notice("retention request of a stopped app answered {}", metadata: ["app": "\(app.bundleId)", "stop": "\(stop.id)"])
+            try await postgres.withConnection(logger: logger) {
+                try await AppStopStore.note(.cancelSheet, bundleId: app.bundleId, connection: $0, logger: logger)
+            }
             return RealtimeAnswer()
         }
         let subscriber = SubscriberKey(bundleId: app.bundleId, environment: environment, originalTransactionId: realtime.originalTransactionId)

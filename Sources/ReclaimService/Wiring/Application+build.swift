@@ -13,7 +13,13 @@ public func buildRouter(_ dependencies: Dependencies, role: ServerRole = .all) -
     router.add(middleware: ProblemMiddleware())
     router.add(middleware: LogRequestsMiddleware(.debug))
     router.add(middleware: StartupGateMiddleware(gate: dependencies.startupGate, timeout: dependencies.config.database.deadlines.acquire))
-    HealthRoutes(postgres: dependencies.postgres, liveness: dependencies.liveness, startupGate: dependencies.startupGate).register(on: router)
+    HealthRoutes(
+        postgres: dependencies.postgres,
+        liveness: dependencies.liveness,
+        startupGate: dependencies.startupGate,
+        stops: dependencies.appStops
+    )
+    .register(on: router)
     MetricsRoute(registry: dependencies.metricsRegistry).register(on: router)
     OpenAPIRoute().register(on: router)
     if role.servesAPI {
@@ -22,7 +28,12 @@ public func buildRouter(_ dependencies: Dependencies, role: ServerRole = .all) -
         RetentionMessagingRoutes(retention: RetentionMessaging(dependencies: dependencies), maxBodyBytes: server.maxBodyBytes).register(on: router)
 
         let keys = KeyAuthentication(postgres: dependencies.postgres, server: server)
-        let delivery = OfferDelivery(postgres: dependencies.postgres, issuer: dependencies.issuer, liveOffers: dependencies.liveOffers)
+        let delivery = OfferDelivery(
+            postgres: dependencies.postgres,
+            issuer: dependencies.issuer,
+            liveOffers: dependencies.liveOffers,
+            stops: dependencies.appStops
+        )
         let apps = router.group().add(middleware: KeyAuthenticator(authentication: keys, scope: .app))
         OfferRoutes(
             delivery: delivery,
@@ -32,6 +43,9 @@ public func buildRouter(_ dependencies: Dependencies, role: ServerRole = .all) -
         ).register(on: apps)
         OfferEventRoutes(delivery: delivery).register(on: apps)
         let admin = router.group().add(middleware: KeyAuthenticator(authentication: keys, scope: .admin))
+        SubscriberRoutes(postgres: dependencies.postgres).register(
+            on: router.group().add(middleware: KeyAuthenticator(authentication: keys, scope: .people))
+        )
         GrantRoutes(
             grants: GrantService(
                 postgres: dependencies.postgres,
@@ -39,9 +53,14 @@ public func buildRouter(_ dependencies: Dependencies, role: ServerRole = .all) -
                 budgets: dependencies.config.apps.reduce(into: [:]) { budgets, app in budgets[app.bundleId] = app.discountBudget?.domain }
             ),
             extensions: ExtensionGrants(postgres: dependencies.postgres, config: dependencies.config),
-            audit: dependencies.postgres
+            audit: dependencies.postgres,
+            stops: dependencies.appStops
         ).register(on: admin)
-        ConsoleRoutes(dashboard: ConsoleDashboard(postgres: dependencies.postgres, apps: dependencies.config.apps), authentication: keys).register(
+        ConsoleRoutes(
+            dashboard: ConsoleDashboard(postgres: dependencies.postgres, apps: dependencies.config.apps),
+            authentication: keys,
+            stops: dependencies.appStops
+        ).register(
             on: router
         )
     }

@@ -33,6 +33,8 @@ public struct Dependencies: Sendable {
     /// The App Store Server API's rate budget, shared by every call this process makes and, through the database, with
     /// every other Reclaim process.
     public var applePacer: AppleAPIPacer
+    /// The apps stopped by `reclaim stop`, as this process knows them (at most a second old).
+    let appStops: AppStops
 
     /// - Parameter verifier: defaults to one trusting Apple's root and the config's extra roots.
     public init(
@@ -59,6 +61,7 @@ public struct Dependencies: Sendable {
         self.campaignEngine = CampaignEngine(campaigns: try config.domainCampaigns(), issuer: issuer, now: now)
         campaignEngine.accountTokens = Dictionary(config.apps.map { ($0.bundleId, $0.setAppAccountToken) }, uniquingKeysWith: { first, _ in first })
         self.applePacer = AppleAPIPacer(database: postgres, logger: logger)
+        self.appStops = AppStops(postgres: postgres, apps: config.apps.map(\.bundleId))
         // Longer than any one database operation may take (waiting for the connection, then the longer of the
         // two deadlines), with a margin: a loop past it is wedged, not slow.
         let deadlines = config.database.deadlines

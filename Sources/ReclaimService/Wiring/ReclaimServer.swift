@@ -55,6 +55,7 @@ public struct ReclaimServer: Sendable {
                 logger: logger
             ),
             SystemdWatchdog(liveness: dependencies.liveness, logger: logger),
+            AppStopWatcher(stops: dependencies.appStops, logger: logger),
         ]
         if role.servesAPI {
             services.append(LiveOfferListener(index: dependencies.liveOffers, postgres: postgres, logger: logger))

@@ -21,5 +21,6 @@ extension RetentionMessaging {
             recorder: recorder
         )
         budget = .milliseconds(dependencies.config.server.retentionBudgetMilliseconds)
+        stops = dependencies.appStops
     }
 }

@@ -224,6 +224,13 @@ public enum AuditLog {
     /// identifier (an original transaction id, or an appAccountToken in lower case) under the install's secret,
     /// made on first use.
     public static func pseudonym(subscriber identifier: String, connection: PostgresConnection, logger: Logger) async throws -> String {
+        let mac = try await keyedHash(identifier.lowercased(), connection: connection, logger: logger)
+        return "subscriber:" + mac.prefix(16).map { String(format: "%02x", $0) }.joined()
+    }
+
+    /// HMAC-SHA-256 of `text` under the install's secret (made on first use): what names a subscriber where Reclaim
+    /// keeps no identifier (the audit log, the erasure requests).
+    public static func keyedHash(_ text: String, connection: PostgresConnection, logger: Logger) async throws -> [UInt8] {
         try await connection.query(
             """
             INSERT INTO reclaim.audit_pseudonym_key (secret) VALUES (\(ByteBuffer(bytes: Self.randomSecret())))
@@ -235,8 +242,7 @@ public enum AuditLog {
         for try await bytes in try await connection.query("SELECT secret FROM reclaim.audit_pseudonym_key", logger: logger).decode(ByteBuffer.self) {
             secret = Array(buffer: bytes)
         }
-        let mac = HMAC<SHA256>.authenticationCode(for: Array(identifier.lowercased().utf8), using: SymmetricKey(data: secret))
-        return "subscriber:" + Array(mac).prefix(16).map { String(format: "%02x", $0) }.joined()
+        return Array(HMAC<SHA256>.authenticationCode(for: Array(text.utf8), using: SymmetricKey(data: secret)))
     }
 
     static func randomSecret() -> [UInt8] {

@@ -24,6 +24,13 @@ extension OfferCodeStore {
     public enum Recipient: Sendable {
         case appUser(bundleId: String, appAccountToken: UUID)
         case subscription(SubscriberKey)
+
+        public var bundleId: String {
+            switch self {
+            case .appUser(let bundleId, _): bundleId
+            case .subscription(let key): key.bundleId
+            }
+        }
     }
 
     /// The recipient's codes that are issued, not redeemed, unexpired and inside their decision's delivery window, of

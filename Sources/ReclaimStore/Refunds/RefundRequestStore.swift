@@ -174,7 +174,14 @@ public enum RefundRequestStore {
 
     /// A failed attempt of a request still pending (retried later): its status and error, for the operator.
     public static func noteAttempt(_ id: Int64, appleStatus: Int?, appleError: String, database: Database, logger: Logger) async throws {
-        try await database.query(
+        try await database.withConnection(logger: logger) {
+            try await noteAttempt(id, appleStatus: appleStatus, appleError: appleError, connection: $0, logger: logger)
+        }
+    }
+
+    /// The same, in the caller's transaction (a request held by a stop, with the job that looks again).
+    public static func noteAttempt(_ id: Int64, appleStatus: Int?, appleError: String, connection: PostgresConnection, logger: Logger) async throws {
+        try await connection.query(
             """
             UPDATE reclaim.refund_requests SET apple_status = \(appleStatus), apple_error = \(appleError)
             WHERE id = \(id) AND status = 'pending'

@@ -45,5 +45,6 @@ public enum SchemaSQL {
         33: PackageResources._33_mass_extensions_and_account_tokens_sql,
         34: PackageResources._34_backfill_answers_sql,
         35: PackageResources._35_roles_and_audit_sql,
+        36: PackageResources._36_app_stops_sql,
     ].mapValues { String(decoding: $0, as: UTF8.self) }
 }

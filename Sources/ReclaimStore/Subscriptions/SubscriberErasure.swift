@@ -84,7 +84,8 @@ public enum SubscriberErasure {
         let outcome: Outcome
     }
 
-    static func forget(_ lookup: SubscriberLookup, connection: PostgresConnection, logger: Logger) async throws -> Outcome {
+    /// Erases in the caller's transaction (an erasure over HTTP records its request in the same one).
+    public static func forget(_ lookup: SubscriberLookup, connection: PostgresConnection, logger: Logger) async throws -> Outcome {
         // First, before any row is read or locked: the job transactions in progress end, and no other starts until
         // this one commits (``WorkerBarrier``), so none stores the subscriber again under the erased id.
         try await WorkerBarrier.hold(connection: connection, logger: logger)

@@ -155,6 +155,23 @@ struct AuditLogTests {
             let supportId = try #require(keys.output.split(separator: "\n").first { $0.contains("support-anna") }?.split(separator: "\t").first)
             #expect(keys.output.contains("\tsupport\tevery app\t"), "\(keys.output)")
             #expect(try await run(["apps", "revoke-key", String(supportId), "--actor", "alice"]).status == 0)
+            // One stop for a whole app (issue 78): said, listed, idempotent, resumed; each audited.
+            let stopped = try await run(["stop", "--app", "GeniusParentingAI", "--reason", "INC-142", "--actor", "dave"])
+            #expect(
+                stopped.status == 0 && stopped.output.hasPrefix("stopped GeniusParentingAI: within a second"),
+                "\(stopped.output)\(stopped.errors)"
+            )
+            #expect(
+                try await run(["stop", "--app", "GeniusParentingAI", "--reason", "again", "--actor", "dave"]).output.contains(
+                    "was already stopped since"
+                )
+            )
+            #expect(try await run(["stop"]).output.contains("GeniusParentingAI\tstopped since"))
+            #expect(try await run(["stop", "--app", "GeniusParentingAI"]).status != 0, "a stop says why")
+            #expect(
+                try await run(["stop", "--app", "GeniusParentingAI", "--resume", "--actor", "dave"]).output.hasPrefix("resumed GeniusParentingAI")
+            )
+            #expect(try await run(["stop"]).output == "no app is stopped\n")
 
             // reclaim audit --json: each action with its actor.
             let listed = try await run(["audit", "--json"])
@@ -175,6 +192,9 @@ struct AuditLogTests {
             #expect((entry("campaign.resume")?["actor"] as? String)?.hasSuffix("(uid \(uid))") == true)
             #expect(entry("subscriber.forget")?["actor"] as? String == "carol")
             #expect(entry("key.revoke")?["target"] as? String == "key:\(supportId)")
+            #expect(entry("app.stop")?["actor"] as? String == "dave" && entry("app.stop")?["detail"] as? String == "INC-142")
+            #expect(entry("app.stop", outcome: "unchanged")?["target"] as? String == "app:GeniusParentingAI")
+            #expect(entry("app.resume")?["actor"] as? String == "dave")
             #expect(try await !Self.everything(client).contains(Self.subscriber), "forget's target is the pseudonym")
 
             // Filters: by target (the identifier, looked up by its pseudonym), action family and actor.

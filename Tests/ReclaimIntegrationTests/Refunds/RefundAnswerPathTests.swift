@@ -304,3 +304,104 @@ struct RefundAnswerPathTests {
         }
     }
 }
+
+extension RefundAnswerPathTests {
+    /// Runs one claimed refund answer job to its end: the call, then the record it returns, in its own transaction.
+    func run(_ job: Job, _ handler: RefundAnswerJobHandler, client: Database) async throws {
+        let record = try await handler.call(
+            job,
+            lease: CallLease(job: job, worker: "test-worker", budget: .seconds(55)),
+            database: client,
+            logger: logger
+        )
+        try await client.transaction(logger: logger) { connection in
+            _ = try await JobQueue.markCompleted([job], worker: "test-worker", connection: connection, logger: self.logger)
+            try await record?(connection, self.logger)
+        }
+    }
+
+    @Test(
+        "an app stopped (reclaim stop) holds its refund answers, noted, unsent, without spending attempts; resumed, they go out once; past Apple's 12 hours one expires, counted on the stop"
+    )
+    func heldByAStop() async throws {
+        let setup = try Setup()
+        defer { setup.remove() }
+        let standIn = setup.standIn()
+        try await withStandIn(standIn) { port in
+            try await withTestDatabase { client, _ in
+                let config = try RefundRequestTests.config(setup, port: port, refunds: Self.refunds)
+                let dependencies = try Dependencies.test(postgres: client, config: config)
+                try await ingestNotifications(
+                    [try Self.request(setup, "8400000000000021"), try Self.request(setup, "8400000000000022")],
+                    dependencies: dependencies
+                )
+                try await withServices([pool(client, dependencies, calls: 0)]) {
+                    try await eventually("the answers' jobs are queued") {
+                        try await firstInt(client, "SELECT count(*)::int FROM reclaim.jobs WHERE kind = 'refund_answer' AND state = 'available'") == 2
+                    }
+                }
+                let bundleId = try #require(
+                    try await client.query("SELECT DISTINCT bundle_id FROM reclaim.refund_requests", logger: logger).decode(String.self).first { _ in
+                        true
+                    }
+                )
+                _ = try await client.withConnection(logger: logger) {
+                    try await AppStopStore.stop(bundleId: bundleId, reason: "INC-7", by: "alice", connection: $0, logger: self.logger)
+                }
+                let queue = JobQueue(postgres: client)
+                let handler = RefundAnswerJobHandler(dependencies: dependencies)
+                for _ in 0..<2 {
+                    let job = try #require(
+                        try await queue.claimCall(kind: "refund_answer", worker: "test-worker", lease: .seconds(60), logger: logger)
+                    )
+                    try await run(job, handler, client: client)
+                }
+                #expect(standIn.consumptionAnswers.withLock { $0 }.isEmpty, "a stopped app's answer was sent")
+                #expect(
+                    try await firstInt(
+                        client,
+                        "SELECT count(*)::int FROM reclaim.refund_requests WHERE status = 'pending' AND apple_error LIKE 'held: app stopped (reclaim stop)%'"
+                    ) == 2
+                )
+                // Each held answer looks again in 30 s, as a new job: a stop spends none of its attempts.
+                #expect(
+                    try await firstInt(
+                        client,
+                        "SELECT count(*)::int FROM reclaim.jobs WHERE kind = 'refund_answer' AND state = 'available' AND attempts = 0 AND run_at > now() + interval '25 seconds'"
+                    ) == 2
+                )
+
+                // One request is older than Apple's 12 hours by the time the app is resumed; the other goes out.
+                try await client.query(
+                    "UPDATE reclaim.refund_requests SET requested_at = now() - interval '13 hours' WHERE transaction_id = '8400000000000022'",
+                    logger: logger
+                )
+                _ = try await client.withConnection(logger: logger) {
+                    try await AppStopStore.resume(bundleId: bundleId, by: "alice", connection: $0, logger: self.logger)
+                }
+                await dependencies.appStops.refresh(logger: logger)
+                try await client.query("UPDATE reclaim.jobs SET run_at = now() WHERE kind = 'refund_answer' AND state = 'available'", logger: logger)
+                for _ in 0..<2 {
+                    let job = try #require(
+                        try await queue.claimCall(kind: "refund_answer", worker: "test-worker", lease: .seconds(60), logger: logger)
+                    )
+                    try await run(job, handler, client: client)
+                }
+                #expect(standIn.consumptionAnswers.withLock { $0 }.map(\.transactionId) == ["8400000000000021"])
+                let statuses = try await client.query(
+                    "SELECT transaction_id, status, apple_error FROM reclaim.refund_requests ORDER BY transaction_id",
+                    logger: logger
+                ).decode((String, String, String?).self)
+                var seen: [String: (String, String?)] = [:]
+                for try await (transaction, status, error) in statuses { seen[transaction] = (status, error) }
+                #expect(seen["8400000000000021"]?.0 == "sent")
+                #expect(seen["8400000000000022"]?.0 == "expired")
+                #expect(
+                    seen["8400000000000022"]?.1?.contains("the last attempt: held: app stopped") == true,
+                    "\(String(describing: seen["8400000000000022"]))"
+                )
+                #expect(try await firstInt(client, "SELECT refund_answers_expired FROM reclaim.app_stops") == 1)
+            }
+        }
+    }
+}

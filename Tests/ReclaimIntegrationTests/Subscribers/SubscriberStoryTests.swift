@@ -289,6 +289,8 @@ struct SubscriberStoryTests {
     static let notIdentifying: Set<String> = [
         "api_keys.key_hash",  // an API key's hash
         "audit_log.previous_hash",  // the audit chain's link; the log names subscribers only by a keyed hash (its target)
+        "app_stops.reason",  // the operator's words for a stop of a whole app
+        "erasure_requests.idempotency_key",  // the backend's own request id (docs/privacy.md); the request is kept as a keyed hash
         "campaigns.paused_reason", "campaign_decisions.reason", "cancel_sheet_decisions.reason", "offers.end_reason",  // rules' words
         "refund_requests.reason",  // Apple's reason code for the request
         "refund_requests.apple_error", "offer_events.purchase_error", "offer_code_events.purchase_error",  // Apple's and StoreKit's error texts
