@@ -47,20 +47,7 @@ struct KeyAuthentication: Sendable {
     func admin(of request: Request, context: ReclaimRequestContext) async throws -> APIKeyStore.Caller {
         let caller = try await caller(of: request, context: context, expecting: "admin key (from `reclaim admin create-key`)")
         if caller.scope == .support || caller.scope == .privacy {
-            let route = "\(request.method.rawValue) \(request.uri.path)"
-            try? await Audit.record(
-                "access.refused",
-                target: .text("route:\(route)"),
-                outcome: "refused",
-                detail: "a \(caller.scope.rawValue) key may not use the admin API",
-                actor: Audit.keyActor(caller),
-                database: postgres,
-                logger: context.logger
-            )
-            throw Problem(
-                .forbidden,
-                "a \(caller.scope.rawValue) key may not use \(route): it takes an admin key (reclaim admin create-key --role admin)"
-            )
+            throw await refuse(caller, request, context, needs: "an admin key (reclaim admin create-key --role admin)")
         }
         guard caller.scope == .admin else { throw Problem(.unauthorized, "the key is not an admin key") }
         return caller
@@ -70,20 +57,27 @@ struct KeyAuthentication: Sendable {
     /// the refusal recorded.
     func person(of request: Request, context: ReclaimRequestContext) async throws -> APIKeyStore.Caller {
         let caller = try await caller(of: request, context: context, expecting: "admin, support or privacy key (from `reclaim admin create-key`)")
-        guard caller.scope.readsSubscribers else {
-            let route = "\(request.method.rawValue) \(request.uri.path)"
-            try? await Audit.record(
+        guard caller.scope.readsSubscribers else { throw await refuse(caller, request, context, needs: "an admin, support or privacy key") }
+        return caller
+    }
+
+    /// 403 for a known key whose role does not cover the route, recorded in the audit log (`access.refused`).
+    private func refuse(_ caller: APIKeyStore.Caller, _ request: Request, _ context: ReclaimRequestContext, needs: String) async -> Problem {
+        let route = "\(request.method.rawValue) \(request.uri.path)"
+        do {
+            try await Audit.record(
                 "access.refused",
                 target: .text("route:\(route)"),
                 outcome: "refused",
-                detail: "a \(caller.scope.rawValue) key may not read subscribers",
+                detail: "a \(caller.scope.rawValue) key; it takes \(needs)",
                 actor: Audit.keyActor(caller),
                 database: postgres,
                 logger: context.logger
             )
-            throw Problem(.forbidden, "a \(caller.scope.rawValue) key may not use \(route): it takes an admin, support or privacy key")
+        } catch {
+            context.logger.error("the audit log did not take a refusal", metadata: ["error": "\(String(reflecting: error))"])
         }
-        return caller
+        return Problem(.forbidden, "a \(caller.scope.rawValue) key may not use \(route): it takes \(needs)")
     }
 
     /// The caller of a key typed into the /console sign-in form, under the same budget of failed
