@@ -56,8 +56,9 @@ final class AppStops: Sendable {
     }
 }
 
-/// Reads the stops every ``AppStops/freshFor``, so that requests find them in memory and the gauge stays current on a
-/// process that serves nothing of a stopped app.
+/// Reads the stops twice per ``AppStops/freshFor``, so that requests always find them in memory, never older than
+/// that (a request that found them stale would read them itself, and under load many would at once), and the gauge
+/// stays current on a process that serves nothing of a stopped app.
 struct AppStopWatcher: Service {
     let stops: AppStops
     let logger: Logger
@@ -65,7 +66,7 @@ struct AppStopWatcher: Service {
     func run() async throws {
         while !Task.isShuttingDownGracefully && !Task.isCancelled {
             await stops.refresh(logger: logger)
-            try? await Task.sleep(for: AppStops.freshFor)
+            try? await Task.sleep(for: AppStops.freshFor / 2)
         }
     }
 }
