@@ -20,7 +20,7 @@ struct SubscribersCommand: AsyncParsableCommand {
         func lookup(environment: String? = nil) throws -> SubscriberLookup {
             switch (originalTransactionId, appAccountToken) {
             case (let id?, nil):
-                guard !id.isEmpty, id.count <= 64, id.allSatisfy({ $0.isASCII && $0.isNumber }) else {
+                guard SubscriberLookup.Identifier.isTransactionId(id) else {
                     throw ValidationError("--original-transaction-id must be Apple's numeric transaction id")
                 }
                 return SubscriberLookup(.originalTransactionId(id), bundleId: app, environment: environment)

@@ -98,12 +98,7 @@ struct ConsoleRoutes: Sendable {
         }
         let app = caller.scope == .admin ? asked : (caller.bundleId ?? asked)
         guard !query.isEmpty else { return render(ConsoleSubscriberPage(query: "", app: app, story: nil), .ok) }
-        let identifier: SubscriberLookup.Identifier
-        if let token = UUID(uuidString: query) {
-            identifier = .appAccountToken(token)
-        } else if query.count <= 64, query.allSatisfy({ $0.isASCII && $0.isNumber }) {
-            identifier = .originalTransactionId(query)
-        } else {
+        guard let identifier = SubscriberLookup.Identifier(parsing: query) else {
             let message = "Enter an original transaction id (digits) or an appAccountToken (a UUID)."
             return render(ConsoleSubscriberPage(query: query, app: app, message: message, story: nil), .badRequest)
         }

@@ -127,7 +127,7 @@ struct SubscriberRoutes {
         let identifier: SubscriberLookup.Identifier
         switch (originalTransactionId, appAccountToken) {
         case (let id?, nil):
-            guard !id.isEmpty, id.count <= 64, id.allSatisfy({ $0.isASCII && $0.isNumber }) else {
+            guard SubscriberLookup.Identifier.isTransactionId(id) else {
                 throw Problem(.invalidParameter, "originalTransactionId must be 1 to 64 digits")
             }
             identifier = .originalTransactionId(id)

@@ -76,6 +76,7 @@ public enum Audit {
     }
 
     /// Runs a command line's action and records it: `ok`, or `failed` with the error's first line (then rethrows).
+    /// An action that succeeded is never recorded as failed: when its record cannot be written, that error is thrown.
     public static func recording<Result: Sendable>(
         _ action: String,
         target: Target?,
@@ -86,15 +87,16 @@ public enum Audit {
         _ body: () async throws -> Result
     ) async throws -> Result {
         let who = commandActor(actor)
+        let result: Result
         do {
-            let result = try await body()
-            try await record(action, target: target, detail: detail, actor: who, url: url, logger: logger)
-            return result
+            result = try await body()
         } catch {
             let reason = "\(error)".split(separator: "\n").first.map(String.init) ?? "\(error)"
             try? await record(action, target: target, outcome: "failed", detail: reason, actor: who, url: url, logger: logger)
             throw error
         }
+        try await record(action, target: target, detail: detail, actor: who, url: url, logger: logger)
+        return result
     }
 
     /// SHA-256 of a file, in hex (the config a process started with).

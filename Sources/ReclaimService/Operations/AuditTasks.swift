@@ -28,7 +28,7 @@ public enum AuditTasks {
 
     /// An original transaction id or an appAccountToken: what `--target` pseudonymises.
     static func isSubscriberIdentifier(_ text: String) -> Bool {
-        UUID(uuidString: text) != nil || (!text.isEmpty && text.count <= 64 && text.allSatisfy { $0.isASCII && $0.isNumber })
+        SubscriberLookup.Identifier(parsing: text) != nil
     }
 
     /// The chain checked from its first row.

@@ -19,7 +19,8 @@ public enum StopTasks {
             throw ConfigError("app \(bundleId) is not configured under apps")
         }
         let reason = reason.trimmingCharacters(in: .whitespacesAndNewlines)
-        guard (1...500).contains(reason.count) else { throw ConfigError("--reason must say why, in 1 to 500 characters") }
+        // The column's limit counts code points (char_length), not what Swift counts as characters.
+        guard (1...500).contains(reason.unicodeScalars.count) else { throw ConfigError("--reason must say why, in 1 to 500 characters") }
         let who = Audit.commandActor(actor)
         let (stop, new) = try await Database.withDatabase(url, maxConnections: 1, logger: logger) { database in
             try await database.transaction(logger: logger) { connection in

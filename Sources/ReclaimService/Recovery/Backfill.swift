@@ -58,7 +58,7 @@ public enum Backfill {
     }
 
     /// What `reclaim backfill` may be given; anything else is recorded as invalid.
-    static func isTransactionId(_ id: String) -> Bool { !id.isEmpty && id.count <= 64 && id.allSatisfy(\.isASCII) && id.allSatisfy(\.isNumber) }
+    static func isTransactionId(_ id: String) -> Bool { SubscriberLookup.Identifier.isTransactionId(id) }
 
     public static func run(
         config: ReclaimConfig,

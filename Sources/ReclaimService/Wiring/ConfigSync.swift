@@ -6,8 +6,8 @@ import ServiceLifecycle
 
 /// Mirrors what the config declares for SQL into the database once it answers, retrying while it does not: the
 /// campaigns (`reclaim.campaigns`, for dashboards' joins) and the outbound targets (`reclaim.outbound_targets`,
-/// which ingest and the triggers read to queue forwards and webhooks). Then waits for shutdown (a service that
-/// returned early would stop the group).
+/// which ingest and the triggers read to queue forwards and webhooks), and records the process's start in the audit
+/// log. Then waits for shutdown (a service that returned early would stop the group).
 struct ConfigSync: Service {
     let campaigns: [Campaign]
     let targets: [OutboundStore.Target]
@@ -15,6 +15,8 @@ struct ConfigSync: Service {
     /// Opened after the first mirror: requests that write and the background writers wait for it.
     let gate: StartupGate
     let logger: Logger
+    /// This process's start, recorded in the audit log once the database answers (``ProcessStartAudit``).
+    var start: ProcessStartAudit? = nil
 
     func run() async throws {
         while !Task.isCancelledOrShuttingDown {
@@ -24,6 +26,7 @@ struct ConfigSync: Service {
                     try await OutboundStore.sync(targets, connection: $0, logger: logger)
                 }
                 gate.open()
+                await start?.record(postgres: postgres, logger: logger)
                 logger.info(
                     "config mirrored to reclaim.campaigns and reclaim.outbound_targets",
                     metadata: ["campaigns": "\(campaigns.count)", "targets": "\(targets.count)"]

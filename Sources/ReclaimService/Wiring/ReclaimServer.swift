@@ -52,7 +52,8 @@ public struct ReclaimServer: Sendable {
                 targets: dependencies.outboundTargets.map(\.row),
                 postgres: postgres,
                 gate: gate,
-                logger: logger
+                logger: logger,
+                start: ProcessStartAudit(role: role, configSHA256: configSHA256)
             ),
             SystemdWatchdog(liveness: dependencies.liveness, logger: logger),
             AppStopWatcher(stops: dependencies.appStops, logger: logger),
@@ -106,7 +107,6 @@ public struct ReclaimServer: Sendable {
         let group = ServiceGroup(configuration: configuration)
         let (username, deadlines) = (databaseURL.username, config.database.deadlines)
         Task { await SessionLimits.warnIfMissing(on: postgres, username: username, deadlines: deadlines, logger: logger) }
-        Task { [role, configSHA256] in await ProcessStartAudit.record(role: role, configSHA256: configSHA256, postgres: postgres, logger: logger) }
         if let warning = databaseURL.sslModeWarning { logger.warning("\(warning)") }
         logger.info("reclaim serving", metadata: ["role": "\(role.rawValue)", "address": "\(host):\(port)", "database": "\(databaseURL)"])
         onReady()

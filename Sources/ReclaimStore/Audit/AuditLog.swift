@@ -231,18 +231,33 @@ public enum AuditLog {
     /// HMAC-SHA-256 of `text` under the install's secret (made on first use): what names a subscriber where Reclaim
     /// keeps no identifier (the audit log, the erasure requests).
     public static func keyedHash(_ text: String, connection: PostgresConnection, logger: Logger) async throws -> [UInt8] {
-        try await connection.query(
-            """
-            INSERT INTO reclaim.audit_pseudonym_key (secret) VALUES (\(ByteBuffer(bytes: Self.randomSecret())))
-            ON CONFLICT (id) DO NOTHING
-            """,
-            logger: logger
-        )
-        var secret: [UInt8] = []
-        for try await bytes in try await connection.query("SELECT secret FROM reclaim.audit_pseudonym_key", logger: logger).decode(ByteBuffer.self) {
-            secret = Array(buffer: bytes)
+        func stored() async throws -> [UInt8]? {
+            for try await bytes in try await connection.query("SELECT secret FROM reclaim.audit_pseudonym_key", logger: logger).decode(
+                ByteBuffer.self
+            ) {
+                return Array(buffer: bytes)
+            }
+            return nil
         }
+        // Read; written only the first time (a concurrent first write waits for the other's and reads it).
+        var secret = try await stored()
+        if secret == nil {
+            try await connection.query(
+                """
+                INSERT INTO reclaim.audit_pseudonym_key (secret) VALUES (\(ByteBuffer(bytes: Self.randomSecret())))
+                ON CONFLICT (id) DO NOTHING
+                """,
+                logger: logger
+            )
+            secret = try await stored()
+        }
+        guard let secret else { throw MissingSecret() }
         return Array(HMAC<SHA256>.authenticationCode(for: Array(text.utf8), using: SymmetricKey(data: secret)))
+    }
+
+    /// `reclaim.audit_pseudonym_key` was empty right after its row was written (nothing else deletes it).
+    struct MissingSecret: Error, CustomStringConvertible {
+        var description: String { "reclaim.audit_pseudonym_key holds no secret after writing one" }
     }
 
     static func randomSecret() -> [UInt8] {

@@ -8,6 +8,22 @@ public struct SubscriberLookup: Sendable, Hashable {
     public enum Identifier: Sendable, Hashable {
         case originalTransactionId(String)
         case appAccountToken(UUID)
+
+        /// An original transaction id as Reclaim takes one from a person or a request: 1 to 64 ASCII digits.
+        public static func isTransactionId(_ text: String) -> Bool {
+            !text.isEmpty && text.count <= 64 && text.allSatisfy { $0.isASCII && $0.isNumber }
+        }
+
+        /// Either identifier, from one field: a UUID is an appAccountToken, digits an original transaction id.
+        public init?(parsing text: String) {
+            if let token = UUID(uuidString: text) {
+                self = .appAccountToken(token)
+            } else if Self.isTransactionId(text) {
+                self = .originalTransactionId(text)
+            } else {
+                return nil
+            }
+        }
     }
 
     public var identifier: Identifier

@@ -222,7 +222,7 @@ struct AuditLogTests {
     @Test("a process's start is audited with its config's SHA-256; appends from many tasks make one chain")
     func processStartAndConcurrency() async throws {
         try await withTestDatabase { client, _ in
-            await ProcessStartAudit.record(role: .all, configSHA256: "ab" + String(repeating: "0", count: 62), postgres: client, logger: logger)
+            await ProcessStartAudit(role: .all, configSHA256: "ab" + String(repeating: "0", count: 62)).record(postgres: client, logger: logger)
             let start = try #require(try await Self.rows(client).first)
             #expect(start.action == "process.start" && start.actorKind == .process)
             #expect(start.detail?.contains("config sha256 ab000") == true && start.detail?.contains("role all") == true, "\(start)")
