@@ -12,7 +12,7 @@ public struct CampaignDecision: Sendable, Equatable {
         case skipped
     }
 
-    public var campaign: Campaign
+    public var campaign: NotificationCampaign
     public var outcome: Outcome
     public var reason: String
     /// For `offered`: the live offer of lower priority this one replaces (to be withdrawn).
@@ -23,7 +23,7 @@ public struct CampaignDecision: Sendable, Equatable {
     public var variant: CampaignVariant?
 
     public init(
-        campaign: Campaign,
+        campaign: NotificationCampaign,
         outcome: Outcome,
         reason: String,
         supersedes: UUID? = nil,

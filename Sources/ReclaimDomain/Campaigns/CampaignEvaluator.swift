@@ -23,7 +23,7 @@ public enum CampaignEvaluator {
     /// Once one campaign offered or held out, lower ones are skipped: the subscriber's offer for this event
     /// is decided, and a held-out subscriber must not get another campaign's offer instead.
     public static func evaluate(
-        campaigns: [Campaign],
+        campaigns: [NotificationCampaign],
         state: SubscriptionState,
         event: SubscriptionEvent,
         history: OfferHistory,
@@ -33,7 +33,7 @@ public enum CampaignEvaluator {
         // when they fire.
         let triggered =
             campaigns
-            .filter { $0.delay <= 0 && $0.bundleId == state.bundleId && $0.trigger.matches(type: event.type, subtype: event.subtype) }
+            .filter { $0.decidesAtOnce(event, in: state.bundleId) }
             .sorted { ($0.priority, $1.id) > ($1.priority, $0.id) }
         var decisions: [CampaignDecision] = []
         var taken: CampaignDecision?
@@ -64,7 +64,7 @@ public enum CampaignEvaluator {
 
     /// A delayed campaign this event triggers, and when it fires.
     public struct Scheduled: Sendable, Equatable {
-        public var campaign: Campaign
+        public var campaign: NotificationCampaign
         public var fireAt: Date
         /// Deferred to `commitmentLead` before this commitment end (``commitmentDeferrals(campaigns:state:event:now:)``),
         /// not delayed by the campaign's own `delay`: re-checked against the commitment when it fires.
@@ -73,7 +73,7 @@ public enum CampaignEvaluator {
         /// re-checked against the period when it fires.
         public var periodEndsAt: Date?
 
-        public init(campaign: Campaign, fireAt: Date, commitmentEndsAt: Date? = nil, periodEndsAt: Date? = nil) {
+        public init(campaign: NotificationCampaign, fireAt: Date, commitmentEndsAt: Date? = nil, periodEndsAt: Date? = nil) {
             self.campaign = campaign
             self.fireAt = fireAt
             self.commitmentEndsAt = commitmentEndsAt
@@ -86,19 +86,17 @@ public enum CampaignEvaluator {
     /// commitment's end; each is decided `commitmentLead` before that end, or now when the end is nearer than that.
     /// The others, and every campaign of a subscription without such a commitment, are decided now.
     public static func commitmentDeferrals(
-        campaigns: [Campaign],
+        campaigns: [NotificationCampaign],
         state: SubscriptionState,
         event: SubscriptionEvent,
         now: Date
-    ) -> (now: [Campaign], deferred: [Scheduled]) {
+    ) -> (now: [NotificationCampaign], deferred: [Scheduled]) {
         guard let end = state.commitmentEndsWithoutRenewal(after: event.signedDate) else { return (campaigns, []) }
-        var decidedNow: [Campaign] = []
+        var decidedNow: [NotificationCampaign] = []
         var deferred: [Scheduled] = []
         for campaign in campaigns {
             let fireAt = end.addingTimeInterval(-campaign.commitmentLead)
-            if campaign.delay <= 0, campaign.bundleId == state.bundleId, campaign.trigger.matches(type: event.type, subtype: event.subtype),
-                fireAt > now
-            {
+            if campaign.decidesAtOnce(event, in: state.bundleId), fireAt > now {
                 deferred.append(Scheduled(campaign: campaign, fireAt: fireAt, commitmentEndsAt: end))
             } else {
                 decidedNow.append(campaign)
@@ -111,17 +109,17 @@ public enum CampaignEvaluator {
     /// (or in its grace period) and its period ends further away than that, so each is decided `expiresWithin` before
     /// the end (re-checked then), not skipped. Others are decided now (where the condition is met, or says why not).
     public static func expiryDeferrals(
-        campaigns: [Campaign],
+        campaigns: [NotificationCampaign],
         state: SubscriptionState,
         event: SubscriptionEvent,
         now: Date
-    ) -> (now: [Campaign], deferred: [Scheduled]) {
+    ) -> (now: [NotificationCampaign], deferred: [Scheduled]) {
         guard state.status == .active || state.status == .gracePeriod, let end = state.periodEnd(after: now) else { return (campaigns, []) }
-        var decidedNow: [Campaign] = []
+        var decidedNow: [NotificationCampaign] = []
         var deferred: [Scheduled] = []
         for campaign in campaigns {
-            if let within = campaign.conditions.expiresWithin, campaign.delay <= 0, campaign.bundleId == state.bundleId,
-                campaign.trigger.matches(type: event.type, subtype: event.subtype), end.addingTimeInterval(-Double(within)) > now
+            if let within = campaign.conditions.expiresWithin, campaign.decidesAtOnce(event, in: state.bundleId),
+                end.addingTimeInterval(-Double(within)) > now
             {
                 deferred.append(Scheduled(campaign: campaign, fireAt: end.addingTimeInterval(-Double(within)), periodEndsAt: end))
             } else {
@@ -134,12 +132,12 @@ public enum CampaignEvaluator {
     /// The delayed campaigns `event` triggers, unless the event is older than the state or outside the campaign's
     /// dates: each fires `delay` after the event's signedDate, when ``fire(_:state:history:triggeredAt:now:)``
     /// decides it on the state of that moment.
-    public static func schedule(campaigns: [Campaign], state: SubscriptionState, event: SubscriptionEvent) -> [Scheduled] {
+    public static func schedule(campaigns: [NotificationCampaign], state: SubscriptionState, event: SubscriptionEvent) -> [Scheduled] {
         let at = event.signedDate
         if let last = state.lastSignedDate, last > at { return [] }
         return campaigns.filter { campaign in
             campaign.delay > 0 && campaign.bundleId == state.bundleId && campaign.trigger.matches(type: event.type, subtype: event.subtype)
-                && campaign.startsAt.map { at >= $0 } != false && campaign.endsAt.map { at < $0 } != false
+                && campaign.basics.outsideDates(at) == nil
         }.map { Scheduled(campaign: $0, fireAt: at.addingTimeInterval($0.delay)) }
     }
 
@@ -152,7 +150,7 @@ public enum CampaignEvaluator {
     /// A fire deferred to a commitment's end (`commitmentEndsAt`) is re-checked against the commitment instead: it
     /// is skipped when the commitment renews again or has already ended (win-back campaigns take the lapse).
     public static func fire(
-        _ campaign: Campaign,
+        _ campaign: NotificationCampaign,
         state: SubscriptionState,
         history: OfferHistory,
         triggeredAt: Date,
@@ -196,7 +194,7 @@ public enum CampaignEvaluator {
 
     /// Rules 1–7: nil when none says no.
     private static func skipReason(
-        _ campaign: Campaign,
+        _ campaign: NotificationCampaign,
         state: SubscriptionState,
         event: SubscriptionEvent,
         history: OfferHistory,
@@ -207,17 +205,12 @@ public enum CampaignEvaluator {
         if let last = state.lastSignedDate, last > at {
             return "stale: a newer notification (\(state.lastNotificationType ?? "?") signed \(iso(last))) was already applied"
         }
-        if let startsAt = campaign.startsAt, at < startsAt { return "not started: the campaign starts \(iso(startsAt))" }
-        if let endsAt = campaign.endsAt, at >= endsAt { return "ended: the campaign ended \(iso(endsAt))" }
+        if let outside = campaign.basics.outsideDates(at) { return outside }
         if !state.hasOrHadSubscription { return "no subscription: Apple offers promotional offers only to subscribers who have or had one" }
         if let rescinded = state.consentRescindedAt {
             return "consent rescinded: a parent or guardian withdrew consent for the app \(iso(rescinded)) (RESCIND_CONSENT)"
         }
-        if let unmet = campaign.conditions.unmet(by: state, at: at, now: now) { return "condition not met: \(unmet)" }
-        if let none = campaign.noOffer(forPlan: state.billingPlanType) { return none }
-        if campaign.standAsideForWinBack, !state.eligibleWinBackOfferIds.isEmpty {
-            return "standing aside: Apple lists win-back offers \(state.eligibleWinBackOfferIds.joined(separator: ", ")) for this subscriber"
-        }
+        if let unqualified = campaign.basics.unqualified(state, at: at, now: now) { return unqualified }
         if deliverableUntil <= now { return "too late: the offer would have been deliverable until \(iso(deliverableUntil))" }
         let earlier = history.decisions.filter { $0.campaignId == campaign.id && $0.outcome != .skipped }
         if let last = earlier.map(\.triggeredAt).max(), at < last.addingTimeInterval(campaign.cooldown) {
@@ -240,23 +233,15 @@ public enum CampaignEvaluator {
 
     /// Rules 8–9 for a campaign no rule skipped.
     private static func offerOrHoldOut(
-        _ campaign: Campaign,
+        _ campaign: NotificationCampaign,
         state: SubscriptionState,
         history: OfferHistory,
         decide: (CampaignDecision.Outcome, String, UUID?) -> CampaignDecision
     ) -> CampaignDecision {
-        let bucket = Holdout.bucket(originalTransactionId: state.originalTransactionId, campaignId: campaign.id)
-        if bucket < campaign.holdoutPercent * (Holdout.buckets / 100) {
-            return decide(.heldOut, "held out: bucket \(bucket) of \(Holdout.buckets) is in the \(campaign.holdoutPercent)% control group", nil)
-        }
+        if let heldOut = campaign.basics.heldOut(state.originalTransactionId) { return decide(.heldOut, heldOut, nil) }
         // The arm: the one an earlier decision gave this subscriber, else drawn by weight.
         let earlier = history.decisions.filter { $0.campaignId == campaign.id && $0.outcome == .offered }.max { $0.triggeredAt < $1.triggeredAt }
-        let variant = VariantAssignment.variant(
-            of: campaign.variants,
-            originalTransactionId: state.originalTransactionId,
-            campaignId: campaign.id,
-            earlier: earlier?.variantId
-        )?.forPlan(state.billingPlanType)
+        let variant = campaign.basics.arm(for: state.originalTransactionId, earlier: earlier?.variantId, plan: state.billingPlanType)
         let arm = variant.map { $0.id.isEmpty ? "" : " (variant \($0.id))" } ?? ""
         var decision: CampaignDecision
         if let live = history.liveOffer {
@@ -272,7 +257,7 @@ public enum CampaignEvaluator {
         return decision
     }
 
-    static func iso(_ date: Date) -> String { date.formatted(.iso8601) }
+    static func iso(_ date: Date) -> String { CampaignEvaluatorFormat.iso(date) }
 
     static func duration(_ seconds: TimeInterval) -> String { CampaignEvaluatorFormat.duration(seconds) }
 }

@@ -1,7 +1,10 @@
 import Foundation
 
-/// How the rules write durations in reasons: the largest whole unit, as the config does (`90d`, `12h`).
+/// How the rules write durations and times in reasons: the largest whole unit, as the config does (`90d`, `12h`);
+/// ISO 8601.
 public enum CampaignEvaluatorFormat {
+    public static func iso(_ date: Date) -> String { date.formatted(.iso8601) }
+
     public static func duration(_ seconds: TimeInterval) -> String {
         // Config durations are bounded (``DurationText/maximumSeconds``); a value beyond Int64 is written as is.
         guard seconds.isFinite, let whole = Int64(exactly: seconds.rounded(.down)) else { return "\(seconds)s" }

@@ -21,7 +21,7 @@ public struct CampaignSimulator: Sendable {
         public var lines: [String]
     }
 
-    public let campaigns: [Campaign]
+    public let campaigns: [NotificationCampaign]
     public private(set) var states: [Key: SubscriptionState] = [:]
     public private(set) var histories: [Key: OfferHistory] = [:]
     public private(set) var stories: [Key: [Entry]] = [:]
@@ -29,7 +29,7 @@ public struct CampaignSimulator: Sendable {
     /// The offers campaigns hand out codes of: taken as always in stock (the simulation has no pools).
     let codeOffers: Set<String>
 
-    public init(campaigns: [Campaign]) {
+    public init(campaigns: [NotificationCampaign]) {
         self.campaigns = campaigns
         codeOffers = Set(campaigns.flatMap { $0.variants.compactMap(\.offerCodes) })
     }

@@ -16,7 +16,7 @@ public struct CampaignStep: Sendable, Equatable {
         _ snapshot: SubscriptionSnapshot,
         state before: SubscriptionState,
         history: OfferHistory,
-        campaigns: [Campaign],
+        campaigns: [NotificationCampaign],
         now: Date,
         alreadyApplied: Bool = false
     ) -> CampaignStep {

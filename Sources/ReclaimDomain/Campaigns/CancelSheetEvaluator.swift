@@ -1,6 +1,6 @@
 import Foundation
 
-/// The cancel-sheet rules: which campaign with trigger `RETENTION_MESSAGING` answers Apple's realtime request for a
+/// The cancel-sheet rules: which ``CancelSheetCampaign`` answers Apple's realtime request for a
 /// subscriber, and with which arm. Pure, like ``CampaignEvaluator``: no I/O, no clock, no randomness.
 ///
 /// The app's cancel-sheet campaigns are tried highest priority first (then by id); the first no rule skips decides:
@@ -52,7 +52,7 @@ public enum CancelSheetEvaluator {
 
     /// The deciding campaign's decision (nil when none decides), and every campaign skipped before it with why.
     public static func decide(
-        campaigns: [Campaign],
+        campaigns: [CancelSheetCampaign],
         request: Request,
         state known: SubscriptionState?,
         earlier: [PastDecision],
@@ -63,7 +63,7 @@ public enum CancelSheetEvaluator {
         state.productId = request.productId
         let candidates =
             campaigns
-            .filter { $0.trigger.isCancelSheet && $0.bundleId == request.bundleId }
+            .filter { $0.bundleId == request.bundleId }
             .sorted { ($0.priority, $1.id) > ($1.priority, $0.id) }
         var skipped: [(campaignId: String, reason: String)] = []
         for campaign in candidates {
@@ -103,15 +103,8 @@ public enum CancelSheetEvaluator {
     }
 
     /// Rules 1–3: nil when none says no.
-    private static func skipReason(_ campaign: Campaign, state: SubscriptionState, request: Request) -> String? {
-        if let startsAt = campaign.startsAt, request.now < startsAt { return "not started: the campaign starts \(CampaignEvaluator.iso(startsAt))" }
-        if let endsAt = campaign.endsAt, request.now >= endsAt { return "ended: the campaign ended \(CampaignEvaluator.iso(endsAt))" }
-        if let unmet = campaign.conditions.unmet(by: state, at: request.now, now: request.now) { return "condition not met: \(unmet)" }
-        if let none = campaign.noOffer(forPlan: state.billingPlanType) { return none }
-        if campaign.standAsideForWinBack, !state.eligibleWinBackOfferIds.isEmpty {
-            return "standing aside: Apple lists win-back offers \(state.eligibleWinBackOfferIds.joined(separator: ", ")) for this subscriber"
-        }
-        return nil
+    private static func skipReason(_ campaign: CancelSheetCampaign, state: SubscriptionState, request: Request) -> String? {
+        campaign.basics.outsideDates(request.now) ?? campaign.basics.unqualified(state, at: request.now, now: request.now)
     }
 
     /// Rule 7: a promotional-offer answer the app's discount budget does not allow is held back (answered `{}`),
@@ -132,7 +125,7 @@ public enum CancelSheetEvaluator {
     }
 
     /// Rule 4: the earlier decision again, unless its arm left the config (then a new decision is made).
-    private static func repeatDecision(of last: PastDecision, campaign: Campaign, plan: String?) -> CancelSheetDecision? {
+    private static func repeatDecision(of last: PastDecision, campaign: CancelSheetCampaign, plan: String?) -> CancelSheetDecision? {
         let since =
             "repeats decision \(last.id.uuidString.lowercased()) of \(CampaignEvaluator.iso(last.decidedAt)) (cooldown \(CampaignEvaluator.duration(campaign.cooldown)))"
         switch last.outcome {
@@ -150,18 +143,11 @@ public enum CancelSheetEvaluator {
     }
 
     /// Rule 6.
-    private static func firstDecision(_ campaign: Campaign, request: Request, plan: String?, earlierArm: String?) -> CancelSheetDecision {
-        let bucket = Holdout.bucket(originalTransactionId: request.originalTransactionId, campaignId: campaign.id)
-        if bucket < campaign.holdoutPercent * (Holdout.buckets / 100) {
-            let reason = "held out: bucket \(bucket) of \(Holdout.buckets) is in the \(campaign.holdoutPercent)% control group"
+    private static func firstDecision(_ campaign: CancelSheetCampaign, request: Request, plan: String?, earlierArm: String?) -> CancelSheetDecision {
+        if let reason = campaign.basics.heldOut(request.originalTransactionId) {
             return CancelSheetDecision(campaign: campaign, outcome: .heldOut, variant: nil, reason: reason, repeatOf: nil)
         }
-        let variant = VariantAssignment.variant(
-            of: campaign.variants,
-            originalTransactionId: request.originalTransactionId,
-            campaignId: campaign.id,
-            earlier: earlierArm
-        )?.forPlan(plan)
+        let variant = campaign.basics.arm(for: request.originalTransactionId, earlier: earlierArm, plan: plan)
         let arm = variant.map { $0.id.isEmpty ? "" : " (variant \($0.id))" } ?? ""
         return CancelSheetDecision(campaign: campaign, outcome: .answered, variant: variant, reason: "eligible\(arm)", repeatOf: nil)
     }
@@ -183,7 +169,7 @@ public struct CancelSheetDecision: Sendable, Equatable {
         case tooLate = "too_late"
     }
 
-    public var campaign: Campaign
+    public var campaign: CancelSheetCampaign
     public var outcome: Outcome
     /// For `answered`: the arm (a campaign without variants has one, with the empty id).
     public var variant: CampaignVariant?
@@ -195,7 +181,7 @@ public struct CancelSheetDecision: Sendable, Equatable {
     /// and the others repeat it.
     public var follows: UUID?
 
-    public init(campaign: Campaign, outcome: Outcome, variant: CampaignVariant?, reason: String, repeatOf: UUID?, follows: UUID? = nil) {
+    public init(campaign: CancelSheetCampaign, outcome: Outcome, variant: CampaignVariant?, reason: String, repeatOf: UUID?, follows: UUID? = nil) {
         self.campaign = campaign
         self.outcome = outcome
         self.variant = variant

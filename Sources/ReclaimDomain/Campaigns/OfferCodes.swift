@@ -49,7 +49,7 @@ public enum OfferCodes {
 
     /// Why a campaign's codes cannot go to this subscriber, or nil: every arm's pool has a code for them. Checked
     /// before the holdout for every arm, so that the control group and the treated stay alike when a pool runs dry.
-    public static func skipReason(_ campaign: Campaign, context: Context?) -> String? {
+    public static func skipReason(_ campaign: NotificationCampaign, context: Context?) -> String? {
         guard let context else { return nil }
         for offer in Set(campaign.variants.compactMap(\.offerCodes)).sorted() {
             if context.given.contains(offer) {

@@ -16,7 +16,7 @@ import ReclaimStore
 /// subscribers that still have one), so each sees the state and the live offer the previous one left, as it
 /// would one job at a time.
 public struct CampaignEngine: Sendable {
-    public let campaigns: [Campaign]
+    public let campaigns: [NotificationCampaign]
     public let issuer: OfferIssuer
     let now: @Sendable () -> Date
     let metrics = CampaignMetrics()
@@ -24,7 +24,7 @@ public struct CampaignEngine: Sendable {
     /// earlier transaction gave one, queues a Set App Account Token call (``AppAccountTokenRepair``).
     public var accountTokens: [String: AppAccountTokenRepair.Mode] = [:]
 
-    public init(campaigns: [Campaign], issuer: OfferIssuer, now: @escaping @Sendable () -> Date = Date.init) {
+    public init(campaigns: [NotificationCampaign], issuer: OfferIssuer, now: @escaping @Sendable () -> Date = Date.init) {
         self.campaigns = campaigns
         self.issuer = issuer
         self.now = now
@@ -173,7 +173,7 @@ public struct CampaignEngine: Sendable {
     private func addCodeContexts(
         to loaded: inout [(SubscriptionState, OfferHistory)],
         of subscribers: [SubscriberKey],
-        campaigns: [Campaign],
+        campaigns: [NotificationCampaign],
         connection: PostgresConnection,
         logger: Logger
     ) async throws {
@@ -253,7 +253,7 @@ public struct CampaignEngine: Sendable {
     }
 
     /// The campaigns not switched off (`reclaim campaigns pause`), read with every batch so a switch takes effect at once.
-    private func running(connection: PostgresConnection, logger: Logger) async throws -> [Campaign] {
+    private func running(connection: PostgresConnection, logger: Logger) async throws -> [NotificationCampaign] {
         let paused = try await CampaignStore.paused(connection: connection, logger: logger)
         return paused.isEmpty ? campaigns : campaigns.filter { !paused.contains($0.id) }
     }

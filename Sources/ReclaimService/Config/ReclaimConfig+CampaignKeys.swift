@@ -147,7 +147,7 @@ extension ReclaimConfig {
             saveWindow = try container.decodeDurationIfPresent(forKey: .saveWindow) ?? ConfigDuration(seconds: 30 * 86_400)
             commitmentLead =
                 try container.decodeDurationIfPresent(forKey: .commitmentLead)
-                ?? ConfigDuration(seconds: Int64(ReclaimDomain.Campaign.defaultCommitmentLead))
+                ?? ConfigDuration(seconds: Int64(NotificationCampaign.defaultCommitmentLead))
         }
     }
 }

@@ -2,18 +2,15 @@ import Foundation
 import ReclaimDomain
 
 extension ReclaimConfig {
-    /// The configured campaigns as the rules see them. Call on a validated config (``validate(source:)``
-    /// refuses what this cannot convert).
-    public func domainCampaigns() throws -> [ReclaimDomain.Campaign] {
+    /// The configured campaigns as the rules see them, each as its kind's type (``ReclaimConfig/Campaign/kind``).
+    /// Call on a validated config (``validate(source:)`` refuses what this cannot convert).
+    public func domainCampaigns() throws -> [any CampaignKind] {
         try campaigns.map { campaign in
-            ReclaimDomain.Campaign(
+            let basics = CampaignBasics(
                 id: campaign.id,
                 bundleId: campaign.app,
-                trigger: try CampaignTrigger(parsing: campaign.trigger),
                 conditions: campaign.conditions,
-                productId: campaign.offer?.productId ?? "",
-                offerIdentifier: campaign.offer?.offerIdentifier ?? "",
-                deliverableFor: TimeInterval(campaign.deliverableFor.seconds),
+                variants: [],
                 cooldown: TimeInterval(campaign.cooldown.seconds),
                 maxOffersPerSubscriber: campaign.maxOffersPerSubscriber,
                 holdoutPercent: campaign.holdoutPercent,
@@ -21,23 +18,14 @@ extension ReclaimConfig {
                 startsAt: try campaign.startsAt.map { try Self.date($0) },
                 endsAt: try campaign.endsAt.map { try Self.date($0) },
                 standAsideForWinBack: campaign.standAsideForWinBack,
-                variants: campaign.isCancelSheet
-                    ? campaign.cancelSheetVariants()
-                    : campaign.variants.map { variants in
-                        variants.map {
-                            $0.offer?.variant(id: $0.id, weight: $0.weight)
-                                ?? CampaignVariant(id: $0.id, productId: "", offerIdentifier: "", weight: $0.weight)
-                        }
-                    } ?? campaign.offer.map { [$0.variant(id: "", weight: 1)] },
-                delay: TimeInterval(campaign.delay.seconds),
-                window: campaign.window.map { TimeInterval($0.seconds) },
-                shadow: campaign.shadow,
-                discountBudget: apps.first { $0.bundleId == campaign.app }?.discountBudget?.domain,
-                saveWindow: TimeInterval(campaign.saveWindow.seconds),
-                commitmentLead: TimeInterval(campaign.commitmentLead.seconds)
+                discountBudget: apps.first { $0.bundleId == campaign.app }?.discountBudget?.domain
             )
+            return try campaign.kind.domain(campaign, basics: basics)
         }
     }
+
+    /// The campaigns Apple's notifications fire (``CampaignEvaluator``).
+    public func notificationCampaigns() throws -> [NotificationCampaign] { try domainCampaigns().of(NotificationCampaign.self) }
 
     /// Every problem of every campaign, each naming the campaign, the key and the reason.
     func campaignProblems() -> [String] {
@@ -49,16 +37,7 @@ extension ReclaimConfig {
             if campaign.id.isEmpty { problem("id", "must not be empty") }
             if !ids.insert(campaign.id).inserted { problem("id", "is listed twice") }
             if let app = apps.first(where: { $0.bundleId == campaign.app }) {
-                // A cancel-sheet campaign signs only when an arm answers with an offer (V1 needs no issuerId).
-                let signs = campaign.isCancelSheet ? campaign.cancelSheetSignsOffers : !campaign.handsOutCodesOnly
-                let storeKit2 = !campaign.isCancelSheet || campaign.offerSignature ?? "v2" == "v2"
-                if signs, app.signingKeys.isEmpty { problem("app", "app \(campaign.app) has no signingKeys to sign offers with") }
-                if signs, storeKit2, (app.issuerId ?? "").isEmpty {
-                    problem("app", "app \(campaign.app) has no issuerId, which StoreKit 2 offer signatures need")
-                }
-                if campaign.isCancelSheet, app.appAppleId == nil {
-                    problem("app", "app \(campaign.app) has no appAppleId: Apple's realtime requests name the app by it")
-                }
+                for (key, reason) in campaign.kind.appProblems(campaign, app: app) { problem(key, reason) }
             } else {
                 problem("app", "\(campaign.app) is not configured under apps")
             }
@@ -67,54 +46,7 @@ extension ReclaimConfig {
             } catch {
                 problem("trigger", error.description)
             }
-            if campaign.isCancelSheet {
-                for (key, reason) in campaign.cancelSheetProblems() { problem(key, reason) }
-                // Apple's RealtimeResponseBody answers with a message, an alternate product or a promotional offer.
-                for (path, offer) in campaign.offers where offer.offerCodes != nil {
-                    problem(
-                        "\(path)offerCodes",
-                        "Apple's realtime answer to the cancel sheet has no offer code: hand out codes from a notification campaign"
-                    )
-                }
-            } else {
-                for (key, given) in [
-                    ("message", campaign.message != nil), ("switchTo", campaign.switchTo != nil),
-                    ("offerSignature", campaign.offerSignature != nil), ("shadow", campaign.shadow),
-                ] where given {
-                    problem(key, "applies to a cancel-sheet campaign (trigger: RETENTION_MESSAGING) only")
-                }
-                for (position, variant) in (campaign.variants ?? []).enumerated() {
-                    for (key, given) in [
-                        ("message", variant.message != nil), ("switchTo", variant.switchTo != nil),
-                        ("messageIdentifier", variant.messageIdentifier != nil),
-                    ] where given {
-                        problem("variants[\(position)].\(key)", "applies to a cancel-sheet campaign (trigger: RETENTION_MESSAGING) only")
-                    }
-                }
-            }
-            switch (campaign.offer, campaign.variants) {
-            case _ where campaign.isCancelSheet: break
-            case (let offer?, nil):
-                for (key, reason) in offer.problems(at: "offer.") { problem(key, reason) }
-            case (nil, let variants?):
-                if variants.isEmpty { problem("variants", "is empty: list the offers to compare, or give one offer") }
-                var variantIds = Set<String>()
-                for (position, variant) in variants.enumerated() {
-                    let key = "variants[\(position)]"
-                    if variant.id.isEmpty { problem("\(key).id", "must not be empty") }
-                    if !variantIds.insert(variant.id).inserted { problem("\(key).id", "\(variant.id) is listed twice") }
-                    if let offer = variant.offer {
-                        for (key, reason) in offer.problems(at: "\(key).offer.") { problem(key, reason) }
-                    } else {
-                        problem("\(key).offer", "missing: each variant names its offer")
-                    }
-                    if !(1...1_000_000).contains(variant.weight) { problem("\(key).weight", "must be from 1 to 1000000, got \(variant.weight)") }
-                }
-            case (nil, nil):
-                problem("offer", "missing: give the offer, or variants to compare")
-            case (.some, .some):
-                problem("variants", "give either offer or variants, not both: each variant names its offer")
-            }
+            for (key, reason) in campaign.kind.problems(campaign) { problem(key, reason) }
             if campaign.deliverableFor.seconds <= 0 { problem("deliverableFor", "must be positive") }
             if campaign.saveWindow.seconds < 86_400 || campaign.saveWindow.seconds > 400 * 86_400 { problem("saveWindow", "must be from 1d to 400d") }
             if campaign.delay.seconds < 0 { problem("delay", "must not be negative") }

@@ -4,8 +4,38 @@ import ReclaimDomain
 /// The keys of a cancel-sheet campaign (trigger `RETENTION_MESSAGING`): each arm (the campaign itself when it has no
 /// `variants`) answers with exactly one of `message`, `switchTo` with `messageIdentifier`, or `offer` with
 /// `messageIdentifier`.
+/// The cancel sheet's kind (``CancelSheetCampaign``).
+enum CancelSheetKeys: CampaignKindKeys {
+    static var domainType: any CampaignKind.Type { CancelSheetCampaign.self }
+
+    static func claims(trigger: String) -> Bool { trigger == CampaignTrigger.retentionMessaging.type }
+
+    static func domain(_ campaign: ReclaimConfig.Campaign, basics: CampaignBasics) throws -> any CampaignKind {
+        var basics = basics
+        basics.variants = campaign.cancelSheetVariants()
+        return CancelSheetCampaign(basics, shadow: campaign.shadow, saveWindow: TimeInterval(campaign.saveWindow.seconds))
+    }
+
+    static func problems(_ campaign: ReclaimConfig.Campaign) -> [(key: String, reason: String)] {
+        // Apple's RealtimeResponseBody answers with a message, an alternate product or a promotional offer.
+        campaign.cancelSheetProblems()
+            + campaign.offers.filter { $0.offer.offerCodes != nil }.map {
+                (
+                    "\($0.path)offerCodes",
+                    "Apple's realtime answer to the cancel sheet has no offer code: hand out codes from a notification campaign"
+                )
+            }
+    }
+
+    static func appProblems(_ campaign: ReclaimConfig.Campaign, app: ReclaimConfig.App) -> [(key: String, reason: String)] {
+        // It signs only when an arm answers with an offer (V1 needs no issuerId).
+        signingProblems(campaign, app: app, signs: campaign.cancelSheetSignsOffers, storeKit2: campaign.offerSignature ?? "v2" == "v2")
+            + (app.appAppleId == nil ? [("app", "app \(campaign.app) has no appAppleId: Apple's realtime requests name the app by it")] : [])
+    }
+}
+
 extension ReclaimConfig.Campaign {
-    var isCancelSheet: Bool { trigger == CampaignTrigger.retentionMessaging.type }
+    var isCancelSheet: Bool { kind is CancelSheetKeys.Type }
 
     /// One arm's keys, wherever they are written.
     struct ArmKeys {

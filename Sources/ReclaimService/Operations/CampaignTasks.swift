@@ -19,31 +19,35 @@ public enum CampaignTasks {
     ) async throws -> String {
         _ = try config.offerSigners()
         let campaigns = try config.domainCampaigns()
+        let notificationCampaigns = campaigns.of(NotificationCampaign.self)
         let outbound =
             try await outboundWarnings(config) + (try await MessageApprovalCheck.run(config, logger: logger))
-            + (try await CodePoolCheck.run(config, campaigns: campaigns, url: database, logger: logger))
-        let importWarnings = campaigns.filter { $0.conditions.expiresWithin == nil && $0.conditions.lapsedWithin == nil && Backfill.canFire($0) }
-            .sorted { $0.id < $1.id }
-            .map {
-                "warning: campaign \($0.id) can fire on a base imported by reclaim backfill --evaluate (on \($0.trigger)) with no time bound: "
-                    + "add conditions.expiresWithin (a running subscription's period ends within, e.g. 14d) or lapsedWithin (lapsed within, e.g. 30d)"
-            }
+            + (try await CodePoolCheck.run(config, campaigns: notificationCampaigns, url: database, logger: logger))
+        let importWarnings = notificationCampaigns.filter {
+            $0.conditions.expiresWithin == nil && $0.conditions.lapsedWithin == nil && Backfill.canFire($0)
+        }
+        .sorted { $0.id < $1.id }
+        .map {
+            "warning: campaign \($0.id) can fire on a base imported by reclaim backfill --evaluate (on \($0.trigger)) with no time bound: "
+                + "add conditions.expiresWithin (a running subscription's period ends within, e.g. 14d) or lapsedWithin (lapsed within, e.g. 30d)"
+        }
         let warnings = outbound + importWarnings
         guard !campaigns.isEmpty else { return (warnings + ["no campaigns configured"]).joined(separator: "\n") }
         var lines = warnings + ["\(campaigns.count) campaign\(campaigns.count == 1 ? "" : "s") OK:"]
         for campaign in campaigns.sorted(by: { ($0.bundleId, $1.priority, $0.id) < ($1.bundleId, $0.priority, $1.id) }) {
+            let variants = campaign.variants
+            // An arm that answers (the cancel sheet's) is written as its answer; an offer as product and offer.
             let offers =
-                campaign.trigger.isCancelSheet
-                ? campaign.variants.map { answerText($0) }.joined(separator: ", ")
-                : campaign.variants.count == 1 && campaign.variants[0].id.isEmpty
-                    ? offerText(campaign.variants[0])
-                    : campaign.variants.map { "\($0.id) \(offerText($0)) ×\($0.weight)" }.joined(separator: ", ")
-            var line = "  \(campaign.id) [\(campaign.bundleId)] on \(campaign.trigger) → \(offers)"
+                variants.contains { $0.answer != nil }
+                ? variants.map { answerText($0) }.joined(separator: ", ")
+                : variants.count == 1 && variants[0].id.isEmpty
+                    ? offerText(variants[0])
+                    : variants.map { "\($0.id) \(offerText($0)) ×\($0.weight)" }.joined(separator: ", ")
+            var line = "  \(campaign.id) [\(campaign.bundleId)] on \(campaign.triggerName) → \(offers)"
             line += ", priority \(campaign.priority), holdout \(campaign.holdoutPercent)%"
-            line +=
-                ", deliverable \(CampaignEvaluatorFormat.duration(campaign.deliverableFor)), cooldown \(CampaignEvaluatorFormat.duration(campaign.cooldown))"
+            line += campaign.checkDetails.map { ", \($0)" }.joined()
+            line += ", cooldown \(CampaignEvaluatorFormat.duration(campaign.cooldown))"
             if let maximum = campaign.maxOffersPerSubscriber { line += ", at most \(maximum) per subscriber" }
-            if campaign.shadow { line += ", shadow (answers {})" }
             if let startsAt = campaign.startsAt { line += ", from \(startsAt.formatted(.iso8601))" }
             if let endsAt = campaign.endsAt { line += ", until \(endsAt.formatted(.iso8601))" }
             lines.append(line)
@@ -121,7 +125,7 @@ public enum CampaignTasks {
                 refused.append("  \(file.lastPathComponent): \(error)")
             }
         }
-        var simulator = CampaignSimulator(campaigns: try config.domainCampaigns())
+        var simulator = CampaignSimulator(campaigns: try config.notificationCampaigns())
         for snapshot in snapshots.sorted(by: { $0.signedDate < $1.signedDate }) {
             simulator.process(snapshot, now: now ?? snapshot.signedDate)
         }

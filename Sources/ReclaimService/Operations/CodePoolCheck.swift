@@ -8,7 +8,7 @@ import ReclaimStore
 /// subscribers the campaign's trigger reaches is a problem; missing in one of the app's environments, a warning.
 enum CodePoolCheck {
     /// Reads the pools (at `url`) when a campaign hands out codes; a problem when there is no database to read.
-    static func run(_ config: ReclaimConfig, campaigns: [Campaign], url: DatabaseURL?, logger: Logger) async throws -> [String] {
+    static func run(_ config: ReclaimConfig, campaigns: [NotificationCampaign], url: DatabaseURL?, logger: Logger) async throws -> [String] {
         guard campaigns.contains(where: { $0.variants.contains { $0.offerCodes != nil } }) else { return [] }
         guard let url else {
             throw ConfigError("campaigns hand out offer codes: give DATABASE_URL (or --database-url) so that the check can read their pools")
@@ -23,7 +23,7 @@ enum CodePoolCheck {
 
     /// The problems and warnings of each code campaign (pure: the tests give it pools).
     static func judge(
-        _ campaigns: [Campaign],
+        _ campaigns: [NotificationCampaign],
         environments: [String: [String]],
         pools: [OfferCodeStore.Status]
     ) -> (problems: [String], warnings: [String]) {

@@ -115,8 +115,8 @@ extension Backfill {
     ]
 
     /// Whether an import with `--evaluate` can trigger this campaign (`campaigns check` warns when it has no time bound).
-    static func canFire(_ campaign: Campaign) -> Bool {
-        !campaign.trigger.isCancelSheet && impliedNotifications.contains { campaign.trigger.matches(type: $0.type, subtype: $0.subtype) }
+    static func canFire(_ campaign: NotificationCampaign) -> Bool {
+        impliedNotifications.contains { campaign.trigger.matches(type: $0.type, subtype: $0.subtype) }
     }
 
     /// The notification Apple would have sent for a subscription in this status: what campaigns trigger on.

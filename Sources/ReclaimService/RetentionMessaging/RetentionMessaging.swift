@@ -27,7 +27,7 @@ import ReclaimStore
 public struct RetentionMessaging: Sendable {
     let verifier: AppleJWSVerifier
     let config: ReclaimConfig
-    let campaigns: [Campaign]
+    let campaigns: [CancelSheetCampaign]
     let postgres: Database
     let issuer: OfferIssuer
     /// Records decisions by group commit; each output says whether its record was inserted.
@@ -44,7 +44,7 @@ public struct RetentionMessaging: Sendable {
     public init(
         verifier: AppleJWSVerifier,
         config: ReclaimConfig,
-        campaigns: [Campaign],
+        campaigns: [CancelSheetCampaign],
         postgres: Database,
         issuer: OfferIssuer,
         recorder: CommitBatcher<CancelSheetStore.Record, Bool>,
@@ -52,7 +52,7 @@ public struct RetentionMessaging: Sendable {
     ) {
         self.verifier = verifier
         self.config = config
-        self.campaigns = campaigns.filter(\.trigger.isCancelSheet)
+        self.campaigns = campaigns
         self.postgres = postgres
         self.issuer = issuer
         self.recorder = recorder
@@ -159,7 +159,7 @@ public struct RetentionMessaging: Sendable {
         _ realtime: RealtimeRequest,
         for subscriber: SubscriberKey,
         app: ReclaimConfig.App,
-        campaigns appCampaigns: [Campaign],
+        campaigns appCampaigns: [CancelSheetCampaign],
         race: DeadlineRace<Result<RealtimeAnswer, any Error>>,
         deadline: ContinuousClock.Instant,
         logger: Logger
@@ -260,7 +260,7 @@ public struct RetentionMessaging: Sendable {
     private func replayed(
         _ recorded: CancelSheetStore.RecordedAnswer,
         realtime: RealtimeRequest,
-        campaigns appCampaigns: [Campaign],
+        campaigns appCampaigns: [CancelSheetCampaign],
         appAccountToken: UUID?,
         bundleId: String
     ) throws -> RealtimeAnswer {

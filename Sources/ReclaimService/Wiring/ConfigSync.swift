@@ -9,7 +9,7 @@ import ServiceLifecycle
 /// which ingest and the triggers read to queue forwards and webhooks), and records the process's start in the audit
 /// log. Then waits for shutdown (a service that returned early would stop the group).
 struct ConfigSync: Service {
-    let campaigns: [Campaign]
+    let campaigns: [any CampaignKind]
     let targets: [OutboundStore.Target]
     let postgres: Database
     /// Opened after the first mirror: requests that write and the background writers wait for it.

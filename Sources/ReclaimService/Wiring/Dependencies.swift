@@ -17,7 +17,9 @@ public struct Dependencies: Sendable {
     public var signers: [String: OfferSigner]
     /// Signs every offer: campaigns', grants', deliveries', the refresher's and Retention Messaging's.
     public var issuer: OfferIssuer
-    /// The campaign rules the workers run.
+    /// Every configured campaign, each as its kind's type (mirrored to `reclaim.campaigns`).
+    public var campaigns: [any CampaignKind]
+    /// The campaign rules the workers run: the campaigns Apple's notifications fire.
     public var campaignEngine: CampaignEngine
     /// User-token verifiers of the apps that require user tokens, by bundle id.
     public var userTokens: [String: UserTokenVerifier]
@@ -58,7 +60,8 @@ public struct Dependencies: Sendable {
             policy: SignaturePolicy(resignAfter: TimeInterval(config.offers.resignAfter.seconds)),
             now: now
         )
-        self.campaignEngine = CampaignEngine(campaigns: try config.domainCampaigns(), issuer: issuer, now: now)
+        self.campaigns = try config.domainCampaigns()
+        self.campaignEngine = CampaignEngine(campaigns: campaigns.of(NotificationCampaign.self), issuer: issuer, now: now)
         campaignEngine.accountTokens = Dictionary(config.apps.map { ($0.bundleId, $0.setAppAccountToken) }, uniquingKeysWith: { first, _ in first })
         self.applePacer = AppleAPIPacer(database: postgres, logger: logger)
         self.appStops = AppStops(postgres: postgres, apps: config.apps.map(\.bundleId))

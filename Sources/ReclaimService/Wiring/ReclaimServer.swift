@@ -48,7 +48,7 @@ public struct ReclaimServer: Sendable {
         }
         var services: [any Service] = [
             ConfigSync(
-                campaigns: dependencies.campaignEngine.campaigns,
+                campaigns: dependencies.campaigns,
                 targets: dependencies.outboundTargets.map(\.row),
                 postgres: postgres,
                 gate: gate,

@@ -1,3 +1,4 @@
+import ReclaimDomain
 import ReclaimStore
 
 extension RetentionMessaging {
@@ -15,7 +16,7 @@ extension RetentionMessaging {
         self.init(
             verifier: dependencies.verifier,
             config: dependencies.config,
-            campaigns: dependencies.campaignEngine.campaigns,
+            campaigns: dependencies.campaigns.of(CancelSheetCampaign.self),
             postgres: dependencies.postgres,
             issuer: dependencies.issuer,
             recorder: recorder

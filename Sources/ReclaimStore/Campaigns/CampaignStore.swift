@@ -7,7 +7,7 @@ import ReclaimDomain
 public enum CampaignStore {
     /// Upserts every campaign and disables rows whose campaign left the config. Run it in one transaction, so
     /// dashboards never see half a config.
-    public static func sync(_ campaigns: [Campaign], connection: PostgresConnection, logger: Logger) async throws {
+    public static func sync(_ campaigns: [any CampaignKind], connection: PostgresConnection, logger: Logger) async throws {
         let encoder = JSONEncoder()
         encoder.outputFormatting = .sortedKeys
         for campaign in campaigns {
@@ -18,7 +18,7 @@ public enum CampaignStore {
                     id, bundle_id, trigger, product_id, offer_identifier, deliverable_for, cooldown, holdout_percent, priority,
                     enabled, max_offers_per_subscriber, starts_at, ends_at, stand_aside_for_win_back, conditions)
                 VALUES (
-                    \(campaign.id), \(campaign.bundleId), \(campaign.trigger.description), \(campaign.productId),
+                    \(campaign.id), \(campaign.bundleId), \(campaign.triggerName), \(campaign.productId),
                     \(campaign.offerIdentifier), make_interval(secs => \(campaign.deliverableFor)),
                     make_interval(secs => \(campaign.cooldown)), \(Int16(campaign.holdoutPercent)), \(campaign.priority), true,
                     \(campaign.maxOffersPerSubscriber), \(campaign.startsAt), \(campaign.endsAt), \(campaign.standAsideForWinBack),
@@ -43,7 +43,7 @@ public enum CampaignStore {
                 logger: logger
             )
         }
-        let ids = campaigns.map(\.id)
+        let ids = campaigns.map(\.basics.id)
         try await connection.query(
             "UPDATE reclaim.campaigns SET enabled = false, updated_at = now() WHERE enabled AND NOT (id = ANY(\(ids)))",
             logger: logger

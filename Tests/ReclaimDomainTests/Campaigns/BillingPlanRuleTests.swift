@@ -62,14 +62,13 @@ struct BillingPlanRuleTests: CampaignFactories {
     func cancelSheetPerPlan() {
         var variant = Self.perPlan()
         variant.answer = .offer(productId: Fixture.monthly, offerIdentifier: "", messageIdentifier: "m", signature: .v2)
-        let sheet = Campaign(
-            id: "sheet",
-            bundleId: "app",
-            trigger: .retentionMessaging,
-            conditions: CampaignConditions(billingPlans: ["MONTHLY", "BILLED_UPFRONT"]),
-            productId: "",
-            offerIdentifier: "",
-            variants: [variant]
+        let sheet = CancelSheetCampaign(
+            CampaignBasics(
+                id: "sheet",
+                bundleId: "app",
+                conditions: CampaignConditions(billingPlans: ["MONTHLY", "BILLED_UPFRONT"]),
+                variants: [variant]
+            )
         )
         func answer(_ plan: String?) -> (CancelSheetAnswer?, [String]) {
             var state = SubscriptionState(bundleId: "app", environment: "Sandbox", originalTransactionId: "1000")

@@ -42,22 +42,23 @@ extension CampaignFactories {
         startsAt: Date? = nil,
         endsAt: Date? = nil,
         standAsideForWinBack: Bool = true
-    ) -> Campaign {
-        Campaign(
-            id: id,
-            bundleId: bundleId,
+    ) -> NotificationCampaign {
+        NotificationCampaign(
+            CampaignBasics(
+                id: id,
+                bundleId: bundleId,
+                conditions: conditions,
+                variants: [CampaignVariant(id: "", productId: Fixture.monthly, offerIdentifier: offerIdentifier)],
+                cooldown: cooldown,
+                maxOffersPerSubscriber: maxOffersPerSubscriber,
+                holdoutPercent: holdoutPercent,
+                priority: priority,
+                startsAt: startsAt,
+                endsAt: endsAt,
+                standAsideForWinBack: standAsideForWinBack
+            ),
             trigger: trigger,
-            conditions: conditions,
-            productId: Fixture.monthly,
-            offerIdentifier: offerIdentifier,
-            deliverableFor: deliverableFor,
-            cooldown: cooldown,
-            maxOffersPerSubscriber: maxOffersPerSubscriber,
-            holdoutPercent: holdoutPercent,
-            priority: priority,
-            startsAt: startsAt,
-            endsAt: endsAt,
-            standAsideForWinBack: standAsideForWinBack
+            deliverableFor: deliverableFor
         )
     }
 
@@ -127,7 +128,7 @@ extension CampaignFactories {
     /// Every decision for `event` (the default one) on `state` (the default one); `now` defaults to an hour
     /// after the event was signed.
     func evaluate(
-        _ campaigns: [Campaign],
+        _ campaigns: [NotificationCampaign],
         state: SubscriptionState? = nil,
         event: SubscriptionEvent? = nil,
         history: OfferHistory = OfferHistory(),
@@ -145,7 +146,7 @@ extension CampaignFactories {
 
     /// The one decision of a single campaign the event triggers.
     func decide(
-        _ campaign: Campaign,
+        _ campaign: NotificationCampaign,
         state: SubscriptionState? = nil,
         event: SubscriptionEvent? = nil,
         history: OfferHistory = OfferHistory(),

@@ -16,25 +16,24 @@ struct CancelSheetEvaluatorTests {
         cooldown: TimeInterval = 86_400,
         conditions: CampaignConditions = .init()
     )
-        -> Campaign
+        -> CancelSheetCampaign
     {
-        Campaign(
-            id: id,
-            bundleId: "app",
-            trigger: .retentionMessaging,
-            conditions: conditions,
-            productId: "",
-            offerIdentifier: "",
-            cooldown: cooldown,
-            maxOffersPerSubscriber: 2,
-            holdoutPercent: holdout,
-            priority: priority,
-            variants: [message]
+        CancelSheetCampaign(
+            CampaignBasics(
+                id: id,
+                bundleId: "app",
+                conditions: conditions,
+                variants: [message],
+                cooldown: cooldown,
+                maxOffersPerSubscriber: 2,
+                holdoutPercent: holdout,
+                priority: priority
+            )
         )
     }
 
     static func decide(
-        _ campaigns: [Campaign],
+        _ campaigns: [CancelSheetCampaign],
         earlier: [CancelSheetEvaluator.PastDecision] = [],
         paused: Set<String> = [],
         state: SubscriptionState? = nil,

@@ -5,7 +5,7 @@ import Testing
 
 /// Delayed campaigns: scheduled at the trigger, decided when they fire, on the state of that moment.
 @Suite(.poolWatchdog) struct DelayedCampaignRuleTests: CampaignFactories {
-    func delayed(days: Double, window: Double? = nil, holdoutPercent: Int = 0) -> Campaign {
+    func delayed(days: Double, window: Double? = nil, holdoutPercent: Int = 0) -> NotificationCampaign {
         var campaign = campaign("winback-later", holdoutPercent: holdoutPercent)
         campaign.delay = days * Fixture.day
         campaign.window = (window ?? days + 1) * Fixture.day

@@ -10,7 +10,7 @@ import Testing
 struct ExpiresWithinRuleTests: CampaignFactories {
     static let within: Int64 = 14 * 86_400
 
-    func retain() -> Campaign {
+    func retain() -> NotificationCampaign {
         campaign(
             "retain",
             trigger: CampaignTrigger(type: "DID_CHANGE_RENEWAL_STATUS", subtype: "AUTO_RENEW_DISABLED"),

@@ -8,7 +8,7 @@ import Testing
 /// customers a trigger reaches.
 @Suite(.poolWatchdog) struct OfferCodeRuleTests: CampaignFactories {
     /// A win-back campaign whose arms take codes of `offers` (one arm each).
-    func codeCampaign(_ offers: [String], holdoutPercent: Int = 0) -> Campaign {
+    func codeCampaign(_ offers: [String], holdoutPercent: Int = 0) -> NotificationCampaign {
         var campaign = campaign(holdoutPercent: holdoutPercent)
         campaign.variants = offers.map { CampaignVariant(id: $0, productId: "", offerIdentifier: "", offerCodes: $0) }
         return campaign

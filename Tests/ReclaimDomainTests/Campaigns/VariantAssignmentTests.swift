@@ -11,7 +11,7 @@ import Testing
         CampaignVariant(id: "free-month", productId: Fixture.monthly, offerIdentifier: "free1", weight: 1),
     ]
 
-    func experiment(_ arms: [CampaignVariant] = Self.arms, holdoutPercent: Int = 0) -> Campaign {
+    func experiment(_ arms: [CampaignVariant] = Self.arms, holdoutPercent: Int = 0) -> NotificationCampaign {
         var experiment = campaign("winback", holdoutPercent: holdoutPercent)
         experiment.variants = arms
         return experiment

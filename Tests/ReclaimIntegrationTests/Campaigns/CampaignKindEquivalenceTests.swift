@@ -155,15 +155,17 @@ import Testing
     // MARK: The decisions
 
     static func decisions(yaml: String, name: String, corpus: [SubscriptionSnapshot]) -> [String] {
-        let campaigns: [Campaign]
+        let campaigns: [NotificationCampaign]
+        let sheets: [CancelSheetCampaign]
         do {
-            campaigns = try ReclaimConfig.parse(yaml: yaml, source: name).domainCampaigns()
+            let all = try ReclaimConfig.parse(yaml: yaml, source: name).domainCampaigns()
+            (campaigns, sheets) = (all.of(NotificationCampaign.self), all.of(CancelSheetCampaign.self))
         } catch {
             return ["refused: \(error)"]
         }
-        guard !campaigns.isEmpty else { return ["no campaigns"] }
+        guard !campaigns.isEmpty || !sheets.isEmpty else { return ["no campaigns"] }
         var lines: [String] = []
-        for app in Set(campaigns.map(\.bundleId)).sorted() {
+        for app in Set(campaigns.map(\.bundleId) + sheets.map(\.bundleId)).sorted() {
             for profile in profiles {
                 lines.append("## \(app) plan \(profile.plan ?? "as sent") storefront \(profile.storefront ?? "as sent")")
                 let history = history(corpus, app: app, plan: profile.plan, storefront: profile.storefront)
@@ -179,22 +181,22 @@ import Testing
                         }
                         if backlog == 0, let state = simulator.states[key], let history = simulator.histories[key] {
                             lines += fires(campaigns, state: state, history: history)
-                            lines += cancelSheet(campaigns, state: state, history: history)
+                            lines += cancelSheet(sheets, state: state, history: history)
                         }
                     }
                 }
             }
-            lines += cancelSheet(campaigns, state: nil, history: OfferHistory(), bundleId: app)
+            lines += cancelSheet(sheets, state: nil, history: OfferHistory(), bundleId: app)
         }
         return lines
     }
 
     /// Each delayed campaign fired on the subscriber's last state: in its window, past it, and as a commitment's or
     /// a period's deferral.
-    static func fires(_ campaigns: [Campaign], state: SubscriptionState, history: OfferHistory) -> [String] {
+    static func fires(_ campaigns: [NotificationCampaign], state: SubscriptionState, history: OfferHistory) -> [String] {
         guard let last = state.lastSignedDate else { return [] }
         var lines: [String] = []
-        for campaign in campaigns where !campaign.trigger.isCancelSheet {
+        for campaign in campaigns {
             for (label, now, commitment, period) in [
                 ("in window", last.addingTimeInterval(max(campaign.delay, 60)), nil, nil),
                 ("past window", last.addingTimeInterval(campaign.window + 60), nil, nil),
@@ -223,9 +225,10 @@ import Testing
 
     /// The cancel sheet's answer for the subscriber: first, repeated within the cooldown, repeated past it, with
     /// every campaign switched off, and with a spent discount.
-    static func cancelSheet(_ campaigns: [Campaign], state: SubscriptionState?, history: OfferHistory, bundleId: String? = nil) -> [String] {
+    static func cancelSheet(_ campaigns: [CancelSheetCampaign], state: SubscriptionState?, history: OfferHistory, bundleId: String? = nil) -> [String]
+    {
         let app = state?.bundleId ?? bundleId ?? ""
-        guard campaigns.contains(where: { $0.trigger.isCancelSheet && $0.bundleId == app }) else { return [] }
+        guard campaigns.contains(where: { $0.bundleId == app }) else { return [] }
         let now = state?.lastSignedDate?.addingTimeInterval(3600) ?? Date(timeIntervalSince1970: 1_790_000_000)
         let request = CancelSheetEvaluator.Request(
             bundleId: app,

@@ -192,7 +192,7 @@ struct CancelSheetRecordTests {
         let ca = try TestCertificateAuthority()
         let setup = try CampaignTestSetup(ca: ca, settings: CancelSheetTests.campaigns())
         defer { setup.remove() }
-        let campaign = try #require(try setup.config.domainCampaigns().first { $0.id == "cancel-sheet" })
+        let campaign = try #require(try setup.config.domainCampaigns().of(CancelSheetCampaign.self).first { $0.id == "cancel-sheet" })
         try await withTestDatabase { client, _ in
             func record(_ deadline: ContinuousClock.Instant, _ id: String) -> CancelSheetStore.Record {
                 CancelSheetStore.Record(

@@ -140,7 +140,7 @@ struct ConfigTests {
                     conditions: {products: [com.example.monthly], minimumTenure: 30d, expirationIntents: [1, 2], storefronts: [USA, CAN]}
                 """
         )
-        let campaign = try #require(try ReclaimConfig.parse(yaml: yaml).domainCampaigns().first)
+        let campaign = try #require(try ReclaimConfig.parse(yaml: yaml).notificationCampaigns().first)
         #expect(campaign.trigger == CampaignTrigger(type: "DID_CHANGE_RENEWAL_STATUS", subtype: "AUTO_RENEW_DISABLED"))
         #expect(campaign.maxOffersPerSubscriber == 2)
         #expect(campaign.startsAt == Date(timeIntervalSince1970: 1_796_083_200))
