@@ -31,6 +31,9 @@ extension ReclaimConfig {
         public var webhooks: [Webhook] = []
         /// At most `redemptions` discounted offers per subscriber in a rolling `window`, across every door; nil for none.
         public var discountBudget: DiscountBudgetKeys?
+        /// The in-app cancel flow's survey answers (``ReclaimConfig/App/defaultCancelReasons`` when not given):
+        /// what `POST /v1/cancel-flow` accepts as `reason`; `refund` among them.
+        public var cancelReasons: [String]
         /// Answers to Apple's refund requests (CONSUMPTION_REQUEST); nil answers none.
         public var refunds: Refunds?
         /// The Retention Messaging set-up Apple should hold (`reclaim messaging apply`); nil: set up by hand.
@@ -42,7 +45,7 @@ extension ReclaimConfig {
         enum CodingKeys: String, ConfigKeys {
             case bundleId, appAppleId, environments, issuerId, signingKeys, rootCertificates, defaultMessageIdentifier, userTokenSecretFile
             case previousUserTokenSecretFile, serverAPI, forwarding, webhooks, discountBudget, refunds, retentionMessaging
-            case setAppAccountToken
+            case setAppAccountToken, cancelReasons
         }
 
         public init(from decoder: any Decoder) throws {
@@ -60,6 +63,7 @@ extension ReclaimConfig {
             forwarding = try container.decodeIfPresent([ForwardingTarget].self, forKey: .forwarding) ?? []
             webhooks = try container.decodeIfPresent([Webhook].self, forKey: .webhooks) ?? []
             discountBudget = try container.decodeIfPresent(DiscountBudgetKeys.self, forKey: .discountBudget)
+            cancelReasons = try container.decodeIfPresent([String].self, forKey: .cancelReasons) ?? Self.defaultCancelReasons
             refunds = try container.decodeIfPresent(Refunds.self, forKey: .refunds)
             retentionMessaging = try container.decodeIfPresent(RetentionMessaging.self, forKey: .retentionMessaging)
             if let mode = try container.decodeIfPresent(String.self, forKey: .setAppAccountToken) {
@@ -262,5 +266,33 @@ extension ReclaimConfig {
             file = try container.decode(String.self, forKey: .file)
             xcode = try container.decodeIfPresent(Bool.self, forKey: .xcode) ?? false
         }
+    }
+}
+
+extension ReclaimConfig.App {
+    /// `cancelReasons` when the app gives none.
+    public static let defaultCancelReasons = ["too_expensive", "not_using", "missing_features", "technical_issues", "switching", "refund", "other"]
+
+    /// The survey answer that leads to Apple's refund request sheet instead of the manage-subscriptions sheet.
+    public static let refundReason = "refund"
+
+    /// The problems of `cancelReasons`: each a short identifier, none twice, `refund` among them (the flow's way to
+    /// Apple's refund request sheet), `none` not (it is "no answer").
+    func cancelReasonProblems() -> [String] {
+        var problems: [String] = []
+        var seen = Set<String>()
+        for reason in cancelReasons {
+            if reason.wholeMatch(of: /[a-z0-9_-]{1,40}/) == nil {
+                problems.append("app \(bundleId): cancelReasons: '\(reason)' is not 1 to 40 of a-z, 0-9, _ and -")
+            }
+            if !seen.insert(reason).inserted { problems.append("app \(bundleId): cancelReasons: \(reason) is listed twice") }
+        }
+        if !seen.contains(Self.refundReason) {
+            problems.append("app \(bundleId): cancelReasons: must include refund: the survey answer that opens Apple's refund request sheet")
+        }
+        if seen.contains(CancelFlowCampaign.noAnswer) {
+            problems.append("app \(bundleId): cancelReasons: none is the subscriber's \"no answer\": leave it out")
+        }
+        return problems
     }
 }

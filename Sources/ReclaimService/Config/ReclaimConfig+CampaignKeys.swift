@@ -35,9 +35,11 @@ extension ReclaimConfig {
         /// offer is not offered in Apple's cancellation sheet. For a cancel-sheet campaign, the message of its
         /// `switchTo` or `offer` answer.
         public var messageIdentifier: String?
-        /// Cancel sheet (trigger RETENTION_MESSAGING): answer with this approved message.
+        /// Cancel sheet (trigger RETENTION_MESSAGING): answer with this approved message. Cancel flow (trigger
+        /// CANCEL_FLOW): answer with this message key, which the app words itself.
         public var message: String?
-        /// Cancel sheet: answer with a switch-plan message (Apple's `alternateProduct`) to this product.
+        /// Cancel sheet: answer with a switch-plan message (Apple's `alternateProduct`) to this product. Cancel flow:
+        /// suggest switching to this product.
         public var switchTo: SwitchTo?
         /// Cancel sheet: `v2` (default) or `v1`, the signature format of its promotional-offer answers.
         public var offerSignature: String?
@@ -48,6 +50,8 @@ extension ReclaimConfig {
         /// A trigger that arrives while a 12-month commitment runs and will not renew is decided this long before the
         /// commitment ends (default 14d).
         public var commitmentLead: ConfigDuration
+        /// Cancel flow (trigger CANCEL_FLOW): the survey answers it takes (`none` for no answer); nil for every one.
+        public var reasons: [String]?
 
         /// The plan a switch-plan answer suggests.
         public struct SwitchTo: Decodable, Sendable {
@@ -118,7 +122,7 @@ extension ReclaimConfig {
         enum CodingKeys: String, ConfigKeys {
             case id, app, trigger, offer, variants, conditions, deliverableFor, cooldown, maxOffersPerSubscriber, holdoutPercent, priority
             case startsAt, endsAt, standAsideForWinBack, messageIdentifier, delay, window, message, switchTo, offerSignature, shadow
-            case saveWindow, commitmentLead
+            case saveWindow, commitmentLead, reasons
         }
 
         public init(from decoder: any Decoder) throws {
@@ -148,6 +152,7 @@ extension ReclaimConfig {
             commitmentLead =
                 try container.decodeDurationIfPresent(forKey: .commitmentLead)
                 ?? ConfigDuration(seconds: Int64(NotificationCampaign.defaultCommitmentLead))
+            reasons = try container.decodeIfPresent([String].self, forKey: .reasons)
         }
     }
 }

@@ -18,6 +18,11 @@ protocol CampaignKindKeys {
 }
 
 extension CampaignKindKeys {
+    /// `reasons` on a kind other than the cancel flow's.
+    static func reasonsProblem(_ campaign: ReclaimConfig.Campaign) -> [(key: String, reason: String)] {
+        campaign.reasons == nil ? [] : [("reasons", "applies to a cancel-flow campaign (trigger: CANCEL_FLOW) only")]
+    }
+
     /// The signing an entry needs of its app: keys when it signs, an issuerId when it signs StoreKit 2 offers.
     static func signingProblems(
         _ campaign: ReclaimConfig.Campaign,
@@ -36,7 +41,7 @@ extension CampaignKindKeys {
 
 extension ReclaimConfig.Campaign {
     /// Every kind. A trigger is claimed by one kind at most (`CampaignKindsTests`).
-    static let kinds: [any CampaignKindKeys.Type] = [NotificationCampaignKeys.self, CancelSheetKeys.self]
+    static let kinds: [any CampaignKindKeys.Type] = [NotificationCampaignKeys.self, CancelSheetKeys.self, CancelFlowKeys.self]
 
     /// The entry's kind; a trigger no kind claims is taken as a notification's, whose check says what is wrong with it.
     var kind: any CampaignKindKeys.Type { Self.kinds.first { $0.claims(trigger: trigger) } ?? NotificationCampaignKeys.self }
@@ -72,12 +77,18 @@ enum NotificationCampaignKeys: CampaignKindKeys {
 
     static func problems(_ campaign: ReclaimConfig.Campaign) -> [(key: String, reason: String)] {
         var problems: [(key: String, reason: String)] = []
+        do {
+            _ = try CampaignTrigger(parsing: campaign.trigger)
+        } catch {
+            problems.append(("trigger", error.description))
+        }
         for (key, given) in [
             ("message", campaign.message != nil), ("switchTo", campaign.switchTo != nil),
             ("offerSignature", campaign.offerSignature != nil), ("shadow", campaign.shadow),
         ] where given {
             problems.append((key, "applies to a cancel-sheet campaign (trigger: RETENTION_MESSAGING) only"))
         }
+        problems += reasonsProblem(campaign)
         for (position, variant) in (campaign.variants ?? []).enumerated() {
             for (key, given) in [
                 ("message", variant.message != nil), ("switchTo", variant.switchTo != nil),

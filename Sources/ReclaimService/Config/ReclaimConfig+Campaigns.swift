@@ -41,11 +41,6 @@ extension ReclaimConfig {
             } else {
                 problem("app", "\(campaign.app) is not configured under apps")
             }
-            do {
-                _ = try CampaignTrigger(parsing: campaign.trigger)
-            } catch {
-                problem("trigger", error.description)
-            }
             for (key, reason) in campaign.kind.problems(campaign) { problem(key, reason) }
             if campaign.deliverableFor.seconds <= 0 { problem("deliverableFor", "must be positive") }
             if campaign.saveWindow.seconds < 86_400 || campaign.saveWindow.seconds > 400 * 86_400 { problem("saveWindow", "must be from 1d to 400d") }
@@ -103,9 +98,9 @@ extension ReclaimConfig {
             if conditions.expiresWithin != nil, conditions.lapsedWithin != nil {
                 problem("conditions.expiresWithin", "and lapsedWithin exclude each other: one needs a running subscription, the other a lapsed one")
             }
-            if conditions.lapsedWithin != nil, let trigger = try? CampaignTrigger(parsing: campaign.trigger),
-                ["RETENTION_MESSAGING", "SUBSCRIBED", "DID_RENEW", "OFFER_REDEEMED"].contains(trigger.type)
-            {
+            let runningTriggers = ["RETENTION_MESSAGING", "SUBSCRIBED", "DID_RENEW", "OFFER_REDEEMED"]
+            let triggerType = campaign.isCancelFlow ? nil : (try? CampaignTrigger(parsing: campaign.trigger))?.type
+            if conditions.lapsedWithin != nil, campaign.isCancelFlow || triggerType.map(runningTriggers.contains) == true {
                 problem(
                     "conditions.lapsedWithin",
                     "trigger \(campaign.trigger) comes while the subscription runs: lapsedWithin needs an expired subscription, so it would never be met"

@@ -18,7 +18,7 @@ enum CancelSheetKeys: CampaignKindKeys {
 
     static func problems(_ campaign: ReclaimConfig.Campaign) -> [(key: String, reason: String)] {
         // Apple's RealtimeResponseBody answers with a message, an alternate product or a promotional offer.
-        campaign.cancelSheetProblems()
+        campaign.cancelSheetProblems() + reasonsProblem(campaign)
             + campaign.offers.filter { $0.offer.offerCodes != nil }.map {
                 (
                     "\($0.path)offerCodes",

@@ -8,6 +8,8 @@ extension ReclaimConfig {
         "apps.serverAPI.requestsPerSecond": "2.0.0",
         "apps.forwarding.headerFiles": "2.0.0",
         "apps.forwarding.forwardForgotten": "3.0.0",
+        "apps.cancelReasons": "unreleased",
+        "campaigns.reasons": "unreleased",
         "apps.discountBudget": "2.0.0",
         "apps.discountBudget.redemptions": "2.0.0",
         "apps.discountBudget.window": "2.0.0",

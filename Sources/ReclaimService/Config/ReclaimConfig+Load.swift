@@ -165,6 +165,7 @@ extension ReclaimConfig {
                 )
             }
             problems += app.discountBudget?.problems(app: app.bundleId) ?? []
+            problems += app.cancelReasonProblems()
         }
         if reconciliation.interval.seconds != 0 && reconciliation.interval.seconds < 60 {
             problems.append("reconciliation.interval must be 0s (off) or at least 1m")

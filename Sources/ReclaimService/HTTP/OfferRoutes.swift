@@ -102,6 +102,18 @@ struct OfferRoutes {
             storeKit2 = StoreKit2(compactJWS: offer.storeKit2JWS)
             expiresAt = offer.deliverableUntil.formatted(.iso8601)
         }
+
+        /// An offer as it was just issued (the cancel flow's: ``CancelFlowService``).
+        init(_ offer: NewOffer, environment: String) {
+            id = offer.id.uuidString.lowercased()
+            campaign = offer.campaignId
+            self.environment = environment
+            productIdentifier = offer.productId
+            offerIdentifier = offer.offerIdentifier
+            storeKit1 = offer.signed.storeKit1
+            storeKit2 = StoreKit2(compactJWS: offer.signed.storeKit2JWS)
+            expiresAt = offer.deliverableUntil.formatted(.iso8601)
+        }
     }
 
     /// The app user a lookup names (optional `appAccountToken` query parameter), proven by the user token the team's

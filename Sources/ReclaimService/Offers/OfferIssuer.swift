@@ -38,6 +38,8 @@ public struct OfferIssuer: Sendable {
         public var deliverableUntil: Date
         public var decisionId: UUID?
         public var grantId: UUID?
+        /// The cancel-flow decision, for an offer answered to the app's cancel flow.
+        public var cancelFlowDecisionId: UUID? = nil
         /// The campaign variant, when the campaign has variants.
         public var variantId: String? = nil
     }
@@ -66,7 +68,8 @@ public struct OfferIssuer: Sendable {
             offerIdentifier: issue.offerIdentifier,
             signed: signed,
             deliverableUntil: issue.deliverableUntil,
-            variantId: issue.variantId
+            variantId: issue.variantId,
+            cancelFlowDecisionId: issue.cancelFlowDecisionId
         )
     }
 

@@ -69,8 +69,11 @@ public enum CampaignTasks {
         let arm = variant.id.isEmpty ? "" : "\(variant.id) ×\(variant.weight): "
         switch variant.answer {
         case .message(let id)?: return arm + "message \(id)"
-        case .switchTo(let product, let id, let plan)?: return arm + "switch to \(product)\(plan.map { " \($0.rawValue)" } ?? "") (message \(id))"
-        case .offer(_, _, let id, let format)?: return arm + "offer \(offerText(variant)) (message \(id), \(format.rawValue))"
+        // A cancel-flow arm has no Apple message and no signature format to choose (both StoreKit forms are handed out).
+        case .switchTo(let product, let id, let plan)?:
+            return arm + "switch to \(product)\(plan.map { " \($0.rawValue)" } ?? "")" + (id.isEmpty ? "" : " (message \(id))")
+        case .offer(_, _, let id, let format)?:
+            return arm + "offer \(offerText(variant))" + (id.isEmpty ? "" : " (message \(id), \(format.rawValue))")
         case nil: return arm + "nothing"
         }
     }
@@ -163,7 +166,7 @@ public enum CampaignTasks {
         url: DatabaseURL,
         logger: Logger
     ) async throws -> String {
-        let (rows, saves, sources, doors) = try await Database.withDatabase(url, maxConnections: 1, logger: logger) { client in
+        let (rows, saves, sources, doors, flows) = try await Database.withDatabase(url, maxConnections: 1, logger: logger) { client in
             try await client.withConnection(logger: logger) { connection in
                 (
                     try await LiftStatistics.load(environment: environment, campaign: campaign, since: since, connection: connection, logger: logger),
@@ -172,16 +175,28 @@ public enum CampaignTasks {
                     // All time, live and backfill apart: an imported base's decisions are not the live funnel's.
                     try await DecisionSourceCounts.load(environment: environment, campaign: campaign, connection: connection, logger: logger),
                     // All time: which door won back whom, Apple's beside Reclaim's.
-                    try await WinBackDoors.load(environment: environment, campaign: campaign, connection: connection, logger: logger)
+                    try await WinBackDoors.load(environment: environment, campaign: campaign, connection: connection, logger: logger),
+                    // The app's cancel flow: open windows count as kept so far, beside the settled save rate.
+                    try await CancelFlowSaveRates.load(environment: environment, campaign: campaign, connection: connection, logger: logger)
                 )
             }
         }
         if json {
             return try ReportJSON.render(
                 rows.map(ReportRow.lift) + saves.map(ReportRow.saveRate) + sources.map(ReportRow.decisions) + doors.map(ReportRow.door)
+                    + flows.map(ReportRow.cancelFlow)
             )
         }
-        return reportText(environment: environment, campaign: campaign, since: since, rows: rows, saves: saves, sources: sources, doors: doors)
+        return reportText(
+            environment: environment,
+            campaign: campaign,
+            since: since,
+            rows: rows,
+            saves: saves,
+            sources: sources,
+            doors: doors,
+            flows: flows
+        )
     }
 
     /// The report as a terminal shows it (docs/campaigns.md quotes it, marked `<!-- output: campaigns-report -->`).
@@ -192,7 +207,8 @@ public enum CampaignTasks {
         rows: [LiftStatistics],
         saves: [SaveRateStatistics] = [],
         sources: [DecisionSourceCounts] = [],
-        doors: [WinBackDoors] = []
+        doors: [WinBackDoors] = [],
+        flows: [CancelFlowSaveRates] = []
     ) -> String {
         var decisionLines: [String] = []
         if sources.contains(where: { $0.source == "backfill" }) {
@@ -205,7 +221,7 @@ public enum CampaignTasks {
             }
         }
         decisionLines += doorLines(doors)
-        guard !rows.isEmpty || !saves.isEmpty else {
+        guard !rows.isEmpty || !saves.isEmpty || !flows.isEmpty else {
             if !decisionLines.isEmpty { return decisionLines.joined(separator: "\n") }
             return "no campaign has treated or held out anyone in \(environment)" + (campaign.map { " (campaign \($0))" } ?? "")
         }
@@ -230,6 +246,20 @@ public enum CampaignTasks {
             )
             lines.append("  save rate           \(percent(row.saveRate)), held out (Apple's fallback) \(percent(row.heldOutSaveRate))")
             lines.append("  lift in save rate   \(percent(row.lift, signed: true))")
+        }
+        if !flows.isEmpty {
+            lines.append("Cancel flow (lost: auto-renew turned off or refunded within the save window; kept: not lost so far):")
+        }
+        for row in flows {
+            let reason = row.surveyReason == "*" ? "every reason" : "reason \(row.surveyReason)"
+            lines.append("\(row.campaignId)\(row.variantId.isEmpty ? "" : ", variant \(row.variantId)") [\(row.bundleId)], \(reason)")
+            lines.append(
+                "  saved \(row.saved), lost \(row.lost), open \(row.open); held out saved \(row.heldOutSaved), lost \(row.heldOutLost), open \(row.heldOutOpen)"
+            )
+            lines.append("  save rate           \(percent(row.saveRate)), lift \(percent(row.lift, signed: true))")
+            lines.append(
+                "  kept so far         \(percent(row.keptRate)), held out \(percent(row.heldOutKeptRate)), lift \(percent(row.keptLift, signed: true))"
+            )
         }
         return (lines + decisionLines).joined(separator: "\n")
     }
@@ -261,12 +291,13 @@ extension CampaignTasks {
 
 /// A row of `reclaim campaigns report --json`: a notification campaign's lift, a cancel-sheet arm's save rate
 /// (`"kind": "cancel-sheet"`, `saveRate`), a campaign's decisions from one source (`"kind": "decisions"`, `source`
-/// `live` or `backfill`), or a door (`"kind": "door"`: a campaign or one of Apple's, ``WinBackDoors``).
+/// `live` or `backfill`), a cancel-flow arm by survey answer (`"kind": "cancel-flow"`), or a door (`"kind": "door"`: a campaign or one of Apple's, ``WinBackDoors``).
 enum ReportRow: Encodable {
     case lift(LiftStatistics)
     case saveRate(SaveRateStatistics)
     case decisions(DecisionSourceCounts)
     case door(WinBackDoors)
+    case cancelFlow(CancelFlowSaveRates)
 
     func encode(to encoder: any Encoder) throws {
         switch self {
@@ -274,6 +305,7 @@ enum ReportRow: Encodable {
         case .saveRate(let row): try row.encode(to: encoder)
         case .decisions(let row): try row.encode(to: encoder)
         case .door(let row): try row.encode(to: encoder)
+        case .cancelFlow(let row): try row.encode(to: encoder)
         }
     }
 }

@@ -120,6 +120,16 @@ public enum SubscriberTasks {
                     )
                 }
             }
+            if !s.cancelFlows.isEmpty {
+                lines.append("  cancel flows in the app (\(s.cancelFlows.count)):")
+                for f in s.cancelFlows {
+                    lines.append(
+                        "    \(f.decidedAt) reason \(f.surveyReason ?? "none"): \(f.campaign.map { "\($0) " } ?? "")\(f.outcome), answered \(f.answer)"
+                            + (f.variant.map { " (variant \($0))" } ?? "") + " (\(f.reason))" + (f.saveOutcome.map { ", \($0)" } ?? "")
+                            + (f.steps.isEmpty ? "" : "; the app reported \(f.steps.joined(separator: ", "))")
+                    )
+                }
+            }
             if !s.refundRequests.isEmpty {
                 lines.append("  refund requests (\(s.refundRequests.count)):")
                 for r in s.refundRequests {

@@ -1,6 +1,7 @@
 import Hummingbird
 import HummingbirdCore
 import Logging
+import ReclaimDomain
 import ReclaimStore
 import ServiceLifecycle
 
@@ -42,6 +43,18 @@ public func buildRouter(_ dependencies: Dependencies, role: ServerRole = .all) -
             accountTokens: AccountTokenRepairs(postgres: dependencies.postgres, config: dependencies.config)
         ).register(on: apps)
         OfferEventRoutes(delivery: delivery).register(on: apps)
+        CancelFlowRoutes(
+            service: CancelFlowService(
+                postgres: dependencies.postgres,
+                issuer: dependencies.issuer,
+                campaigns: dependencies.campaigns.of(CancelFlowCampaign.self),
+                reasons: dependencies.config.apps.reduce(into: [:]) { reasons, app in reasons[app.bundleId] = app.cancelReasons },
+                budgets: dependencies.config.apps.reduce(into: [:]) { budgets, app in budgets[app.bundleId] = app.discountBudget?.domain },
+                stops: dependencies.appStops
+            ),
+            userTokens: dependencies.userTokens,
+            proof: TransactionProof(verifier: dependencies.verifier, apps: dependencies.config.appIdentities)
+        ).register(on: apps)
         let admin = router.group().add(middleware: KeyAuthenticator(authentication: keys, scope: .admin))
         SubscriberRoutes(postgres: dependencies.postgres).register(
             on: router.group().add(middleware: KeyAuthenticator(authentication: keys, scope: .people))

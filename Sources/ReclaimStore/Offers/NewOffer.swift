@@ -18,6 +18,8 @@ public struct NewOffer: Sendable {
     public var deliverableUntil: Date
     /// The campaign variant it offers; nil for a campaign without variants, and for grants.
     public var variantId: String?
+    /// The cancel-flow decision that issued it (``CancelFlowStore``); nil for a campaign's and a grant's.
+    public var cancelFlowDecisionId: UUID?
 
     public init(
         id: UUID = UUID(),
@@ -29,7 +31,8 @@ public struct NewOffer: Sendable {
         offerIdentifier: String,
         signed: SignedOffer,
         deliverableUntil: Date,
-        variantId: String? = nil
+        variantId: String? = nil,
+        cancelFlowDecisionId: UUID? = nil
     ) {
         self.id = id
         self.decisionId = decisionId
@@ -41,5 +44,6 @@ public struct NewOffer: Sendable {
         self.signed = signed
         self.deliverableUntil = deliverableUntil
         self.variantId = variantId
+        self.cancelFlowDecisionId = cancelFlowDecisionId
     }
 }

@@ -44,6 +44,7 @@ enum OfferInsert {
             .init("storekit2_jws", "text") { $0.offer.signed.storeKit2JWS },
             .init("deliverable_until", "timestamptz") { $0.offer.deliverableUntil },
             .nullable("variant_id") { $0.offer.variantId },
+            .nullable("cancel_flow_decision_id") { $0.offer.cancelFlowDecisionId },
         ]
     )
 

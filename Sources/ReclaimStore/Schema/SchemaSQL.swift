@@ -46,5 +46,6 @@ public enum SchemaSQL {
         34: PackageResources._34_backfill_answers_sql,
         35: PackageResources._35_roles_and_audit_sql,
         36: PackageResources._36_app_stops_sql,
+        37: PackageResources._37_cancel_flow_sql,
     ].mapValues { String(decoding: $0, as: UTF8.self) }
 }

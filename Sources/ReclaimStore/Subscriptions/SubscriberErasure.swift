@@ -27,6 +27,7 @@ public enum SubscriberErasure {
         "offer_codes.original_transaction_id", "offer_codes.code",  // an issued code is a bearer secret: kept as its hash
         "offer_codes.app_account_token",
         "cancel_sheet_decisions.original_transaction_id", "cancel_sheet_decisions.request_identifier",
+        "cancel_flow_decisions.original_transaction_id",
         "refund_requests.original_transaction_id", "refund_requests.transaction_id", "refund_requests.body",
         "grants.original_transaction_id", "grants.app_account_token", "grants.idempotency_key", "grants.request_sha256",
         "renewal_extensions.original_transaction_id", "renewal_extensions.app_account_token", "renewal_extensions.idempotency_key",
@@ -240,6 +241,8 @@ public enum SubscriberErasure {
             // The code stays counted in its pool; as a hash, a second import of it is still refused.
             ("offer_codes", ", code = 'forgotten:' || encode(sha256(convert_to(t.code, 'UTF8')), 'hex'), app_account_token = NULL"),
             ("cancel_sheet_decisions", ", request_identifier = gen_random_uuid()::text"),
+            // Pseudonymous, as the cancel sheet's: the save rates keep counting the flow.
+            ("cancel_flow_decisions", ""),
             ("refund_requests", ", transaction_id = m.p, body = NULL"),
         ] {
             try await run(

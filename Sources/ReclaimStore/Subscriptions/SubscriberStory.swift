@@ -99,6 +99,8 @@ public struct SubscriberStory: Codable, Sendable, Equatable {
         public var decisions: [Decision]
         public var offers: [Offer]
         public var cancelSheetDecisions: [CancelSheetDecision]
+        /// The app's cancel flows: each cancel intent, what answered it and the steps the app reported.
+        public var cancelFlows: [CancelFlow]
         public var refundRequests: [RefundRequest]
         public var redemptions: [Redemption]
         public var grants: [Grant]
@@ -195,6 +197,22 @@ public struct SubscriberStory: Codable, Sendable, Equatable {
         public var shadow: Bool
         public var decidedAt: String
         public var saveOutcome: String?
+    }
+
+    public struct CancelFlow: Codable, Sendable, Equatable {
+        public var id: UUID
+        public var decidedAt: String
+        /// The survey answer; nil for none.
+        public var surveyReason: String?
+        public var campaign: String?
+        public var outcome: String
+        public var variant: String?
+        public var answer: String
+        public var reason: String
+        /// lost, saved or open (first decisions that answered or held out); nil otherwise.
+        public var saveOutcome: String?
+        /// The steps the app reported, in order.
+        public var steps: [String]
     }
 
     public struct RefundRequest: Codable, Sendable, Equatable {
@@ -313,6 +331,14 @@ extension SubscriberStore {
                         FROM reclaim.cancel_sheet_decisions c
                         WHERE c.bundle_id = s.bundle_id AND c.environment = s.environment AND c.original_transaction_id = s.original_transaction_id
                           AND c.repeat_of IS NULL), '[]'),
+                    'cancelFlows', coalesce((
+                        SELECT jsonb_agg(jsonb_build_object('id', f.id, 'decidedAt', reclaim.iso8601(f.decided_at), 'surveyReason', f.survey_reason,
+                                   'campaign', f.campaign_id, 'outcome', f.outcome, 'variant', f.variant_id, 'answer', f.answer,
+                                   'reason', f.reason, 'saveOutcome', (SELECT x.save_outcome FROM reclaim.cancel_flow_outcomes x WHERE x.id = f.id),
+                                   'steps', coalesce((SELECT jsonb_agg(e.step ORDER BY e.at, e.id) FROM reclaim.cancel_flow_events e WHERE e.flow_id = f.id), '[]'))
+                               ORDER BY f.decided_at)
+                        FROM reclaim.cancel_flow_decisions f
+                        WHERE f.bundle_id = s.bundle_id AND f.environment = s.environment AND f.original_transaction_id = s.original_transaction_id), '[]'),
                     'refundRequests', coalesce((
                         SELECT jsonb_agg(jsonb_build_object('requestedAt', reclaim.iso8601(r.requested_at), 'reason', r.reason, 'arm', r.arm,
                                    'policy', r.policy_id, 'status', r.status, 'outcome', r.outcome, 'billingPlanType', r.billing_plan_type,

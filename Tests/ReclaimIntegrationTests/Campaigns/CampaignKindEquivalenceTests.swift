@@ -70,11 +70,13 @@ import Testing
         let files = FileManager.default.enumerator(atPath: tests.path)?.compactMap { $0 as? String }.filter { $0.hasSuffix(".swift") }.sorted() ?? []
         for file in files where file != "ReclaimIntegrationTests/Campaigns/CampaignKindEquivalenceTests.swift" {
             let source = try String(contentsOf: tests.appendingPathComponent(file), encoding: .utf8)
+            // Named by their order in the file, not their line: a test added above one must not rename it.
+            var ordinal = 0
             for match in source.matches(of: /"""\n([\s\S]*?)\n\s*"""/) {
                 let body = String(match.output.1)
                 guard body.contains("campaigns:"), body.contains("apps:") else { continue }
-                let line = source[..<match.range.lowerBound].filter { $0 == "\n" }.count + 1
-                configs.append(("Tests/\(file):\(line)", dedent(interpolated(body))))
+                ordinal += 1
+                configs.append(("Tests/\(file) #\(ordinal)", dedent(interpolated(body))))
             }
         }
         // The corpus's configs as the integration tests build them: plain, with a holdout, and as an experiment.
@@ -157,15 +159,16 @@ import Testing
     static func decisions(yaml: String, name: String, corpus: [SubscriptionSnapshot]) -> [String] {
         let campaigns: [NotificationCampaign]
         let sheets: [CancelSheetCampaign]
+        let flows: [CancelFlowCampaign]
         do {
             let all = try ReclaimConfig.parse(yaml: yaml, source: name).domainCampaigns()
-            (campaigns, sheets) = (all.of(NotificationCampaign.self), all.of(CancelSheetCampaign.self))
+            (campaigns, sheets, flows) = (all.of(NotificationCampaign.self), all.of(CancelSheetCampaign.self), all.of(CancelFlowCampaign.self))
         } catch {
             return ["refused: \(error)"]
         }
-        guard !campaigns.isEmpty || !sheets.isEmpty else { return ["no campaigns"] }
+        guard !campaigns.isEmpty || !sheets.isEmpty || !flows.isEmpty else { return ["no campaigns"] }
         var lines: [String] = []
-        for app in Set(campaigns.map(\.bundleId) + sheets.map(\.bundleId)).sorted() {
+        for app in Set(campaigns.map(\.bundleId) + sheets.map(\.bundleId) + flows.map(\.bundleId)).sorted() {
             for profile in profiles {
                 lines.append("## \(app) plan \(profile.plan ?? "as sent") storefront \(profile.storefront ?? "as sent")")
                 let history = history(corpus, app: app, plan: profile.plan, storefront: profile.storefront)
@@ -182,6 +185,7 @@ import Testing
                         if backlog == 0, let state = simulator.states[key], let history = simulator.histories[key] {
                             lines += fires(campaigns, state: state, history: history)
                             lines += cancelSheet(sheets, state: state, history: history)
+                            lines += cancelFlow(flows, state: state, history: history)
                         }
                     }
                 }
@@ -221,6 +225,35 @@ import Testing
     static func describe(_ decision: CampaignDecision) -> String {
         "\(decision.outcome.rawValue) variant \(decision.variant?.id ?? "-") offer \(decision.variant?.offerIdentifier ?? "-"): \(decision.reason)"
             + " until \(decision.deliverableUntil.formatted(.iso8601))"
+    }
+
+    /// The cancel flow's answer for the subscriber, for each survey answer and none, first and within the cooldown.
+    static func cancelFlow(_ campaigns: [CancelFlowCampaign], state: SubscriptionState, history: OfferHistory) -> [String] {
+        guard campaigns.contains(where: { $0.bundleId == state.bundleId }) else { return [] }
+        let now = state.lastSignedDate?.addingTimeInterval(3600) ?? Date(timeIntervalSince1970: 1_790_000_000)
+        var lines: [String] = []
+        for reason in ReclaimConfig.App.defaultCancelReasons + [nil] as [String?] {
+            let request = CancelFlowEvaluator.Request(
+                bundleId: state.bundleId,
+                originalTransactionId: state.originalTransactionId,
+                reason: reason,
+                canShow: Set(CancelFlowAnswerKind.allCases),
+                now: now
+            )
+            let (decision, skipped) = CancelFlowEvaluator.decide(
+                campaigns: campaigns,
+                request: request,
+                state: state,
+                earlier: [],
+                paused: [],
+                discounts: history.discounts
+            )
+            lines.append(
+                "  cancel flow \(reason ?? "none"): \(decision.map { "\($0.campaign.id) \($0.outcome.rawValue) variant \($0.variant?.id ?? "-") answer \($0.answer.map { "\($0)" } ?? "{}"): \($0.reason)" } ?? "none")"
+                    + "; " + skipped.map { "\($0.campaignId) skipped: \($0.reason)" }.joined(separator: "; ")
+            )
+        }
+        return lines
     }
 
     /// The cancel sheet's answer for the subscriber: first, repeated within the cooldown, repeated past it, with

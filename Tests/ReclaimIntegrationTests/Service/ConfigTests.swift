@@ -93,6 +93,23 @@ struct ConfigTests {
                 "offerSignature: 'v3' is not v2 or v1"
             ),
             ("priority: 10", "priority: 10\n    shadow: true", "shadow: applies to a cancel-sheet campaign"),
+            // The cancel flow's keys, on its kind only, and its own rules.
+            ("priority: 10", "priority: 10\n    reasons: [too_expensive]", "reasons: applies to a cancel-flow campaign (trigger: CANCEL_FLOW) only"),
+            (
+                "trigger: DID_CHANGE_RENEWAL_STATUS/AUTO_RENEW_DISABLED", "trigger: CANCEL_FLOW\n    reasons: [bored]",
+                "reasons: bored is not one of app com.example.app's cancelReasons"
+            ),
+            (
+                "trigger: DID_CHANGE_RENEWAL_STATUS/AUTO_RENEW_DISABLED",
+                "trigger: CANCEL_FLOW\n    messageIdentifier: 3b1ad2d2-1c1e-4d61-9f0a-6f3c1e1b2a01",
+                "messageIdentifier: applies to a cancel-sheet campaign"
+            ),
+            (
+                "trigger: DID_CHANGE_RENEWAL_STATUS/AUTO_RENEW_DISABLED\n    offer: { productId: com.example.monthly, offerIdentifier: RETAIN50 }",
+                "trigger: CANCEL_FLOW\n    message: roadmap\n    switchTo: {productId: com.example.yearly}", "a cancel-flow answer is exactly one of"
+            ),
+            ("rootCertificates: []", "rootCertificates: []\n    cancelReasons: [too_expensive]", "cancelReasons: must include refund"),
+            ("rootCertificates: []", "rootCertificates: []\n    cancelReasons: [refund, none]", "none is the subscriber's \"no answer\""),
         ]
     )
     func refused(original: String, replacement: String, message: String) {

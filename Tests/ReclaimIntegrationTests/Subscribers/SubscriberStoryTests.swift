@@ -292,8 +292,11 @@ struct SubscriberStoryTests {
         "app_stops.reason",  // the operator's words for a stop of a whole app
         "erasure_requests.idempotency_key",  // the backend's own request id (docs/privacy.md); the request is kept as a keyed hash
         "campaigns.paused_reason", "campaign_decisions.reason", "cancel_sheet_decisions.reason", "offers.end_reason",  // rules' words
+        "cancel_flow_decisions.reason",  // rules' words
+        "cancel_flow_decisions.survey_reason",  // one of the app's configured survey answers (apps[].cancelReasons)
         "refund_requests.reason",  // Apple's reason code for the request
         "refund_requests.apple_error", "offer_events.purchase_error", "offer_code_events.purchase_error",  // Apple's and StoreKit's error texts
+        "cancel_flow_events.error",  // StoreKit's error text, as the app reports a failed purchase
         "grants.reason", "renewal_extensions.reason",  // the operator's kind of incentive or make-good (docs/privacy.md: kept)
         "renewal_extensions.apple_error", "renewal_extensions.extend_reason_code",  // Apple's error text, and its reason code
         // An outage make-good names a product, not a subscriber: the operator's request id and note, Apple's error.

@@ -1,0 +1,181 @@
+import Foundation
+import Logging
+import PostgresNIO
+import ReclaimDomain
+import ReclaimStore
+
+/// The app's cancel flow (`POST /v1/cancel-flow`): the subscriber tapped "Cancel subscription" in the app and may have
+/// said why; the app's cancel-flow campaigns (``CancelFlowEvaluator``) answer with an offer, a message, a switch, or
+/// nothing, and the app then opens Apple's manage-subscriptions sheet (its refund request sheet for the survey answer
+/// `refund`) unless the subscriber takes the answer.
+///
+/// Never in the way: whatever goes wrong (an unknown subscriber, a stopped app, no campaign, the deadline) is answered
+/// `none`, and the app goes on to Apple's sheet. Every answer is recorded as given (``CancelFlowStore``), in the
+/// transaction that decided it; an answer that could not be committed within ``deadline`` is not given.
+///
+/// An offer answered here becomes the subscriber's one live offer (Apple allows one at a time): an older live offer,
+/// of any campaign or grant, is withdrawn ("superseded by the cancel flow"), since the subscriber is leaving now. A later
+/// cancel-sheet request (Apple's own sheet) is answered by the cancel-sheet campaigns as before: that answer is Apple's
+/// to show, and the flow's offer stays live until it is redeemed, expires or is superseded.
+struct CancelFlowService: Sendable {
+    let postgres: Database
+    let issuer: OfferIssuer
+    let campaigns: [CancelFlowCampaign]
+    /// Each app's cancel-flow survey answers (`apps[].cancelReasons`), by bundle id.
+    let reasons: [String: [String]]
+    /// Each app's discount budget (`apps[].discountBudget`), by bundle id.
+    let budgets: [String: DiscountBudget]
+    let stops: AppStops
+    var now: @Sendable () -> Date = Date.init
+
+    /// How long the decision may take before it is committed: the subscriber is waiting to cancel.
+    static let deadline: TimeInterval = 2
+
+    /// Who is cancelling.
+    enum Subscriber: Sendable {
+        case appUser(UUID)
+        case subscription(SubscriberKey, appAccountToken: UUID?)
+    }
+
+    struct Intent: Sendable {
+        var bundleId: String
+        var subscriber: Subscriber
+        var reason: String?
+        var canShow: Set<CancelFlowAnswerKind>
+    }
+
+    /// What the app is answered.
+    struct Answer: Sendable {
+        var flowId: UUID
+        var originalTransactionId: String?
+        var reason: String?
+        var decision: CancelFlowDecision?
+        /// The offer answered, signed, when the answer is an offer.
+        var offer: NewOffer?
+        var environment: String?
+    }
+
+    /// The deadline passed before the commit: nothing was recorded, and the app is answered `none`.
+    struct TooLate: Error {}
+
+    func start(_ intent: Intent, logger: Logger) async throws -> Answer {
+        let flowId = UUID()
+        let started = now()
+        var none = Answer(flowId: flowId, originalTransactionId: nil, reason: intent.reason, decision: nil, offer: nil, environment: nil)
+        do {
+            return try await postgres.transaction(logger: logger) { connection in
+                let answer = try await decide(intent, flowId: flowId, connection: connection, logger: logger)
+                if now().timeIntervalSince(started) > Self.deadline { throw TooLate() }
+                return answer
+            }
+        } catch is TooLate {
+            logger.warning("cancel flow: not decided within the deadline; answered none", metadata: ["bundleId": "\(intent.bundleId)"])
+            if case .subscription(let key, _) = intent.subscriber { none.originalTransactionId = key.originalTransactionId }
+            return none
+        }
+    }
+
+    private func decide(_ intent: Intent, flowId: UUID, connection: PostgresConnection, logger: Logger) async throws -> Answer {
+        var answer = Answer(flowId: flowId, originalTransactionId: nil, reason: intent.reason, decision: nil, offer: nil, environment: nil)
+        let named: (otid: String?, token: UUID?, environment: String?)
+        switch intent.subscriber {
+        case .appUser(let token): named = (nil, token, nil)
+        case .subscription(let key, _): named = (key.originalTransactionId, nil, key.environment)
+        }
+        let locked = try await GrantStore.lockSubscription(
+            bundleId: intent.bundleId,
+            originalTransactionId: named.otid,
+            appAccountToken: named.token,
+            environment: named.environment,
+            connection: connection,
+            logger: logger
+        )
+        let state: SubscriptionState
+        switch (locked, intent.subscriber) {
+        case (let known?, _):
+            state = known
+        case (nil, .subscription(let key, let token)):
+            // Proven by Apple's signature, but no notification of it reached Reclaim yet: recorded, answered none.
+            var unknown = SubscriptionState(bundleId: key.bundleId, environment: key.environment, originalTransactionId: key.originalTransactionId)
+            unknown.appAccountToken = token
+            state = unknown
+        case (nil, .appUser):
+            // Nothing to record the flow against: answered none, and its events are refused as of an unknown flow.
+            return answer
+        }
+        answer.originalTransactionId = state.originalTransactionId
+        answer.environment = state.environment
+        let time = now()
+        var record = CancelFlowStore.Record(
+            id: flowId,
+            subscriber: state.subscriber,
+            surveyReason: intent.reason,
+            canShow: CancelFlowAnswerKind.allCases.filter(intent.canShow.contains).map(\.rawValue),
+            decision: nil,
+            noneReason: "",
+            billingPlanType: state.billingPlanType
+        )
+        if let stop = await stops.stop(of: intent.bundleId, logger: logger) {
+            record.noneReason = "stopped: reclaim stop --app \(intent.bundleId) (\(stop.reason))"
+        } else if locked == nil {
+            record.noneReason = "unknown subscription: no notification of it has reached Reclaim"
+        } else {
+            let (decision, skipped) = CancelFlowEvaluator.decide(
+                campaigns: campaigns,
+                request: .init(
+                    bundleId: intent.bundleId,
+                    originalTransactionId: state.originalTransactionId,
+                    reason: intent.reason,
+                    canShow: intent.canShow,
+                    now: time
+                ),
+                state: state,
+                earlier: try await CancelFlowStore.earlier(of: state.subscriber, connection: connection, logger: logger),
+                paused: try await CampaignStore.paused(connection: connection, logger: logger),
+                discounts: budgets[intent.bundleId] == nil
+                    ? [] : try await OfferStore.discounts(of: state.subscriber, connection: connection, logger: logger)
+            )
+            record.decision = decision
+            record.noneReason =
+                skipped.isEmpty
+                ? "no cancel-flow campaign for the app"
+                : "no campaign answered: " + skipped.map { "\($0.campaignId): \($0.reason)" }.joined(separator: "; ")
+            if let decision, decision.outcome == .switchedOff { record.noneReason = "\(decision.campaign.id): \(decision.reason)" }
+        }
+        answer.decision = record.decision?.outcome == .switchedOff ? nil : record.decision
+        if case .offer(let product, let offerIdentifier, _, _)? = answer.decision?.answer, let decision = answer.decision {
+            // A lapsed offer the sweep has not ended yet still holds the subscriber's one live place: end it first.
+            issuer.metrics.expired(try await OfferStore.expireLapsed(of: state.subscriber, connection: connection, logger: logger))
+            if let live = try await OfferStore.liveOffer(of: state.subscriber, includingPaused: true, connection: connection, logger: logger) {
+                try await issuer.withdraw(
+                    live.id,
+                    reason: "superseded by the cancel flow's offer (\(decision.campaign.id), flow \(flowId.uuidString.lowercased()))",
+                    connection: connection,
+                    logger: logger
+                )
+            }
+            var issue = OfferIssuer.Issue(
+                subscriber: state,
+                campaignId: decision.campaign.id,
+                productId: product,
+                offerIdentifier: offerIdentifier,
+                priority: decision.campaign.priority,
+                deliverableUntil: time.addingTimeInterval(decision.campaign.deliverableFor),
+                decisionId: nil,
+                grantId: nil
+            )
+            issue.variantId = decision.variant.flatMap { $0.id.isEmpty ? nil : $0.id }
+            issue.cancelFlowDecisionId = flowId
+            answer.offer = try issuer.issue(issue, purpose: "cancel_flow")
+        }
+        try await CancelFlowStore.record(
+            record,
+            offer: answer.offer,
+            appAccountToken: state.appAccountToken,
+            at: time,
+            connection: connection,
+            logger: logger
+        )
+        return answer
+    }
+}
