@@ -29,7 +29,7 @@ public struct CampaignTrigger: Sendable, Hashable, CustomStringConvertible {
         guard NotificationType.documented.contains(parts[0]) else {
             throw CampaignTriggerError(
                 description:
-                    "'\(parts[0])' is not a notification type Apple sends (e.g. EXPIRED, DID_FAIL_TO_RENEW), nor RETENTION_MESSAGING (the cancel sheet) or CANCEL_FLOW (the app's cancel flow)"
+                    "'\(parts[0])' is not a notification type Apple sends (e.g. EXPIRED, DID_FAIL_TO_RENEW), nor RETENTION_MESSAGING (the cancel sheet)"
             )
         }
         if parts.count == 2, !NotificationSubtype.documented.contains(parts[1]) {

@@ -7,7 +7,9 @@ import ReclaimDomain
 protocol CampaignKindKeys {
     /// The kind's type in ReclaimDomain.
     static var domainType: any CampaignKind.Type { get }
-    /// Whether an entry with this `trigger` is of the kind.
+    /// The kind's own `trigger` value (`RETENTION_MESSAGING`, `CANCEL_FLOW`); nil for a kind of many (notifications).
+    static var trigger: String? { get }
+    /// Whether an entry with this `trigger` is of the kind (by default: it is the kind's own).
     static func claims(trigger: String) -> Bool
     /// The entry as the kind's type, around the `basics` every kind shares (variants still to fill).
     static func domain(_ campaign: ReclaimConfig.Campaign, basics: CampaignBasics) throws -> any CampaignKind
@@ -15,9 +17,15 @@ protocol CampaignKindKeys {
     static func problems(_ campaign: ReclaimConfig.Campaign) -> [(key: String, reason: String)]
     /// What the entry needs of its app (signing keys, issuerId, appAppleId) that `app` lacks, as (key, reason).
     static func appProblems(_ campaign: ReclaimConfig.Campaign, app: ReclaimConfig.App) -> [(key: String, reason: String)]
+    /// Whether each arm answers (message, switch or offer: `cancelSheetArms`) rather than only making an offer.
+    static var armsAnswer: Bool { get }
+    /// Whether the entry decides while the subscription runs, so `conditions.lapsedWithin` could never be met.
+    static func decidesWhileSubscribed(_ campaign: ReclaimConfig.Campaign) -> Bool
 }
 
 extension CampaignKindKeys {
+    static func claims(trigger: String) -> Bool { trigger == self.trigger }
+
     /// `reasons` on a kind other than the cancel flow's.
     static func reasonsProblem(_ campaign: ReclaimConfig.Campaign) -> [(key: String, reason: String)] {
         campaign.reasons == nil ? [] : [("reasons", "applies to a cancel-flow campaign (trigger: CANCEL_FLOW) only")]
@@ -50,6 +58,13 @@ extension ReclaimConfig.Campaign {
 /// The keys of a campaign fired by Apple's notifications (``NotificationCampaign``).
 enum NotificationCampaignKeys: CampaignKindKeys {
     static var domainType: any CampaignKind.Type { NotificationCampaign.self }
+    static let trigger: String? = nil
+    static let armsAnswer = false
+
+    /// Triggers Apple sends while the subscription runs.
+    static func decidesWhileSubscribed(_ campaign: ReclaimConfig.Campaign) -> Bool {
+        (try? CampaignTrigger(parsing: campaign.trigger)).map { ["SUBSCRIBED", "DID_RENEW", "OFFER_REDEEMED"].contains($0.type) } == true
+    }
 
     /// A notification type Apple documents, with or without a subtype.
     static func claims(trigger: String) -> Bool {
@@ -80,7 +95,10 @@ enum NotificationCampaignKeys: CampaignKindKeys {
         do {
             _ = try CampaignTrigger(parsing: campaign.trigger)
         } catch {
-            problems.append(("trigger", error.description))
+            // The domain names Apple's types and the cancel sheet; the kinds added since are the config's to name.
+            let others = ReclaimConfig.Campaign.kinds.compactMap { $0.trigger }.filter { $0 != CampaignTrigger.retentionMessaging.type }
+            let namesKinds = error.description.hasSuffix("nor \(CampaignTrigger.retentionMessaging.type) (the cancel sheet)")
+            problems.append(("trigger", error.description + (namesKinds ? others.map { ", nor \($0)" }.joined() : "")))
         }
         for (key, given) in [
             ("message", campaign.message != nil), ("switchTo", campaign.switchTo != nil),

@@ -98,9 +98,7 @@ extension ReclaimConfig {
             if conditions.expiresWithin != nil, conditions.lapsedWithin != nil {
                 problem("conditions.expiresWithin", "and lapsedWithin exclude each other: one needs a running subscription, the other a lapsed one")
             }
-            let runningTriggers = ["RETENTION_MESSAGING", "SUBSCRIBED", "DID_RENEW", "OFFER_REDEEMED"]
-            let triggerType = campaign.isCancelFlow ? nil : (try? CampaignTrigger(parsing: campaign.trigger))?.type
-            if conditions.lapsedWithin != nil, campaign.isCancelFlow || triggerType.map(runningTriggers.contains) == true {
+            if conditions.lapsedWithin != nil, campaign.kind.decidesWhileSubscribed(campaign) {
                 problem(
                     "conditions.lapsedWithin",
                     "trigger \(campaign.trigger) comes while the subscription runs: lapsedWithin needs an expired subscription, so it would never be met"

@@ -6,8 +6,12 @@ import ReclaimDomain
 /// key the app words itself) or `switchTo` (a product to move to); `reasons` names the survey answers it takes.
 enum CancelFlowKeys: CampaignKindKeys {
     static var domainType: any CampaignKind.Type { CancelFlowCampaign.self }
+    static let armsAnswer = true
 
-    static func claims(trigger: String) -> Bool { trigger == CancelFlowCampaign.trigger }
+    /// The subscriber is cancelling a running subscription.
+    static func decidesWhileSubscribed(_ campaign: ReclaimConfig.Campaign) -> Bool { true }
+
+    static let trigger: String? = CancelFlowCampaign.trigger
 
     static func domain(_ campaign: ReclaimConfig.Campaign, basics: CampaignBasics) throws -> any CampaignKind {
         var basics = basics
@@ -115,8 +119,4 @@ enum CancelFlowKeys: CampaignKindKeys {
                 ("reasons", "\($0) is not one of app \(campaign.app)'s cancelReasons (\(app.cancelReasons.joined(separator: ", "))) nor none")
             }
     }
-}
-
-extension ReclaimConfig.Campaign {
-    var isCancelFlow: Bool { kind is CancelFlowKeys.Type }
 }

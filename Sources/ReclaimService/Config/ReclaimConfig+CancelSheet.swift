@@ -7,8 +7,12 @@ import ReclaimDomain
 /// The cancel sheet's kind (``CancelSheetCampaign``).
 enum CancelSheetKeys: CampaignKindKeys {
     static var domainType: any CampaignKind.Type { CancelSheetCampaign.self }
+    static let armsAnswer = true
 
-    static func claims(trigger: String) -> Bool { trigger == CampaignTrigger.retentionMessaging.type }
+    /// The subscriber opened the sheet of a running subscription.
+    static func decidesWhileSubscribed(_ campaign: ReclaimConfig.Campaign) -> Bool { true }
+
+    static let trigger: String? = CampaignTrigger.retentionMessaging.type
 
     static func domain(_ campaign: ReclaimConfig.Campaign, basics: CampaignBasics) throws -> any CampaignKind {
         var basics = basics

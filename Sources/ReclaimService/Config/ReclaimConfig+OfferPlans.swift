@@ -73,7 +73,7 @@ extension ReclaimConfig.Campaign.Offer {
 extension ReclaimConfig.Campaign {
     /// Every offer the campaign may make, with its key path: its `offer`, each variant's, or a cancel-sheet arm's.
     var offers: [(path: String, offer: Offer)] {
-        if isCancelSheet || isCancelFlow { return cancelSheetArms.compactMap { arm in arm.keys.offer.map { ("\(arm.keys.path)offer.", $0) } } }
+        if kind.armsAnswer { return cancelSheetArms.compactMap { arm in arm.keys.offer.map { ("\(arm.keys.path)offer.", $0) } } }
         return (offer.map { [("offer.", $0)] } ?? [])
             + (variants ?? []).enumerated().compactMap { index, variant in variant.offer.map { ("variants[\(index)].offer.", $0) } }
     }

@@ -109,6 +109,11 @@ struct ConfigTests {
                 "trigger: CANCEL_FLOW\n    message: roadmap\n    switchTo: {productId: com.example.yearly}", "a cancel-flow answer is exactly one of"
             ),
             ("rootCertificates: []", "rootCertificates: []\n    cancelReasons: [too_expensive]", "cancelReasons: must include refund"),
+            // An unknown trigger names every kind's own trigger.
+            (
+                "trigger: DID_CHANGE_RENEWAL_STATUS/AUTO_RENEW_DISABLED", "trigger: CANCEL_SHEET",
+                "nor RETENTION_MESSAGING (the cancel sheet), nor CANCEL_FLOW"
+            ),
             ("rootCertificates: []", "rootCertificates: []\n    cancelReasons: [refund, none]", "none is the subscriber's \"no answer\""),
         ]
     )
