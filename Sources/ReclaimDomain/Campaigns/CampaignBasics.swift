@@ -110,14 +110,16 @@ public protocol CampaignKind: Sendable {
     var basics: CampaignBasics { get set }
     /// What the config's `trigger` says of it, as `reclaim.campaigns.trigger` and `campaigns check` write it.
     var triggerName: String { get }
-    /// What `reclaim.campaigns.deliverable_for` holds: how long an offer it issues stays deliverable (0: none stays,
-    /// the campaign answers at once).
+    /// How long an offer it issues stays deliverable: `reclaim.campaigns.deliverable_for`, and `deliverable 7d` in
+    /// `campaigns check`.
     var deliverableFor: TimeInterval { get }
-    /// The kind's own settings as `campaigns check` lists them after the shared ones (`deliverable 7d`, `shadow …`).
-    var checkDetails: [String] { get }
+    /// The kind's own settings as `campaigns check` lists them after the maximum (`shadow (answers {})`).
+    var checkNotes: [String] { get }
 }
 
 extension CampaignKind {
+    public var checkNotes: [String] { [] }
+
     public subscript<Value>(dynamicMember keyPath: KeyPath<CampaignBasics, Value>) -> Value { basics[keyPath: keyPath] }
 
     public subscript<Value>(dynamicMember keyPath: WritableKeyPath<CampaignBasics, Value>) -> Value {

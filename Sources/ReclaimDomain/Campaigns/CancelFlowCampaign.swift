@@ -34,9 +34,8 @@ public struct CancelFlowCampaign: CampaignKind, Equatable {
 
     public var triggerName: String { Self.trigger }
 
-    public var checkDetails: [String] {
-        (reasons.map { ["reasons \($0.sorted().joined(separator: ", "))"] } ?? [])
-            + ["deliverable \(CampaignEvaluatorFormat.duration(deliverableFor))", "save window \(CampaignEvaluatorFormat.duration(saveWindow))"]
+    public var checkNotes: [String] {
+        (reasons.map { ["reasons \($0.sorted().joined(separator: ", "))"] } ?? []) + ["save window \(CampaignEvaluatorFormat.duration(saveWindow))"]
     }
 }
 

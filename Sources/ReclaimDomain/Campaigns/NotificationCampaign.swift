@@ -36,8 +36,6 @@ public struct NotificationCampaign: CampaignKind, Equatable {
 
     public var triggerName: String { trigger.description }
 
-    public var checkDetails: [String] { ["deliverable \(CampaignEvaluatorFormat.duration(deliverableFor))"] }
-
     /// Whether `type`/`subtype` triggers it in `bundleId`, at once (not delayed).
     func decidesAtOnce(_ event: SubscriptionEvent, in bundleId: String) -> Bool {
         delay <= 0 && basics.bundleId == bundleId && trigger.matches(type: event.type, subtype: event.subtype)

@@ -17,7 +17,12 @@ enum CancelSheetKeys: CampaignKindKeys {
     static func domain(_ campaign: ReclaimConfig.Campaign, basics: CampaignBasics) throws -> any CampaignKind {
         var basics = basics
         basics.variants = campaign.cancelSheetVariants()
-        return CancelSheetCampaign(basics, shadow: campaign.shadow, saveWindow: TimeInterval(campaign.saveWindow.seconds))
+        return CancelSheetCampaign(
+            basics,
+            shadow: campaign.shadow,
+            saveWindow: TimeInterval(campaign.saveWindow.seconds),
+            deliverableFor: TimeInterval(campaign.deliverableFor.seconds)
+        )
     }
 
     static func problems(_ campaign: ReclaimConfig.Campaign) -> [(key: String, reason: String)] {

@@ -45,9 +45,10 @@ public enum CampaignTasks {
                     : variants.map { "\($0.id) \(offerText($0)) ×\($0.weight)" }.joined(separator: ", ")
             var line = "  \(campaign.id) [\(campaign.bundleId)] on \(campaign.triggerName) → \(offers)"
             line += ", priority \(campaign.priority), holdout \(campaign.holdoutPercent)%"
-            line += campaign.checkDetails.map { ", \($0)" }.joined()
-            line += ", cooldown \(CampaignEvaluatorFormat.duration(campaign.cooldown))"
+            line +=
+                ", deliverable \(CampaignEvaluatorFormat.duration(campaign.deliverableFor)), cooldown \(CampaignEvaluatorFormat.duration(campaign.cooldown))"
             if let maximum = campaign.maxOffersPerSubscriber { line += ", at most \(maximum) per subscriber" }
+            line += campaign.checkNotes.map { ", \($0)" }.joined()
             if let startsAt = campaign.startsAt { line += ", from \(startsAt.formatted(.iso8601))" }
             if let endsAt = campaign.endsAt { line += ", until \(endsAt.formatted(.iso8601))" }
             lines.append(line)

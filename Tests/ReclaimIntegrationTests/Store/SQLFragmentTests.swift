@@ -90,8 +90,8 @@ struct SQLFragmentTests {
         #expect(bindings.count == OfferInsert.columns.columns.count)
 
         // Every placeholder once, $1 to $n, and n values: the states, the decisions' arrays and the offers' arrays.
-        #expect(placeholders(PersistStatement.sql) == Array(1...(1 + 13 + 21)))
-        #expect(try PersistStatement(writes: []).makeBindings().count == 1 + 13 + 21)
+        #expect(placeholders(PersistStatement.sql) == Array(1...(1 + 13 + 22)))
+        #expect(try PersistStatement(writes: []).makeBindings().count == 1 + 13 + 22)
         #expect(PersistStatement.sql.contains("FROM unnest($15::uuid[]"))
     }
 }
