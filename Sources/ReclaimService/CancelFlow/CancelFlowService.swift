@@ -9,7 +9,7 @@ import ReclaimStore
 /// nothing, and the app then opens Apple's manage-subscriptions sheet (its refund request sheet for the survey answer
 /// `refund`) unless the subscriber takes the answer.
 ///
-/// Never in the way: whatever goes wrong (an unknown subscriber, a stopped app, no campaign, the deadline) is answered
+/// Never in the way: whatever goes wrong (an app user with no known subscription, a stopped app, no campaign, the deadline) is answered
 /// `none`, and the app goes on to Apple's sheet. Every answer is recorded as given (``CancelFlowStore``), in the
 /// transaction that decided it; an answer that could not be committed within ``deadline`` is not given.
 ///
@@ -34,7 +34,8 @@ struct CancelFlowService: Sendable {
     /// Who is cancelling.
     enum Subscriber: Sendable {
         case appUser(UUID)
-        case subscription(SubscriberKey, appAccountToken: UUID?)
+        /// Proven by `transaction`, a transaction Apple signed.
+        case subscription(SubscriberKey, appAccountToken: UUID?, transaction: TransactionInfo)
     }
 
     struct Intent: Sendable {
@@ -70,9 +71,22 @@ struct CancelFlowService: Sendable {
             }
         } catch is TooLate {
             logger.warning("cancel flow: not decided within the deadline; answered none", metadata: ["bundleId": "\(intent.bundleId)"])
-            if case .subscription(let key, _) = intent.subscriber { none.originalTransactionId = key.originalTransactionId }
+            if case .subscription(let key, _, _) = intent.subscriber { none.originalTransactionId = key.originalTransactionId }
             return none
         }
+    }
+
+    /// A subscription Reclaim has no state of, as the transaction Apple signed describes it.
+    static func state(of key: SubscriberKey, appAccountToken: UUID?, transaction: TransactionInfo) -> SubscriptionState {
+        var state = SubscriptionState(bundleId: key.bundleId, environment: key.environment, originalTransactionId: key.originalTransactionId)
+        state.appAccountToken = appAccountToken
+        state.productId = transaction.productId
+        state.lastTransactionId = transaction.transactionId
+        state.storefront = transaction.storefront
+        state.billingPlanType = transaction.billingPlanType
+        state.expiresAt = transaction.expiresDate.map { Date(unixMilliseconds: $0) }
+        state.firstPurchaseAt = transaction.originalPurchaseDate.map { Date(unixMilliseconds: $0) }
+        return state
     }
 
     private func decide(_ intent: Intent, flowId: UUID, connection: PostgresConnection, logger: Logger) async throws -> Answer {
@@ -80,7 +94,7 @@ struct CancelFlowService: Sendable {
         let named: (otid: String?, token: UUID?, environment: String?)
         switch intent.subscriber {
         case .appUser(let token): named = (nil, token, nil)
-        case .subscription(let key, _): named = (key.originalTransactionId, nil, key.environment)
+        case .subscription(let key, _, _): named = (key.originalTransactionId, nil, key.environment)
         }
         let locked = try await GrantStore.lockSubscription(
             bundleId: intent.bundleId,
@@ -94,11 +108,10 @@ struct CancelFlowService: Sendable {
         switch (locked, intent.subscriber) {
         case (let known?, _):
             state = known
-        case (nil, .subscription(let key, let token)):
-            // Proven by Apple's signature, but no notification of it reached Reclaim yet: recorded, answered none.
-            var unknown = SubscriptionState(bundleId: key.bundleId, environment: key.environment, originalTransactionId: key.originalTransactionId)
-            unknown.appAccountToken = token
-            state = unknown
+        case (nil, .subscription(let key, let token, let transaction)):
+            // No notification of it reached Reclaim yet, but Apple's signature proves the subscription: decided on what
+            // the transaction says (an app whose notifications are not yet pointed at Reclaim still gets its flow).
+            state = Self.state(of: key, appAccountToken: token, transaction: transaction)
         case (nil, .appUser):
             // Nothing to record the flow against: answered none, and its events are refused as of an unknown flow.
             return answer
@@ -117,8 +130,6 @@ struct CancelFlowService: Sendable {
         )
         if let stop = await stops.stop(of: intent.bundleId, logger: logger) {
             record.noneReason = "stopped: reclaim stop --app \(intent.bundleId) (\(stop.reason))"
-        } else if locked == nil {
-            record.noneReason = "unknown subscription: no notification of it has reached Reclaim"
         } else {
             let (decision, skipped) = CancelFlowEvaluator.decide(
                 campaigns: campaigns,

@@ -138,7 +138,7 @@ struct CancelFlowRoutes {
             }
             do throws(TransactionProof.Refused) {
                 let proven = try await proof.subscriber(of: text, bundleId: bundleId)
-                subscriber = .subscription(proven.subscriber, appAccountToken: proven.appAccountToken)
+                subscriber = .subscription(proven.subscriber, appAccountToken: proven.appAccountToken, transaction: proven.transaction)
             } catch {
                 throw Problem(error)
             }

@@ -263,6 +263,27 @@ struct CancelFlowTests {
                     #expect(liftLower != nil)
                 }
                 #expect(read == 2, "one row per arm")
+                // (After the rates, which count the 160.) A subscriber Reclaim has no notification of, proven by a transaction Apple signed: decided on what the
+                // transaction says, recorded, and its offer (if any) signed for that subscription.
+                let newcomer = "3100000000999999"
+                let signed = try ca.sign(json: [
+                    "originalTransactionId": newcomer, "transactionId": newcomer, "bundleId": "GeniusParentingAI", "productId": Self.monthly,
+                    "environment": "Sandbox", "signedDate": Int64(Date().timeIntervalSince1970 * 1000), "type": "Auto-Renewable Subscription",
+                    "expiresDate": expires,
+                ])
+                let (proven, provenBody) = try await post("/v1/cancel-flow", ["signedTransaction": signed, "reason": "too_expensive"])
+                #expect(proven == .ok, "\(provenBody)")
+                let provenAnswer = try JSONDecoder().decode(FlowAnswer.self, from: Data(provenBody.utf8))
+                #expect(provenAnswer.originalTransactionId == newcomer && provenAnswer.answer.campaign == "save-in-app", "\(provenBody)")
+                #expect(
+                    try await firstInt(
+                        client,
+                        "SELECT count(*)::int FROM reclaim.cancel_flow_decisions WHERE original_transaction_id = '\(newcomer)'"
+                    ) == 1
+                )
+                // Naming the subscriber twice, or not at all, is refused.
+                #expect(try await post("/v1/cancel-flow", ["reason": nil]).0 == .badRequest)
+
                 // Per reason too, and in campaigns report.
                 #expect(
                     try await firstInt(
