@@ -15,29 +15,8 @@ enum CancelFlowKeys: CampaignKindKeys {
 
     static func domain(_ campaign: ReclaimConfig.Campaign, basics: CampaignBasics) throws -> any CampaignKind {
         var basics = basics
-        basics.variants = campaign.cancelSheetArms.map { id, weight, keys in
-            let answer: CancelSheetAnswer
-            if let offer = keys.offer {
-                // The flow hands out both StoreKit 1 fields and the StoreKit 2 JWS (``OfferIssuer``): no format to choose.
-                answer = .offer(productId: offer.productId, offerIdentifier: offer.offerIdentifier ?? "", messageIdentifier: "", signature: .v2)
-            } else if let switchTo = keys.switchTo {
-                answer = .switchTo(
-                    productId: switchTo.productId,
-                    messageIdentifier: "",
-                    billingPlanType: switchTo.billingPlanType.flatMap(CancelSheetAnswer.BillingPlanType.init(rawValue:))
-                )
-            } else {
-                answer = .message(messageIdentifier: keys.message ?? "")
-            }
-            return CampaignVariant(
-                id: id,
-                productId: answer.productId ?? "",
-                offerIdentifier: answer.offerIdentifier ?? "",
-                offerIdentifiersByPlan: keys.offer?.offerIdentifiers ?? [:],
-                weight: weight,
-                answer: answer
-            )
-        }
+        // Its keys refuse messageIdentifier and offerSignature: each arm answers with no Apple message, offers in v2.
+        basics.variants = campaign.answeringVariants()
         return CancelFlowCampaign(
             basics,
             reasons: campaign.reasons.map(Set.init),
@@ -56,56 +35,28 @@ enum CancelFlowKeys: CampaignKindKeys {
                 (key, "applies to a cancel-sheet campaign (trigger: RETENTION_MESSAGING) only: the cancel flow's app words its own messages")
             )
         }
-        if campaign.delay.seconds != 0 { problems.append(("delay", "a cancel-flow campaign answers at once: leave delay out")) }
-        if campaign.variants != nil {
-            for (key, given) in [("offer", campaign.offer != nil), ("message", campaign.message != nil), ("switchTo", campaign.switchTo != nil)]
-            where given {
-                problems.append((key, "give it per variant: each variant names its answer"))
-            }
-        }
         if let reasons = campaign.reasons, reasons.isEmpty {
             problems.append(("reasons", "is empty: no subscriber would get an answer (leave it out for every one)"))
         }
-        var variantIds = Set<String>()
-        for (id, weight, keys) in campaign.cancelSheetArms {
-            let path = keys.path
-            if campaign.variants != nil {
-                if id.isEmpty { problems.append(("\(path)id", "must not be empty")) }
-                if !variantIds.insert(id).inserted { problems.append(("\(path)id", "\(id) is listed twice")) }
-                if !(1...1_000_000).contains(weight) { problems.append(("\(path)weight", "must be from 1 to 1000000, got \(weight)")) }
-            }
-            let given = [keys.offer != nil, keys.message != nil, keys.switchTo != nil].filter { $0 }.count
-            if given != 1 {
-                problems.append(
-                    (
-                        path.isEmpty ? "offer" : "\(path)offer",
-                        "a cancel-flow answer is exactly one of offer: {productId, offerIdentifier or offerIdentifiers}, message: KEY "
-                            + "or switchTo: {productId} (\(given) given)"
-                    )
-                )
-                continue
-            }
+        problems += campaign.answerArmProblems(
+            kind: "cancel-flow",
+            answers: "offer: {productId, offerIdentifier or offerIdentifiers}, message: KEY or switchTo: {productId}"
+        ) { path, _, keys in
             if let message = keys.message, message.isEmpty || message.count > 200 {
-                problems.append(("\(path)message", "must be 1 to 200 characters: the key the app words its message by"))
+                return ([("\(path)message", "must be 1 to 200 characters: the key the app words its message by")], true)
             }
-            if let switchTo = keys.switchTo {
-                if switchTo.productId.isEmpty { problems.append(("\(path)switchTo.productId", "must not be empty")) }
-                if let plan = switchTo.billingPlanType, CancelSheetAnswer.BillingPlanType(rawValue: plan) == nil {
-                    problems.append(("\(path)switchTo.billingPlanType", "'\(plan)' is not BILLED_UPFRONT or MONTHLY"))
-                }
-            }
-            if let offer = keys.offer {
-                if offer.offerCodes != nil {
-                    problems.append(
+            if keys.offer?.offerCodes != nil {
+                return (
+                    [
                         (
                             "\(path)offer.offerCodes",
                             "the cancel flow answers with a promotional offer it signs: hand out codes from a notification campaign"
                         )
-                    )
-                } else {
-                    problems += offer.problems(at: "\(path)offer.")
-                }
+                    ],
+                    false
+                )
             }
+            return ([], true)
         }
         return problems
     }

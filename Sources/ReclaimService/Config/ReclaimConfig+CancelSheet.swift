@@ -16,7 +16,7 @@ enum CancelSheetKeys: CampaignKindKeys {
 
     static func domain(_ campaign: ReclaimConfig.Campaign, basics: CampaignBasics) throws -> any CampaignKind {
         var basics = basics
-        basics.variants = campaign.cancelSheetVariants()
+        basics.variants = campaign.answeringVariants()
         return CancelSheetCampaign(
             basics,
             shadow: campaign.shadow,
@@ -74,92 +74,34 @@ extension ReclaimConfig.Campaign {
         return [("", 1, ArmKeys(path: "", offer: offer, message: message, switchTo: switchTo, messageIdentifier: messageIdentifier))]
     }
 
-    /// The arms as the rules see them. Call on a validated config.
-    func cancelSheetVariants() -> [CampaignVariant] {
-        let format = CancelSheetAnswer.OfferSignatureFormat(rawValue: offerSignature ?? "v2") ?? .v2
-        return cancelSheetArms.map { id, weight, keys in
-            let answer: CancelSheetAnswer
-            if let offer = keys.offer {
-                answer = .offer(
-                    productId: offer.productId,
-                    offerIdentifier: offer.offerIdentifier ?? "",
-                    messageIdentifier: keys.messageIdentifier ?? "",
-                    signature: format
-                )
-            } else if let switchTo = keys.switchTo {
-                answer = .switchTo(
-                    productId: switchTo.productId,
-                    messageIdentifier: keys.messageIdentifier ?? "",
-                    billingPlanType: switchTo.billingPlanType.flatMap(CancelSheetAnswer.BillingPlanType.init(rawValue:))
-                )
-            } else {
-                answer = .message(messageIdentifier: keys.message ?? "")
-            }
-            return CampaignVariant(
-                id: id,
-                productId: answer.productId ?? "",
-                offerIdentifier: answer.offerIdentifier ?? "",
-                offerIdentifiersByPlan: keys.offer?.offerIdentifiers ?? [:],
-                weight: weight,
-                answer: answer
-            )
-        }
-    }
-
     /// Every problem of a cancel-sheet campaign's answers, as (key, reason).
     func cancelSheetProblems() -> [(key: String, reason: String)] {
         var problems: [(key: String, reason: String)] = []
-        func uuid(_ key: String, _ value: String) {
-            // Apple types messageIdentifier as a UUID ("string (uuid)"); anything else is never approved.
-            if UUID(uuidString: value) == nil { problems.append((key, "'\(value)' is not a UUID: Apple's message identifiers are UUIDs")) }
+        // Apple types messageIdentifier as a UUID ("string (uuid)"); anything else is never approved.
+        func uuidProblem(_ key: String, _ value: String) -> (key: String, reason: String) {
+            (key, "'\(value)' is not a UUID: Apple's message identifiers are UUIDs")
         }
         if let offerSignature, CancelSheetAnswer.OfferSignatureFormat(rawValue: offerSignature) == nil {
             problems.append(("offerSignature", "'\(offerSignature)' is not v2 or v1"))
         }
-        if variants != nil {
-            for (key, given) in [("offer", offer != nil), ("message", message != nil), ("switchTo", switchTo != nil)] where given {
-                problems.append((key, "give it per variant: each variant names its answer"))
-            }
-        }
-        if delay.seconds != 0 { problems.append(("delay", "a cancel-sheet campaign answers at once: leave delay out")) }
-        var variantIds = Set<String>()
-        for (id, weight, keys) in cancelSheetArms {
-            let path = keys.path
-            if variants != nil {
-                if id.isEmpty { problems.append(("\(path)id", "must not be empty")) }
-                if !variantIds.insert(id).inserted { problems.append(("\(path)id", "\(id) is listed twice")) }
-                if !(1...1_000_000).contains(weight) { problems.append(("\(path)weight", "must be from 1 to 1000000, got \(weight)")) }
-            }
-            let given = [keys.offer != nil, keys.message != nil, keys.switchTo != nil].filter { $0 }.count
-            if given != 1 {
-                problems.append(
-                    (
-                        path.isEmpty ? "offer" : "\(path)offer",
-                        "a cancel-sheet answer is exactly one of message: ID, switchTo: {productId} with messageIdentifier, "
-                            + "or offer: {productId, offerIdentifier or offerIdentifiers} with messageIdentifier (\(given) given)"
-                    )
-                )
-                continue
-            }
+        problems += answerArmProblems(
+            kind: "cancel-sheet",
+            answers:
+                "message: ID, switchTo: {productId} with messageIdentifier, or offer: {productId, offerIdentifier or offerIdentifiers} with messageIdentifier"
+        ) { path, id, keys in
+            var problems: [(key: String, reason: String)] = []
             if let message = keys.message {
-                uuid("\(path)message", message)
+                if UUID(uuidString: message) == nil { problems.append(uuidProblem("\(path)message", message)) }
                 if variants?.first(where: { $0.id == id })?.messageIdentifier != nil {
                     problems.append(("\(path)messageIdentifier", "a message answer names its message in message: leave messageIdentifier out"))
                 }
-                continue
+                return (problems, false)
             }
             guard let messageIdentifier = keys.messageIdentifier else {
-                problems.append(("\(path)messageIdentifier", "missing: Apple shows a switch-plan or offer answer with an approved message"))
-                continue
+                return ([("\(path)messageIdentifier", "missing: Apple shows a switch-plan or offer answer with an approved message")], false)
             }
-            uuid("\(path)messageIdentifier", messageIdentifier)
-            if let switchTo = keys.switchTo {
-                if switchTo.productId.isEmpty { problems.append(("\(path)switchTo.productId", "must not be empty")) }
-                if let plan = switchTo.billingPlanType, CancelSheetAnswer.BillingPlanType(rawValue: plan) == nil {
-                    problems.append(("\(path)switchTo.billingPlanType", "'\(plan)' is not BILLED_UPFRONT or MONTHLY"))
-                }
-            }
-            if let offer = keys.offer { problems += offer.problems(at: "\(path)offer.") }
+            if UUID(uuidString: messageIdentifier) == nil { problems.append(uuidProblem("\(path)messageIdentifier", messageIdentifier)) }
+            return (problems, true)
         }
         return problems
     }

@@ -17,7 +17,7 @@ enum MessageApprovalCheck {
         }
         for campaign in config.campaigns {
             if campaign.isCancelSheet {
-                for variant in campaign.cancelSheetVariants() {
+                for variant in campaign.answeringVariants() {
                     guard let id = variant.answer?.messageIdentifier, !id.isEmpty else { continue }
                     let arm = variant.id.isEmpty ? "" : " variant \(variant.id)"
                     named[campaign.app, default: []].append((id, "campaign \(campaign.id)\(arm)"))
