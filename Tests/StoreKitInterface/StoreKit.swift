@@ -1,9 +1,11 @@
-// A stand-in for Apple's StoreKit with exactly the symbols ReclaimClient's glue (PendingOffer+StoreKit.swift) and the
-// app code checked beside it (AppUsage.swift, Examples/SwiftUI) use, so that they type-check on Linux
-// (scripts/check-client), where `#if canImport(StoreKit)` otherwise hides the glue.
+// A stand-in for Apple's StoreKit with exactly the symbols ReclaimClient's glue (PendingOffer+StoreKit.swift,
+// PendingOfferCode+StoreKit.swift, CancelFlow+StoreKit.swift) and the app code checked beside it (AppUsage.swift,
+// Examples/SwiftUI) use, so that they type-check on Linux (scripts/check-client), where `#if canImport(StoreKit)`
+// otherwise hides the glue.
 //
 // Each declaration is transcribed from Apple's documentation (developer.apple.com/documentation/storekit, read
-// 2026-11-25 and 2026-12, the iOS 26 SDK); Apple's declaration and availability are quoted above it. Only the shape
+// 2026-11-25 and 2026-12, the iOS 26 SDK; the cancel flow's, 2027-01); Apple's declaration and availability are
+// quoted above it. Only the shape
 // matters: the bodies never run. Do not add a symbol from memory: transcribe it, with its quote, or the check proves
 // nothing.
 //
@@ -31,6 +33,13 @@ public struct Product: Sendable {
     // Apple (iOS 15.0+, macOS 12.0+, tvOS 15.0+, watchOS 8.0+, visionOS 1.0+): `let subscription:
     // Product.SubscriptionInfo?`, "A nil value indicates that this product isn't an auto-renewable subscription".
     public let subscription: SubscriptionInfo?
+
+    // Apple (iOS 15.0+, iPadOS 15.0+, macOS 12.0+, tvOS 15.0+, visionOS 1.0+, watchOS 8.0+): `static func
+    // products<Identifiers>(for identifiers: Identifiers) async throws -> [Product] where Identifiers : Collection,
+    // Identifiers.Element == String`, "Requests product data from the App Store"; "StoreKit ignores any duplicate
+    // identifiers in the collection." (developer.apple.com/documentation/storekit/product/products(for:))
+    public static func products<Identifiers>(for identifiers: Identifiers) async throws -> [Product]
+    where Identifiers: Collection, Identifiers.Element == String { stub() }
 
     public struct PurchaseOption: Hashable, Sendable {
         // Apple: `static func appAccountToken(_ token: UUID) -> Product.PurchaseOption` (iOS 15.0+)
@@ -175,6 +184,16 @@ public struct Product: Sendable {
 }
 
 public struct Transaction: Sendable {
+    // Apple (iOS 15.0+, iPadOS 15.0+, macOS 12.0+, tvOS 15.0+, visionOS 1.0+, watchOS 8.0+): `let id: UInt64`, "The
+    // unique identifier for the transaction"; "Every transaction such as an Apple In-App Purchase, restore, or
+    // subscription renewal has a unique transaction identifier." (developer.apple.com/documentation/storekit/transaction/id)
+    public let id: UInt64
+
+    // `Transaction.ID`, which SwiftUI's `refundRequestSheet(for:isPresented:onDismiss:)` takes: no page of its own was
+    // found; that modifier's symbol identifier (`…refundRequestSheet3for11isPresented9onDismissQrs6UInt64V…`) names the
+    // parameter's type Swift's UInt64, the type of `id` above (the id of an Identifiable type).
+    public typealias ID = UInt64
+
     // Apple: `let appAccountToken: UUID?` (iOS 15.0+), "A UUID that associates the transaction with a user on your own
     // service".
     public let appAccountToken: UUID?
@@ -203,6 +222,34 @@ public struct Transaction: Sendable {
 
     // Apple's example on Product.PurchaseResult: `await transaction.finish()`; declared `func finish() async`.
     public func finish() async {}
+
+    // Apple (iOS 15.0+, iPadOS 15.0+, Mac Catalyst 15.0+, visionOS 1.0+; not macOS, tvOS, watchOS):
+    // `@MainActor static func beginRefundRequest(for transactionID: UInt64, in scene: UIWindowScene) async throws ->
+    // Transaction.RefundRequestStatus`, "Presents the refund request sheet for the specified transaction in a window
+    // scene"; "Call this function from account settings or a help menu to enable customers to request a refund for an
+    // in-app purchase within your app." (developer.apple.com/documentation/storekit/transaction/beginrefundrequest(for:in:)-65tph,
+    // read through a public mirror of Apple's documentation: the documentation search has no copy of this page.) macOS
+    // has `beginRefundRequest(for:in: NSViewController)` (macOS 12.0+), not used here.
+    @MainActor
+    public static func beginRefundRequest(for transactionID: UInt64, in scene: UIWindowScene) async throws -> RefundRequestStatus {
+        stub()
+    }
+
+    // Apple (iOS 15.0+, iPadOS 15.0+, macOS 12.0+, tvOS 17.0+, visionOS 1.0+, watchOS 10.0+): `enum
+    // RefundRequestStatus`, "The status codes for refund requests"; "The refund request status reflects the status of
+    // the request, not the status of the refund itself." `case userCancelled`, "The user canceled submission of their
+    // refund request"; `case success`, "The App Store has received the refund request."
+    // (developer.apple.com/documentation/storekit/transaction/refundrequeststatus)
+    public enum RefundRequestStatus: Sendable {
+        case userCancelled
+        case success
+    }
+
+    // Apple (iOS 15.0+, iPadOS 15.0+, macOS 12.0+, tvOS 17.0+, visionOS 1.0+, watchOS 10.0+): `enum
+    // RefundRequestError`, "The error codes for refund requests", which the `beginRefundRequest` methods throw (an
+    // Error). Its cases (`duplicateRequest`, `failed`, …) are not transcribed: nothing here reads them.
+    // (developer.apple.com/documentation/storekit/transaction/refundrequesterror)
+    public enum RefundRequestError: Error, Sendable {}
 }
 
 // Apple: `@frozen enum VerificationResult<SignedType>` with `case unverified(SignedType, VerificationResult<SignedType>.VerificationError)`
@@ -245,9 +292,26 @@ open class SKMutablePayment: SKPayment {
 }
 
 // Apple (iOS 15.0+, iPadOS 15.0+, Mac Catalyst 15.0+, macOS 12.0+, tvOS 15.0+, visionOS 1.0+, watchOS 8.0+):
-// `enum AppStore`, "Properties and methods that represent the App Store, and request App Store actions." Only the member
-// ReclaimClient's offer-code glue calls is transcribed.
+// `enum AppStore`, "Properties and methods that represent the App Store, and request App Store actions." Only the members
+// ReclaimClient's offer-code and cancel-flow glue call are transcribed.
 public enum AppStore {
+    // Apple (iOS 15.0+, iPadOS 15.0+, Mac Catalyst 15.0+, visionOS 1.0+; not macOS, tvOS, watchOS):
+    // `@MainActor static func showManageSubscriptions(in scene: UIWindowScene) async throws`, "Presents the App Store
+    // sheet for managing subscriptions"; "Use this function to display the manage subscriptions sheet within your app.
+    // Consider adding a manage subscriptions option to your app."
+    // (developer.apple.com/documentation/storekit/appstore/showmanagesubscriptions(in:)) macOS has
+    // `showManageSubscriptions(from: NSWindow)` from macOS 27.3 only, not used here.
+    @MainActor public static func showManageSubscriptions(in scene: UIWindowScene) async throws { let _: Void = stub() }
+
+    // Apple (iOS 17.0+, iPadOS 17.0+, Mac Catalyst 17.0+, visionOS 1.0+): `@MainActor static func
+    // showManageSubscriptions(in scene: UIWindowScene, subscriptionGroupID: String) async throws`, "Presents the App
+    // Store sheet for managing subscriptions for a subscription group"; `subscriptionGroupID`: "The subscription group
+    // identifier that the subscription belongs to."
+    // (developer.apple.com/documentation/storekit/appstore/showmanagesubscriptions(in:subscriptiongroupid:))
+    @MainActor public static func showManageSubscriptions(in scene: UIWindowScene, subscriptionGroupID: String) async throws {
+        let _: Void = stub()
+    }
+
     // Apple (iOS 16.0–27.0, iPadOS 16.0–27.0, Mac Catalyst 16.0–27.0, visionOS 1.0–27.0):
     // `@MainActor static func presentOfferCodeRedeemSheet(in scene: UIWindowScene) async throws`, "Displays a sheet in
     // the window scene that enables customers to redeem an offer code that you configure in App Store Connect."

@@ -27,3 +27,26 @@ func redeemCode(reclaim: ReclaimClient, appAccountToken: UUID, scene: UIWindowSc
     try await reclaim.redeem(code, in: scene)
 }
 // docs/ios.md: end
+
+// docs/ios.md: cancelflow
+/// UIKit on iOS 15+ and visionOS: the subscriber chose `reason` (nil: no answer) on your "Cancel subscription" screen.
+/// Returns the flow with Reclaim's answer to show, or, with nothing to show, once Apple's sheet closed. `refundTransactionID`:
+/// the subscription's latest `Transaction.id`, for Apple's refund request sheet; `openURL`: your
+/// `UIApplication.shared.open(_:)`, for Apple's subscriptions page when a sheet cannot open.
+@available(iOS 15.0, visionOS 1.0, *)
+@MainActor
+func cancelSubscription(
+    reclaim: ReclaimClient,
+    appAccountToken: UUID,
+    reason: String?,
+    scene: UIWindowScene,
+    refundTransactionID: UInt64?,
+    openURL: @escaping @MainActor (URL) async -> Void
+) async -> CancelFlow {
+    let flow = reclaim.cancelFlow(for: .appAccountToken(appAccountToken), in: scene, refundTransactionID: refundTransactionID, fallback: openURL)
+    if await flow.start(reason: reason).content == .nothing {
+        await flow.open()  // Apple's sheet: manage subscriptions, or the refund request for "refund"
+    }
+    return flow  // your buttons: flow.acceptOffer(_:using:) and flow.decline(), and flow.open() at every step
+}
+// docs/ios.md: end
