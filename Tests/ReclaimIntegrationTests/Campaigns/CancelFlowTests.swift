@@ -54,6 +54,39 @@ struct CancelFlowTests {
         let next: String
     }
 
+    /// The config's campaigns mirrored, and `subscribers` known to Reclaim as monthly subscribers (their INITIAL_BUY,
+    /// signed by `ca`, processed); the dependencies of a server on `client`.
+    static func subscribed(
+        _ subscribers: [(otid: String, token: UUID)],
+        setup: CampaignTestSetup,
+        ca: TestCertificateAuthority,
+        client: Database
+    ) async throws -> Dependencies {
+        let notifications = TestNotifications(ca: ca, bundleId: "GeniusParentingAI", environment: "Sandbox", appAppleId: 6_747_332_178)
+        try await client.withConnection(logger: TestPostgres.logger) {
+            try await CampaignStore.sync(try setup.config.domainCampaigns(), connection: $0, logger: TestPostgres.logger)
+        }
+        let dependencies = try Dependencies.test(postgres: client, config: setup.config)
+        try await processNotifications(
+            try subscribers.map {
+                try notifications.body(
+                    type: "SUBSCRIBED",
+                    subtype: "INITIAL_BUY",
+                    originalTransactionId: $0.otid,
+                    appAccountToken: $0.token,
+                    signedDate: Date().addingTimeInterval(-3600),
+                    transactionFields: ["productId": monthly, "expiresDate": expires]
+                )
+            },
+            client: client,
+            dependencies: dependencies
+        )
+        return dependencies
+    }
+
+    /// When the subscribers' period ends: in 20 days.
+    static let expires = Int64(Date().addingTimeInterval(20 * 86_400).timeIntervalSince1970 * 1000)
+
     @Test(
         "160 subscribers through two arms and a holdout by reason: offers verified, the live offer replaced, AUTO_RENEW_DISABLED lost, the rates read"
     )
@@ -62,27 +95,10 @@ struct CancelFlowTests {
         let setup = try CampaignTestSetup(ca: ca, settings: Self.campaigns)
         defer { setup.remove() }
         let notifications = TestNotifications(ca: ca, bundleId: "GeniusParentingAI", environment: "Sandbox", appAppleId: 6_747_332_178)
-        let expires = Int64(Date().addingTimeInterval(20 * 86_400).timeIntervalSince1970 * 1000)
+        let expires = Self.expires
         let subscribers = (0..<160).map { (otid: String(3_100_000_000_000_000 + $0), token: UUID()) }
         try await withTestDatabase { client, url in
-            try await client.withConnection(logger: TestPostgres.logger) {
-                try await CampaignStore.sync(try setup.config.domainCampaigns(), connection: $0, logger: TestPostgres.logger)
-            }
-            let dependencies = try Dependencies.test(postgres: client, config: setup.config)
-            try await processNotifications(
-                try subscribers.map {
-                    try notifications.body(
-                        type: "SUBSCRIBED",
-                        subtype: "INITIAL_BUY",
-                        originalTransactionId: $0.otid,
-                        appAccountToken: $0.token,
-                        signedDate: Date().addingTimeInterval(-3600),
-                        transactionFields: ["productId": Self.monthly, "expiresDate": expires]
-                    )
-                },
-                client: client,
-                dependencies: dependencies
-            )
+            let dependencies = try await Self.subscribed(subscribers, setup: setup, ca: ca, client: client)
             let appKey = try await TestKeys(client: client).create(scope: .app, bundleId: "GeniusParentingAI", logger: TestPostgres.logger)
             let app = Application(router: buildRouter(dependencies), configuration: .init(address: .hostname("127.0.0.1", port: 0)))
             try await app.test(.live) { http in

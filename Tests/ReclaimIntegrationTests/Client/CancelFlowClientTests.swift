@@ -81,28 +81,9 @@ struct CancelFlowClientTests {
         count: Int,
         _ body: @Sendable (Database, URL, String, [Subscriber]) async throws -> Void
     ) async throws {
-        let notifications = TestNotifications(ca: ca, bundleId: app, environment: "Sandbox", appAppleId: 6_747_332_178)
-        let expires = Int64(Date().addingTimeInterval(20 * 86_400).timeIntervalSince1970 * 1000)
         let subscribers = (0..<count).map { Subscriber(otid: String(3_200_000_000_000_000 + $0), token: UUID()) }
         try await withTestDatabase { client, _ in
-            try await client.withConnection(logger: logger) {
-                try await CampaignStore.sync(try setup.config.domainCampaigns(), connection: $0, logger: logger)
-            }
-            let dependencies = try Dependencies.test(postgres: client, config: setup.config)
-            try await processNotifications(
-                try subscribers.map {
-                    try notifications.body(
-                        type: "SUBSCRIBED",
-                        subtype: "INITIAL_BUY",
-                        originalTransactionId: $0.otid,
-                        appAccountToken: $0.token,
-                        signedDate: Date().addingTimeInterval(-3600),
-                        transactionFields: ["productId": monthly, "expiresDate": expires]
-                    )
-                },
-                client: client,
-                dependencies: dependencies
-            )
+            let dependencies = try await CancelFlowTests.subscribed(subscribers.map { ($0.otid, $0.token) }, setup: setup, ca: ca, client: client)
             let appKey = try await TestKeys(client: client).create(scope: .app, bundleId: app, logger: logger)
             let server = Application(router: buildRouter(dependencies), configuration: .init(address: .hostname("127.0.0.1", port: 0)))
             try await server.test(.live) { http in
