@@ -32,16 +32,21 @@ extension ReclaimClient {
         deadline: TimeInterval
     ) async -> CancelFlow.Answer {
         guard let subscriber else { return .nothing(reason: reason) }
-        let answered = await withTaskGroup(of: CancelFlow.Answer?.self) { group in
-            group.addTask { [self] in
-                try? await startCancelFlow(subscriber: subscriber, reason: reason, canShow: canShow)
+        // Not a task group: a group waits for every child, and a request stuck where cancellation is not heard (the
+        // app's user-token closure, say) would hold the subscriber past the deadline. The first to finish answers; the
+        // other is cancelled and not waited for.
+        let race = FirstAnswer()
+        let seconds = deadline.isNaN ? 0 : min(max(0, deadline), 3600)
+        let answered = await withCheckedContinuation { continuation in
+            race.wait(continuation)
+            let request = Task { [self] in
+                race.finish(try? await startCancelFlow(subscriber: subscriber, reason: reason, canShow: canShow))
             }
-            group.addTask {
-                try? await Task.sleep(nanoseconds: UInt64(max(0, deadline) * 1e9))
-                return nil
+            Task {
+                try? await Task.sleep(nanoseconds: UInt64(seconds * 1e9))
+                race.finish(nil)
+                request.cancel()
             }
-            defer { group.cancelAll() }  // the request, or the timer: cancelled, either ends at once
-            return await group.next() ?? nil
         }
         return answered ?? .nothing(reason: reason)
     }
@@ -85,5 +90,25 @@ extension ReclaimClient {
         request.setValue("application/json", forHTTPHeaderField: "Content-Type")
         request.httpBody = try JSONEncoder().encode(Body(flowId: flowId?.uuidString.lowercased(), step: step.rawValue, error: errorText))
         _ = try await send(request)
+    }
+}
+
+/// The first of two answers, given once: the request's or the deadline's.
+final class FirstAnswer: @unchecked Sendable {
+    private let lock = NSLock()
+    private var continuation: CheckedContinuation<CancelFlow.Answer?, Never>?
+
+    func wait(_ continuation: CheckedContinuation<CancelFlow.Answer?, Never>) {
+        lock.lock()
+        defer { lock.unlock() }
+        self.continuation = continuation
+    }
+
+    func finish(_ answer: CancelFlow.Answer?) {
+        lock.lock()
+        let waiting = continuation
+        continuation = nil
+        lock.unlock()
+        waiting?.resume(returning: answer)
     }
 }

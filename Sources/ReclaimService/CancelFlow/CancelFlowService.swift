@@ -29,7 +29,7 @@ struct CancelFlowService: Sendable {
     var now: @Sendable () -> Date = Date.init
 
     /// How long the decision may take before it is committed: the subscriber is waiting to cancel.
-    static let deadline: TimeInterval = 2
+    static let deadline: Int64 = 2
 
     /// Who is cancelling.
     enum Subscriber: Sendable {
@@ -56,24 +56,43 @@ struct CancelFlowService: Sendable {
         var environment: String?
     }
 
-    /// The deadline passed before the commit: nothing was recorded, and the app is answered `none`.
+    /// The deadline answered first: the transaction rolls back, nothing is recorded.
     struct TooLate: Error {}
 
-    func start(_ intent: Intent, logger: Logger) async throws -> Answer {
+    /// Decides and records the flow within ``deadline``; past it, or on any error, the app is answered `none` (its
+    /// `flowId` then names no recorded flow) and the subscriber goes on to Apple's sheet. ``DeadlineRace`` holds the
+    /// deadline even when the database does not answer; a decision that lost the race rolls back before its commit.
+    func start(_ intent: Intent, logger: Logger) async -> Answer {
         let flowId = UUID()
-        let started = now()
         var none = Answer(flowId: flowId, originalTransactionId: nil, reason: intent.reason, decision: nil, offer: nil, environment: nil)
-        do {
-            return try await postgres.transaction(logger: logger) { connection in
-                let answer = try await decide(intent, flowId: flowId, connection: connection, logger: logger)
-                if now().timeIntervalSince(started) > Self.deadline { throw TooLate() }
-                return answer
+        if case .subscription(let key, _, _) = intent.subscriber { none.originalTransactionId = key.originalTransactionId }
+        let outcome = await DeadlineRace<Answer?>.run(until: .now + .seconds(Self.deadline)) { race in
+            do {
+                return try await postgres.transaction(logger: logger, deadline: .seconds(Self.deadline)) { connection in
+                    // A row another transaction holds, or a slow statement, ends here rather than at the server's 30 s.
+                    try await connection.query(
+                        "SELECT set_config('lock_timeout', '2s', true), set_config('statement_timeout', '2s', true)",
+                        logger: logger
+                    )
+                    let answer = try await decide(intent, flowId: flowId, connection: connection, logger: logger)
+                    guard race.commit() else { throw TooLate() }
+                    return answer
+                }
+            } catch is TooLate {
+                return nil
+            } catch {
+                logger.warning(
+                    "cancel flow: not decided; answered none",
+                    metadata: ["bundleId": "\(intent.bundleId)", "error": "\(String(reflecting: error))"]
+                )
+                return nil
             }
-        } catch is TooLate {
+        }
+        guard case .finished(let answer?) = outcome else {
             logger.warning("cancel flow: not decided within the deadline; answered none", metadata: ["bundleId": "\(intent.bundleId)"])
-            if case .subscription(let key, _, _) = intent.subscriber { none.originalTransactionId = key.originalTransactionId }
             return none
         }
+        return answer
     }
 
     /// A subscription Reclaim has no state of, as the transaction Apple signed describes it.
@@ -96,6 +115,12 @@ struct CancelFlowService: Sendable {
         case .appUser(let token): named = (nil, token, nil)
         case .subscription(let key, _, _): named = (key.originalTransactionId, nil, key.environment)
         }
+        // One flow per subscriber at a time, known to Reclaim or not (a double tap, two devices): the second reads the
+        // first's decision and repeats it.
+        try await connection.query(
+            "SELECT pg_advisory_xact_lock(hashtextextended(\(intent.bundleId) || ' ' || \(named.otid ?? named.token?.uuidString ?? ""), 77))",
+            logger: logger
+        )
         let locked = try await GrantStore.lockSubscription(
             bundleId: intent.bundleId,
             originalTransactionId: named.otid,
@@ -109,6 +134,16 @@ struct CancelFlowService: Sendable {
         case (let known?, _):
             state = known
         case (nil, .subscription(let key, let token, let transaction)):
+            // A subscriber forgotten on request (their row renamed): nothing of them is stored again.
+            if try await SubscriberErasure.isForgotten(
+                bundleId: key.bundleId,
+                originalTransactionId: key.originalTransactionId,
+                appAccountToken: token,
+                connection: connection,
+                logger: logger
+            ) {
+                return answer
+            }
             // No notification of it reached Reclaim yet, but Apple's signature proves the subscription: decided on what
             // the transaction says (an app whose notifications are not yet pointed at Reclaim still gets its flow).
             state = Self.state(of: key, appAccountToken: token, transaction: transaction)

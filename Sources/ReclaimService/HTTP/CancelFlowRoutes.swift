@@ -62,7 +62,7 @@ struct CancelFlowRoutes {
                 throw Problem(.invalidBody, "send {\"appAccountToken\": UUID} or {\"signedTransaction\": JWS}, with \"reason\" and \"canShow\"")
             }
             let intent = try await intent(body, bundleId: bundleId, request: request)
-            let answer = try await service.start(intent, logger: context.logger)
+            let answer = await service.start(intent, logger: context.logger)
             Counter(label: "reclaim_cancel_flows_total", dimensions: [("outcome", answer.decision?.outcome.rawValue ?? "none")]).increment()
             return JSONBody(Self.response(answer), headers: [.cacheControl: "no-store"])
         }
@@ -76,8 +76,12 @@ struct CancelFlowRoutes {
             guard CancelFlowStore.steps.contains(body.step) else {
                 throw Problem(.invalidEvent, "step must be one of \(CancelFlowStore.steps.sorted().joined(separator: ", "))")
             }
-            if let error = body.error, error.count > 500 || error.contains("\u{0}") {
+            // The database counts characters (char_length): code points, not what Swift counts as one.
+            if let error = body.error, error.unicodeScalars.count > 500 || error.contains("\u{0}") {
                 throw Problem(.invalidText, "error: at most 500 characters, no NUL")
+            }
+            if body.flowId == nil, body.step != "survey_skipped" {
+                throw Problem(.invalidBody, "flowId is required: only survey_skipped comes before a flow started")
             }
             var flowId: UUID?
             if let text = body.flowId {

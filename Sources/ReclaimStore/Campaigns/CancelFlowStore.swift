@@ -104,7 +104,8 @@ public enum CancelFlowStore {
                 \(record.id), \(record.subscriber.bundleId), \(record.subscriber.environment), \(record.subscriber.originalTransactionId),
                 \(record.surveyReason), \(record.canShow), \(campaignId), \(outcome), \(variantId), \(answerName),
                 \(message), \(answerName == "nothing" ? nil : answer?.productId), \(answerName == "offer" ? answer?.offerIdentifier : nil),
-                \(campaignId == nil ? nil : decision?.repeatOf), \(campaignId == nil ? nil : decision?.follows),
+                \(campaignId == nil ? nil : decision?.repeatOf),
+                \(campaignId == nil || decision?.repeatOf != nil ? nil : decision?.follows ?? CancelSheetStore.followsNothing),
                 \(campaignId == nil ? record.noneReason : decision?.reason ?? record.noneReason),
                 make_interval(secs => \(decision?.campaign.saveWindow ?? 0)), \(record.billingPlanType), \(time))
             """,

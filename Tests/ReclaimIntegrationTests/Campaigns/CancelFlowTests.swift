@@ -319,4 +319,102 @@ struct CancelFlowTests {
             #expect(report.contains("save-in-app, variant half") && report.contains("reason too_expensive"), "\(report)")
         }
     }
+
+    @Test(
+        "at the edges: a double tap decides once; a forgotten subscriber is not stored again; a held row answers none within the deadline; steps without a flow, and long errors, refused"
+    )
+    func edges() async throws {
+        let ca = try TestCertificateAuthority()
+        let setup = try CampaignTestSetup(ca: ca, settings: Self.campaigns)
+        defer { setup.remove() }
+        let subscribers = (0..<3).map { (otid: String(3_100_000_000_000_100 + $0), token: UUID()) }
+        try await withTestDatabase { client, _ in
+            let dependencies = try await Self.subscribed(subscribers, setup: setup, ca: ca, client: client)
+            let appKey = try await TestKeys(client: client).create(scope: .app, bundleId: "GeniusParentingAI", logger: TestPostgres.logger)
+            let app = Application(router: buildRouter(dependencies), configuration: .init(address: .hostname("127.0.0.1", port: 0)))
+            try await app.test(.ahc(.http)) { http in
+                @Sendable func post(_ uri: String, _ body: [String: Any?]) async throws -> (HTTPResponse.Status, String) {
+                    let data = try JSONSerialization.data(withJSONObject: body.mapValues { $0 ?? NSNull() })
+                    return try await http.execute(
+                        uri: uri,
+                        method: .post,
+                        headers: [.contentType: "application/json", .authorization: "Bearer \(appKey)"],
+                        body: ByteBuffer(bytes: data)
+                    ) { ($0.status, String(buffer: $0.body)) }
+                }
+                func count(_ otid: String, _ condition: String = "true") async throws -> Int? {
+                    try await firstInt(
+                        client,
+                        "SELECT count(*)::int FROM reclaim.cancel_flow_decisions WHERE original_transaction_id = '\(otid)' AND \(condition)"
+                    )
+                }
+
+                // A double tap: six intents at once, one first decision (the others repeat it), every answer 200.
+                let tapped = subscribers[0]
+                let statuses = try await withThrowingTaskGroup(of: HTTPResponse.Status.self) { group in
+                    for _ in 0..<6 {
+                        group.addTask {
+                            try await post("/v1/cancel-flow", ["appAccountToken": tapped.token.uuidString, "reason": "too_expensive"]).0
+                        }
+                    }
+                    return try await group.reduce(into: []) { $0.append($1) }
+                }
+                #expect(statuses.allSatisfy { $0 == .ok }, "\(statuses)")
+                #expect(try await count(tapped.otid, "repeat_of IS NULL") == 1)
+                #expect(try await count(tapped.otid) == 6)
+                #expect(
+                    try await count(tapped.otid, "repeat_of IS NULL AND follows = '00000000-0000-0000-0000-000000000001'") == 1,
+                    "a first decision names that it follows none, so the unique index holds it"
+                )
+
+                // A row another transaction holds: answered none within the deadline, nothing recorded.
+                let held = subscribers[1]
+                try await client.withConnection(logger: TestPostgres.logger) { connection in
+                    try await connection.query("BEGIN", logger: TestPostgres.logger)
+                    try await connection.query(
+                        "SELECT 1 FROM reclaim.subscriptions WHERE original_transaction_id = \(held.otid) FOR UPDATE",
+                        logger: TestPostgres.logger
+                    )
+                    let (status, body) = try await post("/v1/cancel-flow", ["appAccountToken": held.token.uuidString, "reason": "too_expensive"])
+                    try await connection.query("ROLLBACK", logger: TestPostgres.logger)
+                    #expect(status == .ok && body.contains(#""kind":"none""#), "\(body)")
+                }
+                #expect(try await count(held.otid) == 0)
+
+                // Forgotten on request: proven by a signed transaction afterwards, nothing of them is stored again.
+                let forgotten = subscribers[2]
+                _ = try await client.transaction(logger: TestPostgres.logger) {
+                    try await SubscriberErasure.forget(
+                        SubscriberLookup(.originalTransactionId(forgotten.otid)),
+                        connection: $0,
+                        logger: TestPostgres.logger
+                    )
+                }
+                let signed = try ca.sign(json: [
+                    "originalTransactionId": forgotten.otid, "transactionId": forgotten.otid, "bundleId": "GeniusParentingAI",
+                    "productId": Self.monthly, "environment": "Sandbox", "signedDate": Int64(Date().timeIntervalSince1970 * 1000),
+                    "type": "Auto-Renewable Subscription", "appAccountToken": forgotten.token.uuidString.lowercased(),
+                ])
+                let (status, body) = try await post("/v1/cancel-flow", ["signedTransaction": signed, "reason": "too_expensive"])
+                #expect(status == .ok && body.contains(#""kind":"none""#), "\(body)")
+                #expect(try await count(forgotten.otid) == 0)
+                #expect(
+                    try await firstInt(client, "SELECT count(*)::int FROM reclaim.offers WHERE original_transaction_id = '\(forgotten.otid)'") == 0
+                )
+
+                // Steps: only survey_skipped comes without a flow; an error is counted as the database counts it.
+                #expect(try await post("/v1/cancel-flow/events", ["step": "purchased"]).0 == .badRequest)
+                let flowId = try #require(
+                    try await client.query("SELECT id FROM reclaim.cancel_flow_decisions LIMIT 1", logger: TestPostgres.logger)
+                        .decode(UUID.self).first { _ in true }
+                )
+                let flags = String(repeating: "🇫🇷", count: 300)  // 300 characters to Swift, 600 code points to PostgreSQL
+                let (errorStatus, errorBody) = try await post(
+                    "/v1/cancel-flow/events",
+                    ["flowId": flowId.uuidString, "step": "purchase_failed", "error": flags]
+                )
+                #expect(errorStatus == .badRequest, "\(errorBody)")
+            }
+        }
+    }
 }

@@ -297,6 +297,20 @@ struct CancelFlowClientTests {
             let reclaim = ReclaimClient(baseURL: URL(string: "http://127.0.0.1:\(try #require(http.port))")!, appKey: "k")
             try await Self.expectNothing(reclaim, .appAccountToken(UUID()), reason: "too_expensive", deadline: 0.5)
         }
+        // The app's user-token closure stuck where cancellation is not heard: the flow still goes on at its deadline,
+        // before the closure ends (a task group would have waited for it).
+        let ended = Ended()
+        let stuck = ReclaimClient(
+            baseURL: URL(string: "http://127.0.0.1:1")!,
+            appKey: "rk_app_x",
+            userToken: {
+                await withCheckedContinuation { done in DispatchQueue.global().asyncAfter(deadline: .now() + 10) { done.resume() } }
+                ended.mark()
+                return "token"
+            }
+        )
+        try await Self.expectNothing(stuck, .appAccountToken(UUID()), reason: "too_expensive", deadline: 0.5)
+        #expect(!ended.marked, "the flow waited for the user-token closure")
     }
 
     /// Starts a flow that Reclaim does not answer: nothing to show within the deadline and a second, no flow, and
@@ -362,4 +376,13 @@ struct CancelFlowClientTests {
         #expect(again.id == offer.id && again.storeKit1.nonce != offer.storeKit1.nonce)
         await reclaim.backgroundEventsSent()
     }
+}
+
+/// Whether something ended, read from another task.
+final class Ended: @unchecked Sendable {
+    private let lock = NSLock()
+    private var value = false
+
+    func mark() { lock.withLock { value = true } }
+    var marked: Bool { lock.withLock { value } }
 }
