@@ -65,6 +65,12 @@ public enum OfferRequestInput {
         guard let text = try? JSONDecoder().decode(LookupBody.self, from: body).signedTransaction else {
             throw InvalidInput("send {\"signedTransaction\": \"<JWS>\"}: the transaction's jwsRepresentation from StoreKit 2")
         }
+        return try signedTransaction(text, limit: limit)
+    }
+
+    /// A signed transaction named in a body of another shape (`POST /v1/cancel-flow`): at most `limit` bytes, three
+    /// base64url segments; its signature is checked later, by the verifier.
+    public static func signedTransaction(_ text: String, limit: Int) throws(InvalidInput) -> String {
         guard text.utf8.count <= limit else { throw InvalidInput("signedTransaction exceeds \(limit) bytes") }
         let segments = text.split(separator: ".", omittingEmptySubsequences: false)
         let base64URL = Set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)

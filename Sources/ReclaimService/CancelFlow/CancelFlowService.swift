@@ -23,8 +23,6 @@ struct CancelFlowService: Sendable {
     let campaigns: [CancelFlowCampaign]
     /// Each app's cancel-flow survey answers (`apps[].cancelReasons`), by bundle id.
     let reasons: [String: [String]]
-    /// Each app's discount budget (`apps[].discountBudget`), by bundle id.
-    let budgets: [String: DiscountBudget]
     let stops: AppStops
     var now: @Sendable () -> Date = Date.init
 
@@ -178,8 +176,9 @@ struct CancelFlowService: Sendable {
                 state: state,
                 earlier: try await CancelFlowStore.earlier(of: state.subscriber, connection: connection, logger: logger),
                 paused: try await CampaignStore.paused(connection: connection, logger: logger),
-                discounts: budgets[intent.bundleId] == nil
-                    ? [] : try await OfferStore.discounts(of: state.subscriber, connection: connection, logger: logger)
+                // Read only where a campaign has the app's budget to hold its offers to (``CampaignBasics/discountBudget``).
+                discounts: campaigns.contains { $0.bundleId == intent.bundleId && $0.discountBudget != nil }
+                    ? try await OfferStore.discounts(of: state.subscriber, connection: connection, logger: logger) : []
             )
             record.decision = decision
             record.noneReason =

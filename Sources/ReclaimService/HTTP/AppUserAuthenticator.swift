@@ -52,6 +52,24 @@ struct AppUserAuthenticator: RouterMiddleware {
     }
 }
 
+extension AppUserAuthenticator {
+    /// For a route that names the user elsewhere than the query (a lookup's parameter, a body): the request's
+    /// `X-Reclaim-User-Token` must be the one the app's backend made for `appAccountToken`. 401 `invalid-user-token`
+    /// with `missing` when it is absent or far too long, with the verifier's reason when it is wrong.
+    static func requireUserToken(
+        _ request: Request,
+        for appAccountToken: UUID,
+        verifier: UserTokenVerifier,
+        missing: String,
+        now: Date = Date()
+    ) throws {
+        guard let userToken = request.headers[userTokenHeader], userToken.utf8.count <= maxUserTokenBytes else {
+            throw Problem(.invalidUserToken, missing)
+        }
+        if let problem = verifier.problem(with: userToken, appAccountToken: appAccountToken, now: now) { throw Problem(.invalidUserToken, problem) }
+    }
+}
+
 extension ReclaimRequestContext {
     /// The app user this request is for (a route behind ``AppUserAuthenticator``).
     func appUser() throws -> AppUser {

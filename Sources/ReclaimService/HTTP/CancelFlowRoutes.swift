@@ -124,19 +124,18 @@ struct CancelFlowRoutes {
             guard let uuid = OfferRequestInput.uuid(token) else { throw Problem(.invalidBody, "appAccountToken must be a UUID") }
             if let verifier = userTokens[bundleId] {
                 // As GET /v1/offers: an app that requires user tokens names its user only with the token its backend made.
-                guard let userToken = request.headers[AppUserAuthenticator.userTokenHeader],
-                    userToken.utf8.count <= AppUserAuthenticator.maxUserTokenBytes
-                else {
-                    throw Problem(.invalidUserToken, "this app requires the X-Reclaim-User-Token its backend made for the appAccountToken")
-                }
-                if let problem = verifier.problem(with: userToken, appAccountToken: uuid, now: Date()) { throw Problem(.invalidUserToken, problem) }
+                try AppUserAuthenticator.requireUserToken(
+                    request,
+                    for: uuid,
+                    verifier: verifier,
+                    missing: "this app requires the X-Reclaim-User-Token its backend made for the appAccountToken"
+                )
             }
             subscriber = .appUser(uuid)
         case (nil, let jws?):
             let text: String
-            let lookup = try JSONEncoder().encode(["signedTransaction": jws])
             do throws(InvalidInput) {
-                text = try OfferRequestInput.signedTransaction(body: lookup, limit: OfferRoutes.maxSignedTransactionBytes)
+                text = try OfferRequestInput.signedTransaction(jws, limit: OfferRoutes.maxSignedTransactionBytes)
             } catch {
                 throw Problem(.invalidBody, error.reason)
             }

@@ -93,26 +93,50 @@ struct OfferRoutes {
         let expiresAt: String
 
         init(_ offer: StoredOffer) {
-            id = offer.id.uuidString.lowercased()
-            campaign = offer.campaignId
-            environment = offer.environment
-            productIdentifier = offer.productId
-            offerIdentifier = offer.offerIdentifier
-            storeKit1 = offer.storeKit1
-            storeKit2 = StoreKit2(compactJWS: offer.storeKit2JWS)
-            expiresAt = offer.deliverableUntil.formatted(.iso8601)
+            self.init(
+                id: offer.id,
+                campaign: offer.campaignId,
+                environment: offer.environment,
+                productIdentifier: offer.productId,
+                offerIdentifier: offer.offerIdentifier,
+                storeKit1: offer.storeKit1,
+                storeKit2JWS: offer.storeKit2JWS,
+                expiresAt: offer.deliverableUntil
+            )
         }
 
         /// An offer as it was just issued (the cancel flow's: ``CancelFlowService``).
         init(_ offer: NewOffer, environment: String) {
-            id = offer.id.uuidString.lowercased()
-            campaign = offer.campaignId
+            self.init(
+                id: offer.id,
+                campaign: offer.campaignId,
+                environment: environment,
+                productIdentifier: offer.productId,
+                offerIdentifier: offer.offerIdentifier,
+                storeKit1: offer.signed.storeKit1,
+                storeKit2JWS: offer.signed.storeKit2JWS,
+                expiresAt: offer.deliverableUntil
+            )
+        }
+
+        private init(
+            id: UUID,
+            campaign: String,
+            environment: String,
+            productIdentifier: String,
+            offerIdentifier: String,
+            storeKit1: StoreKit1OfferSignature,
+            storeKit2JWS: String,
+            expiresAt: Date
+        ) {
+            self.id = id.uuidString.lowercased()
+            self.campaign = campaign
             self.environment = environment
-            productIdentifier = offer.productId
-            offerIdentifier = offer.offerIdentifier
-            storeKit1 = offer.signed.storeKit1
-            storeKit2 = StoreKit2(compactJWS: offer.signed.storeKit2JWS)
-            expiresAt = offer.deliverableUntil.formatted(.iso8601)
+            self.productIdentifier = productIdentifier
+            self.offerIdentifier = offerIdentifier
+            self.storeKit1 = storeKit1
+            self.storeKit2 = StoreKit2(compactJWS: storeKit2JWS)
+            self.expiresAt = expiresAt.formatted(.iso8601)
         }
     }
 
@@ -130,11 +154,12 @@ struct OfferRoutes {
                 "appAccountToken on the lookup names the app's user, and needs user tokens (the app's userTokenSecretFile): leave it out"
             )
         }
-        guard let userToken = request.headers[AppUserAuthenticator.userTokenHeader], userToken.utf8.count <= AppUserAuthenticator.maxUserTokenBytes
-        else {
-            throw Problem(.invalidUserToken, "an appAccountToken on the lookup needs the X-Reclaim-User-Token the app's backend made for it")
-        }
-        if let problem = verifier.problem(with: userToken, appAccountToken: token, now: Date()) { throw Problem(.invalidUserToken, problem) }
+        try AppUserAuthenticator.requireUserToken(
+            request,
+            for: token,
+            verifier: verifier,
+            missing: "an appAccountToken on the lookup needs the X-Reclaim-User-Token the app's backend made for it"
+        )
         return token
     }
 

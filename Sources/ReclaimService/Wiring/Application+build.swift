@@ -49,7 +49,6 @@ public func buildRouter(_ dependencies: Dependencies, role: ServerRole = .all) -
                 issuer: dependencies.issuer,
                 campaigns: dependencies.campaigns.of(CancelFlowCampaign.self),
                 reasons: dependencies.config.apps.reduce(into: [:]) { reasons, app in reasons[app.bundleId] = app.cancelReasons },
-                budgets: dependencies.config.apps.reduce(into: [:]) { budgets, app in budgets[app.bundleId] = app.discountBudget?.domain },
                 stops: dependencies.appStops
             ),
             userTokens: dependencies.userTokens,
