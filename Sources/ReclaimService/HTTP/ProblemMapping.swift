@@ -41,6 +41,9 @@ public struct ProblemMiddleware<Context: RequestContext>: RouterMiddleware {
         } catch let error as DatabaseTimeout {
             context.logger.error("database deadline", metadata: ["error": "\(error)", "path": "\(request.uri.path)"])
             return try Problem.databaseUnavailable().response(from: request, context: context)
+        } catch let error as DatabaseConnectionLost {
+            context.logger.error("database connection lost", metadata: ["error": "\(error)", "path": "\(request.uri.path)"])
+            return try Problem.databaseUnavailable().response(from: request, context: context)
         } catch is GrantService.LostRace {
             return try Problem.databaseUnavailable().response(from: request, context: context)
         } catch let error as IngestUnavailable {

@@ -129,7 +129,11 @@ public struct WorkerPool: Service {
                                 lanes.cancelAll()
                             }
                         case .shutdownTimedOut:
-                            logger.warning("shutdown timeout: cancelling jobs still running", metadata: ["worker": "\(workerId)"])
+                            // Which jobs (none: a lane was claiming), so that what held the shutdown can be looked up.
+                            logger.warning(
+                                "shutdown timeout: cancelling jobs still running",
+                                metadata: ["worker": "\(workerId)", "jobs": "\(inFlight.current.sorted())"]
+                            )
                             lanes.cancelAll()
                         case .timerCancelled:
                             break

@@ -128,6 +128,10 @@ public struct Database: Sendable {
         do {
             result = try await body(connection)
         } catch {
+            // A session that is over (the server ended it, or the connection closed) has rolled back with it, and a
+            // ROLLBACK sent on it would never be answered (PostgresNIO 1.33, see withConnection): the transaction
+            // would wait for its deadline. ``lease(_:_:)`` closes such a connection before the pool gets it back.
+            if connection.isClosed || endsSession(error) { throw error }
             do {
                 try await connection.query("ROLLBACK;", logger: logger)
             } catch let rollback {
@@ -141,6 +145,11 @@ public struct Database: Sendable {
     }
 
     // MARK: Deadlines
+
+    /// How often an operation's timer looks at its connection: a body whose connection closed under it and that has
+    /// not answered by the next look is answered then (``DatabaseConnectionLost``), not at its deadline. An operation
+    /// that ends sooner (nearly all) never wakes its timer.
+    static let closeCheck: Duration = .milliseconds(200)
 
     /// The kind of operation, for ``DatabaseTimeout`` and the metric.
     public enum Operation: String, Sendable {
@@ -190,20 +199,37 @@ public struct Database: Sendable {
                 }
                 let timer = Task {
                     let started = ContinuousClock.now
-                    try await Task.sleep(until: started + acquireDeadline, clock: .continuous)
-                    guard let attachedAt = watch.attachedAt else {
-                        let timeout = DatabaseTimeout(operation: .acquire, after: acquireDeadline)
-                        watch.expire(timeout)
-                        work.cancel()  // a lease request ends when cancelled
-                        answer.give(.failure(timeout))
-                        return
+                    // Every tick: the deadlines, and whether the body's connection closed under it (a body that has
+                    // not answered a tick after that never will: its statement went out on a closed connection).
+                    while true {
+                        let now = ContinuousClock.now
+                        guard let attachedAt = watch.attachedAt else {
+                            guard now < started + acquireDeadline else {
+                                let timeout = DatabaseTimeout(operation: .acquire, after: acquireDeadline)
+                                watch.expire(timeout)
+                                work.cancel()  // a lease request ends when cancelled
+                                answer.give(.failure(timeout))
+                                return
+                            }
+                            try await Task.sleep(until: min(started + acquireDeadline, now + Self.closeCheck), clock: .continuous)
+                            continue
+                        }
+                        if watch.closedUnderBody() {
+                            work.cancel()
+                            logger.warning("a PostgreSQL connection closed under an operation that never got its answer: answered now")
+                            answer.give(.failure(DatabaseConnectionLost(operation: operation)))
+                            return
+                        }
+                        if let deadline, now >= attachedAt + deadline {
+                            let timeout = DatabaseTimeout(operation: operation, after: deadline)
+                            watch.expire(timeout)
+                            work.cancel()
+                            answer.give(.failure(timeout))
+                            return
+                        }
+                        let tick = now + Self.closeCheck
+                        try await Task.sleep(until: deadline.map { min(attachedAt + $0, tick) } ?? tick, clock: .continuous)
                     }
-                    guard let deadline else { return }
-                    try await Task.sleep(until: attachedAt + deadline, clock: .continuous)
-                    let timeout = DatabaseTimeout(operation: operation, after: deadline)
-                    watch.expire(timeout)
-                    work.cancel()
-                    answer.give(.failure(timeout))
                 }
                 answer.onAnswer {
                     timer.cancel()
@@ -297,6 +323,15 @@ public struct DatabaseTimeout: Error, CustomStringConvertible, Sendable {
         case .transaction: "a PostgreSQL transaction took longer than \(after); its connection was closed"
         }
     }
+}
+
+/// An operation's connection closed under it (the server restarted or ended the session, the network dropped it)
+/// and PostgresNIO did not answer the operation's statement: answered within ``Database/closeCheck`` instead of at
+/// its deadline. Like ``DatabaseTimeout``, a transaction that ended this way may or may not have committed.
+public struct DatabaseConnectionLost: Error, CustomStringConvertible, Sendable {
+    public let operation: Database.Operation
+
+    public var description: String { "the PostgreSQL connection of a \(operation.rawValue) closed under it (server restarted or session ended?)" }
 }
 
 /// All rows of a statement, read before its deadline; an `AsyncSequence` so PostgresNIO's `decode` applies.

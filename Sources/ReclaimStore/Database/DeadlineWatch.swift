@@ -10,6 +10,9 @@ final class DeadlineWatch: Sendable {
         var attachedAt: ContinuousClock.Instant?
         var timeout: DatabaseTimeout?
         var abandoned = false
+        /// When the timer first saw the body's connection closed; the body is taken to be lost a look later.
+        var closedSeen = false
+        var lost = false
     }
     private let state = Mutex(State())
 
@@ -29,7 +32,24 @@ final class DeadlineWatch: Sendable {
     func detach() -> Bool {
         state.withLock { state in
             state.connection = nil
-            return state.timeout != nil || state.abandoned
+            return state.timeout != nil || state.abandoned || state.lost
+        }
+    }
+
+    /// Whether the body's connection has closed under it and stayed closed since the timer's last look without the
+    /// body giving it back: PostgresNIO fails a statement under way when its connection closes, so such a body had
+    /// sent one on the closed connection, which is never answered. The second look gives a failing body the time to
+    /// answer with its own error.
+    func closedUnderBody() -> Bool {
+        state.withLock { state in
+            guard let connection = state.connection, state.timeout == nil, !state.abandoned, !state.lost else { return false }
+            guard connection.isClosed else {
+                state.closedSeen = false
+                return false
+            }
+            if state.closedSeen { state.lost = true }
+            state.closedSeen = true
+            return state.lost
         }
     }
 

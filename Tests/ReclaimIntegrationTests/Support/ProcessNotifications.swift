@@ -59,13 +59,43 @@ func processNotifications(
     )
     try await withServices([pool]) {
         // Every job was queued before its notification's 200: none left means all processed.
-        try await eventually("all jobs processed") {
-            let rows = try await client.query(
-                "SELECT count(*)::bigint FROM reclaim.jobs WHERE state <> 'completed' AND (\(later)::timestamptz IS NULL OR run_at <= \(later))",
-                logger: TestPostgres.logger
-            )
-            for try await count in rows.decode(Int64.self) { return count == 0 }
-            return false
+        do {
+            try await eventually("all jobs processed") {
+                let rows = try await client.query(
+                    "SELECT count(*)::bigint FROM reclaim.jobs WHERE state <> 'completed' AND (\(later)::timestamptz IS NULL OR run_at <= \(later))",
+                    logger: TestPostgres.logger
+                )
+                for try await count in rows.decode(Int64.self) { return count == 0 }
+                return false
+            }
+        } catch let error as DeadlineExceeded {
+            throw DeadlineExceeded(description: "\(error.description); \(try await unfinishedWork(client))")
         }
     }
+}
+
+/// What a wait for the queue found left: the jobs not completed and what the database's sessions were doing.
+func unfinishedWork(_ client: Database) async throws -> String {
+    var lines: [String] = []
+    let jobs = try await client.query(
+        """
+        SELECT id, kind, state, attempts, run_at::text, coalesce(last_error, '') FROM reclaim.jobs
+        WHERE state <> 'completed' ORDER BY id LIMIT 10
+        """,
+        logger: TestPostgres.logger
+    )
+    for try await (id, kind, state, attempts, runAt, error) in jobs.decode((Int64, String, String, Int32, String, String).self) {
+        lines.append("job \(id) \(kind) \(state) attempts \(attempts) run_at \(runAt) \(error)")
+    }
+    let sessions = try await client.query(
+        """
+        SELECT pid, coalesce(state, ''), coalesce(wait_event_type || ':' || wait_event, ''), (now() - query_start)::text, left(query, 200)
+        FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()
+        """,
+        logger: TestPostgres.logger
+    )
+    for try await (pid, state, wait, age, query) in sessions.decode((Int32, String, String, String?, String).self) {
+        lines.append("session \(pid) \(state) \(wait) for \(age ?? "-"): \(query)")
+    }
+    return lines.joined(separator: "; ")
 }
