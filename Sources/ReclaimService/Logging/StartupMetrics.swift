@@ -71,6 +71,7 @@ enum StartupMetrics {
         }
         for operation in ["acquire", "query", "transaction"] {
             Counter(label: "reclaim_database_timeouts_total", dimensions: [("operation", operation)]).increment(by: 0)
+            Counter(label: "reclaim_database_connections_lost_total", dimensions: [("operation", operation)]).increment(by: 0)
         }
         for outcome in ["stored", "duplicate"] {
             Counter(label: "reclaim_notifications_total", dimensions: [("outcome", outcome)]).increment(by: 0)

@@ -214,17 +214,21 @@ public struct Database: Sendable {
                             try await Task.sleep(until: min(started + acquireDeadline, now + Self.closeCheck), clock: .continuous)
                             continue
                         }
-                        if watch.closedUnderBody() {
-                            work.cancel()
-                            logger.warning("a PostgreSQL connection closed under an operation that never got its answer: answered now")
-                            answer.give(.failure(DatabaseConnectionLost(operation: operation)))
-                            return
-                        }
                         if let deadline, now >= attachedAt + deadline {
                             let timeout = DatabaseTimeout(operation: operation, after: deadline)
                             watch.expire(timeout)
                             work.cancel()
                             answer.give(.failure(timeout))
+                            return
+                        }
+                        if watch.closedUnderBody() {
+                            work.cancel()
+                            Counter(label: "reclaim_database_connections_lost_total", dimensions: [("operation", operation.rawValue)]).increment()
+                            logger.warning(
+                                "a PostgreSQL connection closed under an operation that never got its answer: failed now, not at its deadline",
+                                metadata: ["operation": "\(operation.rawValue)"]
+                            )
+                            answer.give(.failure(DatabaseConnectionLost(operation: operation)))
                             return
                         }
                         let tick = now + Self.closeCheck

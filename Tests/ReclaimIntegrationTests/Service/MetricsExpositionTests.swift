@@ -128,6 +128,7 @@ struct MetricsExpositionTests {
                 #"reclaim_campaign_decisions_total{campaign="winback-expired",outcome="held_out"} 0"#,
                 #"reclaim_offer_signatures_total{purpose="delivery"} 0"#,
                 #"reclaim_database_timeouts_total{operation="transaction"} 0"#,
+                #"reclaim_database_connections_lost_total{operation="transaction"} 0"#,
                 #"reclaim_notifications_total{outcome="stored"} 0"#,
                 #"reclaim_jobs_dead_total 0"#,
                 #"reclaim_build_info{version="\#(ReclaimVersion.current)",schema_version="\#(Migrator.targetVersion)"} 1"#,
