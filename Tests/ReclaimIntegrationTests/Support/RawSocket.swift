@@ -23,7 +23,10 @@ final class RawSocket: @unchecked Sendable {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
         }
         guard connected == 0 else {
+            // The deinit runs when an init of a class throws after every property is set: it must not close this
+            // number again, by then perhaps another socket's (one of SwiftNIO's).
             close(fd)
+            fd = -1
             throw DeadlineExceeded(description: "cannot connect to port \(port): errno \(errno)")
         }
     }

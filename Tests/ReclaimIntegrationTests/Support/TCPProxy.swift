@@ -19,14 +19,24 @@ final class TCPProxy: @unchecked Sendable {
     private let upstreamPort: Int
     private let delay: Duration
     private let listener: Int32
+    /// One proxied connection. Its two sockets are closed only when both of its pumps have returned: a number
+    /// closed while the other pump may still `recv` or `send` on it can be handed to a socket opened elsewhere in
+    /// this process (one of SwiftNIO's), and the pump would then steal that socket's bytes (NIO asserts when epoll
+    /// says readable and its read finds nothing) or write into it.
     private struct Link {
         var client: Int32
         var server: Int32
         var cut: Bool
+        var pumping: Int
     }
-    private let links = Mutex<[Int: Link]>([:])
-    private let nextId = Atomic(0)
-    private let closed = Atomic(false)
+    private struct State {
+        var links: [Int: Link] = [:]
+        var nextId = 0
+        var closed = false
+        var listening = true
+    }
+    private let state = Mutex(State())
+    private let delaying = Atomic(0)
 
     /// Listens on 127.0.0.1 (a free port) and forwards to 127.0.0.1:`upstreamPort`.
     init(upstreamPort: Int, delay: Duration = .zero) throws {
@@ -55,37 +65,46 @@ final class TCPProxy: @unchecked Sendable {
     /// Returns how many were cut.
     @discardableResult
     func cut() -> Int {
-        links.withLock { links in
-            for id in links.keys { links[id]?.cut = true }
-            return links.count
+        state.withLock { state in
+            for id in state.links.keys { state.links[id]?.cut = true }
+            return state.links.count
         }
     }
 
-    /// Connections the proxy holds open (cut or not).
-    var openConnections: Int { links.withLock { $0.count } }
+    /// Connections the proxy holds open (cut or not): a connection counts until both of its pumps have returned.
+    var openConnections: Int { state.withLock { $0.links.count } }
 
-    /// Stops accepting and closes every socket.
+    /// Pumps holding bytes they read for `delay` before passing them on.
+    var holding: Int { delaying.load(ordering: .relaxed) }
+
+    /// Stops accepting and ends every connection. Only shuts sockets down: each is closed by the thread that
+    /// still uses it (the accept loop closes the listener, a connection's last pump its sockets).
     func stop() {
-        guard !closed.exchange(true, ordering: .relaxed) else { return }
-        shutdown(listener, Int32(SHUT_RDWR))
-        close(listener)
-        let all = links.withLock { links in
-            defer { links.removeAll() }
-            return Array(links.values)
-        }
-        for link in all {
-            shutdown(link.client, Int32(SHUT_RDWR))
-            shutdown(link.server, Int32(SHUT_RDWR))
+        // Under the lock: a socket found there is not closed yet (closing happens after its removal).
+        state.withLock { state in
+            guard !state.closed else { return }
+            state.closed = true
+            if state.listening { shutdown(listener, Int32(SHUT_RDWR)) }
+            for link in state.links.values {
+                shutdown(link.client, Int32(SHUT_RDWR))
+                shutdown(link.server, Int32(SHUT_RDWR))
+            }
         }
     }
 
     deinit { stop() }
 
     private func acceptLoop() {
-        while !closed.load(ordering: .relaxed) {
+        defer {
+            state.withLock { state in
+                state.listening = false
+                close(listener)
+            }
+        }
+        while true {
             let client = accept(listener, nil, nil)
             if client < 0 {
-                if errno == EINTR { continue }
+                if errno == EINTR || errno == ECONNABORTED { continue }
                 return
             }
             let server = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
@@ -93,40 +112,47 @@ final class TCPProxy: @unchecked Sendable {
             let connected = withUnsafePointer(to: &address) {
                 $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(server, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
             }
-            guard connected == 0 else {
+            let id = state.withLock { state -> Int? in
+                guard connected == 0, !state.closed else { return nil }
+                state.nextId += 1
+                state.links[state.nextId] = Link(client: client, server: server, cut: false, pumping: 2)
+                return state.nextId
+            }
+            guard let id else {
                 close(client)
                 close(server)
+                if connected == 0 { return }  // stopped
                 continue
             }
-            let id = nextId.add(1, ordering: .relaxed).newValue
-            links.withLock { $0[id] = Link(client: client, server: server, cut: false) }
             Thread { [self] in pump(id, from: client, to: server) }.start()
             Thread { [self] in pump(id, from: server, to: client) }.start()
         }
     }
 
     /// Copies one direction until either side closes; a cut link reads and drops. A link that was cut is
-    /// never closed by the proxy while the test runs: the peer that is still there must find out by itself.
+    /// never shut down by the proxy while the test runs: the peer that is still there must find out by itself.
     private func pump(_ id: Int, from source: Int32, to destination: Int32) {
+        defer { release(id) }
         var buffer = [UInt8](repeating: 0, count: 65_536)
         while true {
             let count = recv(source, &buffer, buffer.count, 0)
-            let isCut = links.withLock { $0[id]?.cut ?? false }
+            let isCut = state.withLock { $0.links[id]?.cut ?? false }
             if count <= 0 {
-                if isCut { return }  // leave the other socket open: it stays silent, not closed
-                finish(id)
+                if !isCut { end(id) }  // a cut link leaves the other socket open: it stays silent, not closed
                 return
             }
             if isCut { continue }
             if delay > .zero {
                 let (seconds, attoseconds) = delay.components
+                delaying.add(1, ordering: .relaxed)
                 Thread.sleep(forTimeInterval: Double(seconds) + Double(attoseconds) / 1e18)
+                delaying.subtract(1, ordering: .relaxed)
             }
             var offset = 0
             while offset < count {
                 let sent = buffer.withUnsafeBytes { send(destination, $0.baseAddress! + offset, count - offset, Int32(MSG_NOSIGNAL)) }
                 if sent <= 0 {
-                    finish(id)
+                    end(id)
                     return
                 }
                 offset += sent
@@ -134,12 +160,25 @@ final class TCPProxy: @unchecked Sendable {
         }
     }
 
-    private func finish(_ id: Int) {
-        guard let link = links.withLock({ $0.removeValue(forKey: id) }) else { return }
+    /// Ends both directions: the other pump's `recv` or `send` returns, and it releases its share.
+    private func end(_ id: Int) {
+        guard let link = state.withLock({ $0.links[id] }) else { return }
         shutdown(link.client, Int32(SHUT_RDWR))
         shutdown(link.server, Int32(SHUT_RDWR))
-        close(link.client)
-        close(link.server)
+    }
+
+    /// A pump has returned; the second to return closes the link's sockets, which no thread uses any more.
+    private func release(_ id: Int) {
+        let done = state.withLock { state -> Link? in
+            state.links[id]?.pumping -= 1
+            guard let link = state.links[id], link.pumping == 0 else { return nil }
+            state.links[id] = nil
+            return link
+        }
+        if let done {
+            close(done.client)
+            close(done.server)
+        }
     }
 
     private static func loopback(port: Int) -> sockaddr_in {
