@@ -270,7 +270,7 @@ extension Database {
                 return try await client.withConnection { connection in
                     guard !connection.isClosed else {
                         try? await connection.closeFuture.get()
-                        throw ClosedLease()
+                        throw ClosedAtLease()
                     }
                     do {
                         return try await body(connection)
@@ -286,13 +286,16 @@ extension Database {
                         throw error
                     }
                 }
-            } catch is ClosedLease {
-                continue
+            } catch is ClosedAtLease {
+                continue  // only this lease's own find: a ClosedLease out of `body` (a lease nested in it) is its answer
             }
         }
         throw ClosedLease()
     }
 }
+
+/// The connection just leased had closed: ``Database/lease(_:_:)`` gives it back and leases another.
+private struct ClosedAtLease: Error {}
 
 /// Whether `error` means the session is over: the server ended it (FATAL or PANIC: PostgreSQL closes the connection
 /// after sending one) or the connection itself failed.

@@ -1,9 +1,11 @@
 import Foundation
 import Logging
 import PostgresNIO
-import ReclaimStore
 import ReclaimTestSupport
+import Synchronization
 import Testing
+
+@testable import ReclaimStore
 
 /// Issue 28: every PostgreSQL operation has a deadline, and a caller is answered at its deadline or cancellation
 /// whatever its connection does.
@@ -103,6 +105,23 @@ struct DatabaseDeadlineTests {
             try await connected(database)
             let one = try await firstInt(database, "SELECT 1")
             #expect(one == 1)
+        }
+    }
+
+    @Test("a ClosedLease out of a body (a lease nested in it found no open connection) is the body's answer: the body runs once")
+    func closedLeaseFromBody() async throws {
+        final class Runs: Sendable { let count = Atomic(0) }
+        try await withDatabase(.commandLine) { database in
+            try await connected(database)
+            let runs = Runs()
+            await #expect(throws: ClosedLease.self) {
+                try await database.transaction(logger: logger) { connection in
+                    runs.count.add(1, ordering: .relaxed)
+                    try await connection.query("SELECT 1", logger: logger)
+                    throw ClosedLease()
+                }
+            }
+            #expect(runs.count.load(ordering: .relaxed) == 1, "the lease took its body's error for a closed connection it leased")
         }
     }
 
