@@ -20,7 +20,9 @@ struct AccountTokenRepairs: Sendable {
             let update = AppAccountTokenRepair.update(known: user, transaction: transaction, source: .lookup, mode: mode)
         else { return }
         let new = try await postgres.transaction(logger: logger) { connection in
-            // A subscriber forgotten on request (by either identifier) is not told to Apple again (docs/privacy.md).
+            // A subscriber forgotten on request (by either identifier) is not told to Apple again (docs/privacy.md); an
+            // erasure under way commits first (``WorkerBarrier``): it has no row of a purchase never stored to wait on.
+            try await WorkerBarrier.share(connection: connection, logger: logger)
             let forgotten = try await SubscriberErasure.isForgotten(
                 bundleId: subscriber.bundleId,
                 originalTransactionId: subscriber.originalTransactionId,

@@ -108,6 +108,9 @@ struct CancelFlowService: Sendable {
 
     private func decide(_ intent: Intent, flowId: UUID, connection: PostgresConnection, logger: Logger) async throws -> Answer {
         var answer = Answer(flowId: flowId, originalTransactionId: nil, reason: intent.reason, decision: nil, offer: nil, environment: nil)
+        // First, before any lock: an erasure or a withdrawal under way commits before this reads anything. An erasure
+        // of a subscriber never stored has no row to wait on, and this would store them again on Apple's signature.
+        try await WorkerBarrier.share(connection: connection, logger: logger)
         let named: (otid: String?, token: UUID?, environment: String?)
         switch intent.subscriber {
         case .appUser(let token): named = (nil, token, nil)

@@ -44,8 +44,10 @@ extension Backfill {
             } catch {
                 let reason = Backfill.reason(error)
                 if dryRun { return .failed(reason: reason) }
-                try await dependencies.postgres.withConnection(logger: logger) { [bundleId, logger] connection in
-                    // The id of a subscriber forgotten on request is not stored, not even as a failure (docs/privacy.md).
+                try await dependencies.postgres.transaction(logger: logger) { [bundleId, logger] connection in
+                    // The id of a subscriber forgotten on request is not stored, not even as a failure (docs/privacy.md);
+                    // an erasure under way commits first (``WorkerBarrier``).
+                    try await WorkerBarrier.share(connection: connection, logger: logger)
                     let forgotten = try await SubscriberErasure.isForgotten(
                         bundleId: bundleId,
                         originalTransactionId: id,
@@ -69,7 +71,9 @@ extension Backfill {
             }
             var answer = found
             if let imported = answer?.imported, !imported.isEmpty {
-                let kept = try await unforgotten(imported)
+                let kept = try await dependencies.postgres.withConnection(logger: logger) { [logger] connection in
+                    try await Self.unforgotten(imported, connection: connection, logger: logger)
+                }
                 if kept.isEmpty { return .forgotten }
                 answer?.imported = kept
             }
@@ -78,7 +82,8 @@ extension Backfill {
                 return answer.map { .seeded(subscriptions: $0.imported.count, statuses: statuses) } ?? .notFound
             }
             do {
-                try await store(answer, id: id)
+                guard let stored = try await store(answer, id: id) else { return .forgotten }
+                answer?.imported = stored
             } catch let rolledBack as DryRunRolledBack {
                 return answer.map { .seeded(subscriptions: $0.imported.count, statuses: statuses, decisions: rolledBack.decisions) } ?? .notFound
             }
@@ -109,7 +114,9 @@ extension Backfill {
             } catch {
                 return .failed(reason: "the kept answer does not verify: \(Backfill.reason(error))")
             }
-            let kept = try await unforgotten(imported)
+            let kept = try await dependencies.postgres.withConnection(logger: logger) { [imported, logger] connection in
+                try await Self.unforgotten(imported, connection: connection, logger: logger)
+            }
             if !imported.isEmpty, kept.isEmpty { return .forgotten }
             do {
                 try await decideImported(kept, id: id)
@@ -120,21 +127,19 @@ extension Backfill {
         }
 
         /// A subscriber forgotten on request stays forgotten (docs/privacy.md): nothing of theirs is stored, not even
-        /// the id given, and no campaign evaluates them.
-        private func unforgotten(_ imported: [Imported]) async throws -> [Imported] {
-            let kept = try await dependencies.postgres.withConnection(logger: logger) { [logger] connection in
-                var kept: [Imported] = []
-                for one in imported {
-                    let forgotten = try await SubscriberErasure.isForgotten(
-                        bundleId: one.snapshot.bundleId,
-                        originalTransactionId: one.snapshot.originalTransactionId,
-                        appAccountToken: one.snapshot.appAccountToken,
-                        connection: connection,
-                        logger: logger
-                    )
-                    if !forgotten { kept.append(one) }
-                }
-                return kept
+        /// the id given, and no campaign evaluates them. Looked at before Apple's answer is stored, for the outcome,
+        /// and again in the transaction that stores it, after any erasure under way has committed (``WorkerBarrier``).
+        static func unforgotten(_ imported: [Imported], connection: PostgresConnection, logger: Logger) async throws -> [Imported] {
+            var kept: [Imported] = []
+            for one in imported {
+                let forgotten = try await SubscriberErasure.isForgotten(
+                    bundleId: one.snapshot.bundleId,
+                    originalTransactionId: one.snapshot.originalTransactionId,
+                    appAccountToken: one.snapshot.appAccountToken,
+                    connection: connection,
+                    logger: logger
+                )
+                if !forgotten { kept.append(one) }
             }
             if kept.count < imported.count {
                 Counter(label: "reclaim_forgotten_inputs_total", dimensions: [("input", "backfill")]).increment(by: imported.count - kept.count)
@@ -163,9 +168,19 @@ extension Backfill {
 
         /// Stores the answer's state, the implied notifications and the campaigns' decisions, keeps Apple's answer
         /// and records the id, in one transaction; a dry run reads back what it decided and rolls it all back
-        /// (``DryRunRolledBack``).
-        private func store(_ answer: Answer?, id: String) async throws {
+        /// (``DryRunRolledBack``). Returns the subscriptions stored; nil when every subscription of the answer was
+        /// forgotten meanwhile (nothing stored, not even the id).
+        private func store(_ answer: Answer?, id: String) async throws -> [Imported]? {
             try await dependencies.postgres.transaction(logger: logger) { [bundleId, engine, dryRun, evaluate, refresh, logger] connection in
+                // An erasure that committed since the outer look, or is under way, is seen: stored again here, its
+                // subscriber would be back under the erased id.
+                try await WorkerBarrier.share(connection: connection, logger: logger)
+                var answer = answer
+                if let imported = answer?.imported, !imported.isEmpty {
+                    let kept = try await Self.unforgotten(imported, connection: connection, logger: logger)
+                    if kept.isEmpty { return nil }
+                    answer?.imported = kept
+                }
                 for one in answer?.imported ?? [] {
                     if one.snapshot.notificationType != Backfill.stateOnly {
                         // Evaluated by an earlier backfill of the same answer: nothing more.
@@ -201,6 +216,7 @@ extension Backfill {
                     try await BackfillStore.keep(kept, bundleId: bundleId, transactionId: id, connection: connection, logger: logger)
                 }
                 if evaluate { try await BackfillStore.markEvaluated(bundleId: bundleId, transactionId: id, connection: connection, logger: logger) }
+                return answer?.imported ?? []
             }
         }
 
@@ -209,8 +225,9 @@ extension Backfill {
         /// reads back what it decided and rolls it all back.
         private func decideImported(_ imported: [Imported], id: String) async throws {
             try await dependencies.postgres.transaction(logger: logger) { [bundleId, engine, dryRun, logger] connection in
+                try await WorkerBarrier.share(connection: connection, logger: logger)  // as in store(_:id:)
                 var uuids: [UUID] = []
-                for one in imported {
+                for one in try await Self.unforgotten(imported, connection: connection, logger: logger) {
                     let (state, _) = try await SubscriberStore.lockWithHistory(one.snapshot.subscriber, connection: connection, logger: logger)
                     guard let implied = Backfill.impliedNotification(state: state) else { continue }
                     var snapshot = one.snapshot

@@ -87,6 +87,9 @@ public enum CancelSheetStore {
     /// it), or when its deadline had passed.
     public static func record(_ records: [Record], connection: PostgresConnection, logger: Logger) async throws -> [Bool] {
         guard !records.isEmpty else { return [] }
+        // A statement of its own: the insert's snapshot, taken when it starts, then sees an erasure that committed
+        // while this waited (``RecordStatement``).
+        try await WorkerBarrier.share(connection: connection, logger: logger)
         let inserted = Set(try await connection.run(RecordStatement(records: records), logger: logger))
         return records.map { inserted.contains($0.id) }
     }
@@ -283,6 +286,11 @@ struct ContextStatement: PostgresPreparedStatement {
 ///   nothing says otherwise. The deadline travels as the budget that remains when the statement is bound, measured
 ///   by PostgreSQL from the statement's start to `clock_timestamp()`: no wall clock of either machine is compared
 ///   with the other's (a skew near the budget once turned every answer into `{}`).
+/// - A subscriber forgotten on request (`reclaim subscribers forget`) since the context was read is not recorded: an
+///   erasure under way commits before this statement starts (``WorkerBarrier``, shared just before; the remaining
+///   budget is bound after that wait), and `is_forgotten` sees it. Its caller reads the context again and answers
+///   `{}`. Without this, a request about a subscriber Reclaim never stored, read while their erasure was uncommitted,
+///   recorded them again.
 /// - Apple waits for the answer, and the answer waits for this commit; it does not also wait for the WAL's flush to
 ///   disk (`synchronous_commit` off for this transaction, as the queue's claim does). A PostgreSQL crash may lose the
 ///   last fraction of a second of decisions, never a notification (ingest commits synchronously).
@@ -292,6 +300,7 @@ struct RecordStatement: PostgresPreparedStatement {
         \(columns.insert(into: "reclaim.cancel_sheet_decisions"))
         WHERE statement_timestamp() + make_interval(secs => r.remaining) > clock_timestamp()
           AND set_config('synchronous_commit', 'off', true) IS NOT NULL
+          AND NOT reclaim.is_forgotten(r.bundle_id, r.original_transaction_id, NULL)
         ON CONFLICT DO NOTHING
         RETURNING id
         """

@@ -417,4 +417,48 @@ struct CancelFlowTests {
             }
         }
     }
+
+    @Test(
+        "a flow for a subscriber never stored, asked while their erasure is uncommitted, waits for it and stores nothing of them (it stored them again)"
+    )
+    func forgottenMeanwhile() async throws {
+        let ca = try TestCertificateAuthority()
+        let setup = try CampaignTestSetup(ca: ca, settings: Self.campaigns)
+        defer { setup.remove() }
+        let otid = "3100000000000200"
+        let token = UUID()
+        try await withTestDatabase { client, _ in
+            let dependencies = try await Self.subscribed([], setup: setup, ca: ca, client: client)
+            let appKey = try await TestKeys(client: client).create(scope: .app, bundleId: "GeniusParentingAI", logger: TestPostgres.logger)
+            let app = Application(router: buildRouter(dependencies), configuration: .init(address: .hostname("127.0.0.1", port: 0)))
+            let signed = try ca.sign(json: [
+                "originalTransactionId": otid, "transactionId": otid, "bundleId": "GeniusParentingAI", "productId": Self.monthly,
+                "environment": "Sandbox", "signedDate": Int64(Date().timeIntervalSince1970 * 1000), "type": "Auto-Renewable Subscription",
+                "appAccountToken": token.uuidString.lowercased(), "expiresDate": Self.expires,
+            ])
+            let body = try JSONSerialization.data(withJSONObject: ["signedTransaction": signed, "reason": "too_expensive"])
+            try await app.test(.ahc(.http)) { http in
+                // The app asks while the subscriber's erasure is not yet committed.
+                let (status, text) = try await whileForgetting(SubscriberLookup(.originalTransactionId(otid)), client: client) {
+                    try await http.execute(
+                        uri: "/v1/cancel-flow",
+                        method: .post,
+                        headers: [.contentType: "application/json", .authorization: "Bearer \(appKey)"],
+                        body: ByteBuffer(bytes: body)
+                    ) { ($0.status, String(buffer: $0.body)) }
+                }
+                #expect(status == .ok && text.contains(#""kind":"none""#), "\(text)")
+            }
+            for (table, column) in [
+                ("subscriptions", "original_transaction_id"), ("cancel_flow_decisions", "original_transaction_id"),
+                ("offers", "original_transaction_id"), ("subscriptions", "app_account_token::text"),
+            ] {
+                let needle = column.hasPrefix("app_account_token") ? token.uuidString.lowercased() : otid
+                #expect(
+                    try await firstInt(client, "SELECT count(*)::int FROM reclaim.\(table) WHERE \(column) = '\(needle)'") == 0,
+                    "\(table).\(column) names the forgotten subscriber"
+                )
+            }
+        }
+    }
 }

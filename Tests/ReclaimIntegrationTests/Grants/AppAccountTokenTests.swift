@@ -225,6 +225,22 @@ struct AppAccountTokenTests {
         }
     }
 
+    @Test("a lookup proven while the subscriber's erasure is under way queues nothing for Apple (it queued their id and token)")
+    func forgottenMeanwhile() async throws {
+        let setup = try Setup()
+        defer { setup.remove() }
+        try await withTestDatabase { client, _ in
+            let repairs = AccountTokenRepairs(postgres: client, config: try Self.config(setup, port: 1, mode: "correct"))
+            let otid = "9400000000000031"
+            let purchase = TransactionInfo(originalTransactionId: otid, appAccountToken: nil, inAppOwnershipType: "PURCHASED")
+            let subscriber = SubscriberKey(bundleId: "com.example.app", environment: "Sandbox", originalTransactionId: otid)
+            try await whileForgetting(SubscriberLookup(.originalTransactionId(otid)), client: client) {
+                try await repairs.proven(purchase, of: subscriber, user: Self.user, logger: TestPostgres.logger)
+            }
+            #expect(try await Self.updates(client).isEmpty)
+        }
+    }
+
     @Test("the rule: off never; fill only where Apple's purchase has none; correct replaces only from the lookup; never family-shared")
     func rule() {
         func transaction(_ token: UUID?, ownership: String = "PURCHASED") -> TransactionInfo {

@@ -287,4 +287,41 @@ struct BackfillImportTests {
             }
         }
     }
+    @Test("an id whose subscriber's erasure is under way while Apple answers: nothing of them stored, not even the id (it was stored again)")
+    func forgottenMeanwhile() async throws {
+        let setup = try Setup()
+        defer { setup.remove() }
+        let standIn = setup.standIn()
+        try Self.lapsers(setup, into: standIn)
+        let app = Application(router: standIn.router(), configuration: .init(address: .hostname("127.0.0.1", port: 0)))
+        try await app.test(.live) { http in
+            let port = try #require(http.port)
+            try await withTestDatabase { client, url in
+                let config = try config(setup, port: port)
+                let counts = try await whileForgetting(SubscriberLookup(.originalTransactionId(Self.recent)), client: client) {
+                    try await Backfill.run(
+                        config: config,
+                        url: url,
+                        app: "com.example.app",
+                        transactionIds: [Self.recent],
+                        dryRun: false,
+                        logger: logger
+                    ) { _ in }
+                }
+                #expect(counts.forgotten == 1, "\(counts)")
+                for table in ["subscriptions", "notifications", "campaign_decisions", "offers", "backfill_answers"] {
+                    #expect(
+                        try await firstInt(client, "SELECT count(*)::int FROM reclaim.\(table) WHERE original_transaction_id = '\(Self.recent)'")
+                            == 0,
+                        "reclaim.\(table) names the forgotten subscriber"
+                    )
+                }
+                #expect(
+                    try await firstInt(client, "SELECT count(*)::int FROM reclaim.backfill_transactions WHERE transaction_id = '\(Self.recent)'")
+                        == 0,
+                    "the forgotten id was recorded"
+                )
+            }
+        }
+    }
 }

@@ -285,6 +285,29 @@ struct SubscriberStoryTests {
         }
     }
 
+    @Test(
+        "the cancel sheet of a subscriber never stored, asked while their erasure is under way, records nothing of them (it recorded a decision)"
+    )
+    func cancelSheetWhileForgetting() async throws {
+        let ca = try TestCertificateAuthority()
+        let setup = try CampaignTestSetup(ca: ca, settings: CancelSheetTests.campaigns())
+        defer { setup.remove() }
+        try await withTestDatabase { client, _ in
+            try await client.withConnection(logger: logger) {
+                try await CampaignStore.sync(try setup.config.domainCampaigns(), connection: $0, logger: logger)
+            }
+            let otid = "3000000000777779"
+            let request = try CancelSheetTests.request(ca, originalTransactionId: otid, productId: CancelSheetTests.premium)
+            try await CancelSheetTests.withServer(setup, database: client) { post in
+                let answer = try await whileForgetting(SubscriberLookup(.originalTransactionId(otid)), client: client) { try await post(request) }
+                #expect(answer.0 == .ok && answer.1 == "{}", "\(answer)")
+            }
+            #expect(
+                try await firstInt(client, "SELECT count(*)::int FROM reclaim.cancel_sheet_decisions WHERE original_transaction_id = '\(otid)'") == 0
+            )
+        }
+    }
+
     /// Columns named like an identifier that name no subscriber, and why.
     static let notIdentifying: Set<String> = [
         "api_keys.key_hash",  // an API key's hash
