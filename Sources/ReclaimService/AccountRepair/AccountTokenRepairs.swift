@@ -20,9 +20,11 @@ struct AccountTokenRepairs: Sendable {
             let update = AppAccountTokenRepair.update(known: user, transaction: transaction, source: .lookup, mode: mode)
         else { return }
         let new = try await postgres.transaction(logger: logger) { connection in
-            // A subscriber forgotten on request (by either identifier) is not told to Apple again (docs/privacy.md); an
-            // erasure under way commits first (``WorkerBarrier``): it has no row of a purchase never stored to wait on.
-            try await WorkerBarrier.share(connection: connection, logger: logger)
+            // A subscriber forgotten on request (by either identifier) is not told to Apple again (docs/privacy.md). An
+            // erasure under way has no row of a purchase never stored for this to wait on, and would not see what this
+            // queues (``WorkerBarrier``): then nothing is queued, and the user's next lookup queues it if still due. The
+            // lookup does not wait for it (an erasure or a withdrawal can take seconds; lookups would hold the pool).
+            guard try await WorkerBarrier.tryShare(connection: connection, logger: logger) else { return 0 }
             let forgotten = try await SubscriberErasure.isForgotten(
                 bundleId: subscriber.bundleId,
                 originalTransactionId: subscriber.originalTransactionId,

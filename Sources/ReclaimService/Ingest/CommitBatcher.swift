@@ -15,6 +15,8 @@ import Synchronization
 /// there is no background service to run.
 public final class CommitBatcher<Item: Sendable, Output: Sendable>: Sendable {
     public typealias Flush = @Sendable ([Item], PostgresConnection, Logger) async throws -> [Output]
+    /// Run in each transaction before it waits for the turn: what the flush needs taken first, off the turn's path.
+    public typealias Prepare = @Sendable (PostgresConnection, Logger) async throws -> Void
     fileprivate typealias Waiter = (item: Item, continuation: CheckedContinuation<Output, any Error>)
 
     private enum NextTurn {
@@ -42,6 +44,7 @@ public final class CommitBatcher<Item: Sendable, Output: Sendable>: Sendable {
     private let maxBatch: Int
     private let maxTransactions: Int
     private let flush: Flush
+    private let prepare: Prepare?
     private let logger: Logger
     private let state = Mutex(State())
     /// Each transaction is a step here: one that never ends makes `/healthz` fail.
@@ -61,6 +64,7 @@ public final class CommitBatcher<Item: Sendable, Output: Sendable>: Sendable {
         timeout: Duration = .seconds(5),
         liveness: Liveness = Liveness(bound: .seconds(60)),
         logger: Logger,
+        prepare: Prepare? = nil,
         flush: @escaping Flush
     ) {
         precondition(maxBatch > 0 && maxTransactions > 0 && maxWaiting > 0)
@@ -71,6 +75,7 @@ public final class CommitBatcher<Item: Sendable, Output: Sendable>: Sendable {
         self.maxBatch = maxBatch
         self.maxTransactions = maxTransactions
         self.flush = flush
+        self.prepare = prepare
         self.logger = logger
         self.liveness = liveness
     }
@@ -128,7 +133,7 @@ public final class CommitBatcher<Item: Sendable, Output: Sendable>: Sendable {
         let step = liveness.begin("ingest transaction")
         defer { liveness.end(step) }
         do {
-            let (flush, logger, statementTimeout) = (self.flush, self.logger, self.statementTimeout)
+            let (flush, prepare, logger, statementTimeout) = (self.flush, self.prepare, self.logger, self.statementTimeout)
             // The deadline closes the connection of a transaction that outlives it (a server that vanished without
             // closing it never answers), so the turn passes on and its callers hear 503 instead of waiting forever.
             let outputs = try await postgres.transaction(logger: logger, deadline: timeout) { connection in
@@ -136,6 +141,7 @@ public final class CommitBatcher<Item: Sendable, Output: Sendable>: Sendable {
                 // caller, until the deadline closes the connection; PostgreSQL ends it first and the connection is
                 // kept. Set before the turn, so it costs no time on the path every batch waits for.
                 try await connection.query("SELECT set_config('statement_timeout', \(statementTimeout), true)", logger: logger)
+                try await prepare?(connection, logger)
                 // Nil: this transaction was given up at its deadline while it waited, and is out of the line.
                 guard let batch = await self.waitForTurn(turn) else { throw CancellationError() }
                 guard turn.take(batch) else {

@@ -104,6 +104,8 @@ extension Backfill {
     /// Ends a dry run's transaction (rolled back, so nothing is written), carrying what it decided.
     struct DryRunRolledBack: Error {
         let decisions: [DryRunDecision]
+        /// The subscriptions the transaction took, those forgotten meanwhile left out.
+        var subscriptions: Int
     }
 }
 

@@ -85,7 +85,9 @@ extension Backfill {
                 guard let stored = try await store(answer, id: id) else { return .forgotten }
                 answer?.imported = stored
             } catch let rolledBack as DryRunRolledBack {
-                return answer.map { .seeded(subscriptions: $0.imported.count, statuses: statuses, decisions: rolledBack.decisions) } ?? .notFound
+                if answer?.imported.isEmpty == false, rolledBack.subscriptions == 0 { return .forgotten }
+                return answer.map { _ in .seeded(subscriptions: rolledBack.subscriptions, statuses: statuses, decisions: rolledBack.decisions) }
+                    ?? .notFound
             }
             return answer.map { .seeded(subscriptions: $0.imported.count) } ?? .notFound
         }
@@ -114,16 +116,13 @@ extension Backfill {
             } catch {
                 return .failed(reason: "the kept answer does not verify: \(Backfill.reason(error))")
             }
-            let kept = try await dependencies.postgres.withConnection(logger: logger) { [imported, logger] connection in
-                try await Self.unforgotten(imported, connection: connection, logger: logger)
-            }
-            if !imported.isEmpty, kept.isEmpty { return .forgotten }
             do {
-                try await decideImported(kept, id: id)
+                guard let kept = try await decideImported(imported, id: id) else { return .forgotten }
+                return .fromImport(subscriptions: kept)
             } catch let rolledBack as DryRunRolledBack {
-                return .fromImport(subscriptions: kept.count, decisions: rolledBack.decisions)
+                if !imported.isEmpty, rolledBack.subscriptions == 0 { return .forgotten }
+                return .fromImport(subscriptions: rolledBack.subscriptions, decisions: rolledBack.decisions)
             }
-            return .fromImport(subscriptions: kept.count)
         }
 
         /// A subscriber forgotten on request stays forgotten (docs/privacy.md): nothing of theirs is stored, not even
@@ -168,13 +167,22 @@ extension Backfill {
 
         /// Stores the answer's state, the implied notifications and the campaigns' decisions, keeps Apple's answer
         /// and records the id, in one transaction; a dry run reads back what it decided and rolls it all back
-        /// (``DryRunRolledBack``). Returns the subscriptions stored; nil when every subscription of the answer was
-        /// forgotten meanwhile (nothing stored, not even the id).
+        /// (``DryRunRolledBack``). Returns the subscriptions stored; nil when the id or every subscription of the answer
+        /// was forgotten (nothing stored, not even the id).
         private func store(_ answer: Answer?, id: String) async throws -> [Imported]? {
             try await dependencies.postgres.transaction(logger: logger) { [bundleId, engine, dryRun, evaluate, refresh, logger] connection in
                 // An erasure that committed since the outer look, or is under way, is seen: stored again here, its
                 // subscriber would be back under the erased id.
                 try await WorkerBarrier.share(connection: connection, logger: logger)
+                // The id given, forgotten itself (Apple may not know it here: not found), is not recorded either.
+                let idForgotten = try await SubscriberErasure.isForgotten(
+                    bundleId: bundleId,
+                    originalTransactionId: id,
+                    appAccountToken: nil,
+                    connection: connection,
+                    logger: logger
+                )
+                if idForgotten { return nil }
                 var answer = answer
                 if let imported = answer?.imported, !imported.isEmpty {
                     let kept = try await Self.unforgotten(imported, connection: connection, logger: logger)
@@ -190,7 +198,10 @@ extension Backfill {
                 }
                 if dryRun {
                     let uuids = (answer?.imported ?? []).map(\.snapshot.notificationUUID)
-                    throw DryRunRolledBack(decisions: try await Self.decisions(of: uuids, connection: connection, logger: logger))
+                    throw DryRunRolledBack(
+                        decisions: try await Self.decisions(of: uuids, connection: connection, logger: logger),
+                        subscriptions: answer?.imported.count ?? 0
+                    )
                 }
                 try await BackfillStore.record(
                     bundleId: bundleId,
@@ -222,12 +233,15 @@ extension Backfill {
 
         /// Decides for an imported id's subscriptions in one transaction, each on its state now and as of now (the
         /// state is not moved: it holds the import and whatever came since), and records the id evaluated; a dry run
-        /// reads back what it decided and rolls it all back.
-        private func decideImported(_ imported: [Imported], id: String) async throws {
+        /// reads back what it decided and rolls it all back. Returns how many subscriptions it took; nil when every
+        /// one was forgotten (nothing done, the id not marked).
+        private func decideImported(_ imported: [Imported], id: String) async throws -> Int? {
             try await dependencies.postgres.transaction(logger: logger) { [bundleId, engine, dryRun, logger] connection in
                 try await WorkerBarrier.share(connection: connection, logger: logger)  // as in store(_:id:)
+                let kept = try await Self.unforgotten(imported, connection: connection, logger: logger)
+                if !imported.isEmpty, kept.isEmpty { return nil }
                 var uuids: [UUID] = []
-                for one in try await Self.unforgotten(imported, connection: connection, logger: logger) {
+                for one in kept {
                     let (state, _) = try await SubscriberStore.lockWithHistory(one.snapshot.subscriber, connection: connection, logger: logger)
                     guard let implied = Backfill.impliedNotification(state: state) else { continue }
                     var snapshot = one.snapshot
@@ -241,8 +255,14 @@ extension Backfill {
                     try await engine.process(batch: [snapshot], applied: [snapshot.notificationUUID], connection: connection, logger: logger)
                     uuids.append(snapshot.notificationUUID)
                 }
-                if dryRun { throw DryRunRolledBack(decisions: try await Self.decisions(of: uuids, connection: connection, logger: logger)) }
+                if dryRun {
+                    throw DryRunRolledBack(
+                        decisions: try await Self.decisions(of: uuids, connection: connection, logger: logger),
+                        subscriptions: kept.count
+                    )
+                }
                 try await BackfillStore.markEvaluated(bundleId: bundleId, transactionId: id, connection: connection, logger: logger)
+                return kept.count
             }
         }
     }

@@ -9,10 +9,12 @@ extension RetentionMessaging {
             postgres: dependencies.postgres,
             maxWaiting: dependencies.config.server.maxPendingNotifications,
             liveness: dependencies.liveness,
-            logger: dependencies.logger
-        ) { records, connection, logger in
-            try await CancelSheetStore.record(records, connection: connection, logger: logger)
-        }
+            logger: dependencies.logger,
+            // Before the turn (CancelSheetStore.record's condition): an erasure under way commits before the insert
+            // starts, so that its snapshot sees it.
+            prepare: { connection, logger in try await WorkerBarrier.share(connection: connection, logger: logger) },
+            flush: { records, connection, logger in try await CancelSheetStore.record(records, connection: connection, logger: logger) }
+        )
         self.init(
             verifier: dependencies.verifier,
             config: dependencies.config,

@@ -84,12 +84,12 @@ public enum CancelSheetStore {
 
     /// Inserts every record in one statement; returns, for each, whether it was inserted. It is not when another
     /// request's first decision after the same one came first (the unique `follows`: the caller reads it and repeats
-    /// it), or when its deadline had passed.
+    /// it), when its deadline had passed, or when its subscriber is forgotten.
+    ///
+    /// The transaction must share ``WorkerBarrier`` in an earlier statement (the recorder does, before its turn): an
+    /// erasure under way then commits before this statement's snapshot is taken, and `is_forgotten` sees it.
     public static func record(_ records: [Record], connection: PostgresConnection, logger: Logger) async throws -> [Bool] {
         guard !records.isEmpty else { return [] }
-        // A statement of its own: the insert's snapshot, taken when it starts, then sees an erasure that committed
-        // while this waited (``RecordStatement``).
-        try await WorkerBarrier.share(connection: connection, logger: logger)
         let inserted = Set(try await connection.run(RecordStatement(records: records), logger: logger))
         return records.map { inserted.contains($0.id) }
     }
@@ -287,10 +287,10 @@ struct ContextStatement: PostgresPreparedStatement {
 ///   by PostgreSQL from the statement's start to `clock_timestamp()`: no wall clock of either machine is compared
 ///   with the other's (a skew near the budget once turned every answer into `{}`).
 /// - A subscriber forgotten on request (`reclaim subscribers forget`) since the context was read is not recorded: an
-///   erasure under way commits before this statement starts (``WorkerBarrier``, shared just before; the remaining
-///   budget is bound after that wait), and `is_forgotten` sees it. Its caller reads the context again and answers
-///   `{}`. Without this, a request about a subscriber Reclaim never stored, read while their erasure was uncommitted,
-///   recorded them again.
+///   erasure under way commits before this statement starts (``WorkerBarrier``, shared earlier in the transaction;
+///   the remaining budget is bound after that wait), and `is_forgotten` sees it. Its caller reads the context again
+///   and answers `{}`. Without this, a request about a subscriber Reclaim never stored, read while their erasure was
+///   uncommitted, recorded them again.
 /// - Apple waits for the answer, and the answer waits for this commit; it does not also wait for the WAL's flush to
 ///   disk (`synchronous_commit` off for this transaction, as the queue's claim does). A PostgreSQL crash may lose the
 ///   last fraction of a second of decisions, never a notification (ingest commits synchronously).

@@ -34,6 +34,14 @@ public enum WorkerBarrier {
         try await connection.query("SELECT pg_advisory_xact_lock_shared(\(key))", logger: logger)
     }
 
+    /// ``share(connection:logger:)`` without the wait: false, holding nothing, while an erasure or a withdrawal is under
+    /// way. For work that may as well be left to the next request rather than hold a connection until the action ends.
+    public static func tryShare(connection: PostgresConnection, logger: Logger) async throws -> Bool {
+        let rows = try await connection.query("SELECT pg_try_advisory_xact_lock_shared(\(key))", logger: logger)
+        for try await taken in rows.decode(Bool.self) { return taken }
+        return false
+    }
+
     /// The condition a job transaction's first statement waits on (a one-time filter, evaluated before any row).
     static let shared = "(SELECT pg_advisory_xact_lock_shared(\(key))) IS NOT NULL"
 }

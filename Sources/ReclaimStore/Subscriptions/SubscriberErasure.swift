@@ -295,20 +295,25 @@ public enum SubscriberErasure {
             RETURNING 1
             """
         )
+        // The ids a backfill was given first, while their answers still say whose they are: an id given may be any
+        // transaction of the subscriber, one no notification or subscription row names.
+        try await run(
+            "backfill_transactions",
+            """
+            DELETE FROM reclaim.backfill_transactions t
+            WHERE (t.transaction_id = ANY(\(identifiers)::text[]) OR t.reason ILIKE ANY(\(anywhere)::text[])
+                   OR EXISTS (SELECT 1 FROM reclaim.backfill_answers a
+                              WHERE a.bundle_id = t.bundle_id AND a.transaction_id = t.transaction_id
+                                AND a.original_transaction_id = ANY(\(otidList)::text[])))
+              AND (\(bundle)::text IS NULL OR t.bundle_id = \(bundle))
+            RETURNING 1
+            """
+        )
         try await run(
             "backfill_answers",
             """
             DELETE FROM reclaim.backfill_answers
             WHERE (transaction_id = ANY(\(identifiers)::text[]) OR original_transaction_id = ANY(\(otidList)::text[]))
-              AND (\(bundle)::text IS NULL OR bundle_id = \(bundle))
-            RETURNING 1
-            """
-        )
-        try await run(
-            "backfill_transactions",
-            """
-            DELETE FROM reclaim.backfill_transactions
-            WHERE (transaction_id = ANY(\(identifiers)::text[]) OR reason ILIKE ANY(\(anywhere)::text[]))
               AND (\(bundle)::text IS NULL OR bundle_id = \(bundle))
             RETURNING 1
             """

@@ -324,4 +324,41 @@ struct BackfillImportTests {
             }
         }
     }
+    @Test(
+        "forgotten stays forgotten at backfill's edges: a forgotten id Apple does not know is not recorded as not found; forget erases an id given to backfill that only its answer ties to the subscriber"
+    )
+    func forgottenAtTheEdges() async throws {
+        let setup = try Setup()
+        defer { setup.remove() }
+        let standIn = setup.standIn()
+        try Self.lapsers(setup, into: standIn)
+        let older = "7100000000000009"  // another transaction of `recent`'s subscriber: Apple answers with theirs
+        standIn.statuses.withLock { $0[older] = $0[Self.recent] }
+        let app = Application(router: standIn.router(), configuration: .init(address: .hostname("127.0.0.1", port: 0)))
+        try await app.test(.live) { http in
+            let port = try #require(http.port)
+            try await withTestDatabase { client, url in
+                let config = try config(setup, port: port)
+                func recorded(_ id: String) async throws -> Int? {
+                    try await firstInt(client, "SELECT count(*)::int FROM reclaim.backfill_transactions WHERE transaction_id = '\(id)'")
+                }
+                let unknown = "7199999999999992"
+                _ = try await SubscriberTasks.forget(SubscriberLookup(.originalTransactionId(unknown)), json: false, url: url, logger: logger)
+                let counts = try await Backfill.run(
+                    config: config,
+                    url: url,
+                    app: "com.example.app",
+                    transactionIds: [unknown, older],
+                    logger: logger
+                ) { _ in }
+                #expect(counts.forgotten == 1 && counts.seeded == 1, "\(counts)")
+                #expect(try await recorded(unknown) == 0, "the forgotten id was recorded as not found")
+                #expect(try await recorded(older) == 1)
+
+                _ = try await SubscriberTasks.forget(SubscriberLookup(.originalTransactionId(Self.recent)), json: false, url: url, logger: logger)
+                #expect(try await recorded(older) == 0, "the id given to backfill outlived its subscriber's erasure")
+                #expect(try await firstInt(client, "SELECT count(*)::int FROM reclaim.backfill_answers WHERE transaction_id = '\(older)'") == 0)
+            }
+        }
+    }
 }
