@@ -73,8 +73,9 @@ struct BackfillImportTests {
 
     func rows(_ client: Database, _ table: String) async throws -> Int? { try await firstInt(client, "SELECT count(*) FROM reclaim.\(table)") }
 
-    @Test("a dry run names the campaign and writes nothing; the real run offers to the one who lapsed 5 days ago, not 700; Production only")
-    func importBase() async throws {
+    /// Apple's stand-in knowing ``lapsers(_:into:)``, and a fresh database; `body` gets the stand-in, the config that
+    /// points at it and the database.
+    func withLapsers(_ body: @Sendable (AppleAPIStandIn, ReclaimConfig, Database, DatabaseURL) async throws -> Void) async throws {
         let setup = try Setup()
         defer { setup.remove() }
         let standIn = setup.standIn()
@@ -82,64 +83,69 @@ struct BackfillImportTests {
         let app = Application(router: standIn.router(), configuration: .init(address: .hostname("127.0.0.1", port: 0)))
         try await app.test(.live) { http in
             let port = try #require(http.port)
-            try await withTestDatabase { client, url in
-                let config = try config(setup, port: port)
-                let ids = [Self.recent, Self.old, Self.unknown]
-                let dry = try await Backfill.run(
-                    config: config,
-                    url: url,
-                    app: "com.example.app",
-                    transactionIds: ids,
-                    evaluate: true,
-                    dryRun: true,
-                    logger: logger
-                ) { _ in }
-                #expect(dry.seeded == 2 && dry.notFound == 1 && dry.wouldStore == ["expired": 2])
-                #expect(
-                    dry.wouldDecide == [
-                        .init(campaign: "winback", variant: "", outcome: "offered", reason: "eligible"): 1,
-                        .init(campaign: "winback", variant: "", outcome: "skipped", reason: "condition not met: lapsedWithin"): 1,
-                    ],
-                    "\(dry.wouldDecide)"
-                )
-                let summary = Backfill.dryRunSummary(dry, evaluate: true)
-                #expect(summary.contains("campaign winback:") && summary.contains("offer: 1"), "\(summary)")
-                #expect(summary.contains("skip, condition not met: lapsedWithin: 1"), "\(summary)")
-                for table in ["subscriptions", "campaign_decisions", "offers", "backfill_transactions", "notifications", "jobs"] {
-                    #expect(try await rows(client, table) == 0, "the dry run wrote to reclaim.\(table)")
-                }
-                #expect(try await rows(client, "apple_api_pace") == 1, "the dry run shares the rate budget")
+            let config = try config(setup, port: port)
+            try await withTestDatabase { client, url in try await body(standIn, config, client, url) }
+        }
+    }
 
-                let counts = try await Backfill.run(
-                    config: config,
-                    url: url,
-                    app: "com.example.app",
-                    transactionIds: ids,
-                    evaluate: true,
-                    logger: logger
-                ) {
-                    _ in
-                }
-                #expect(counts.seeded == 2 && counts.notFound == 1)
-                let offered = try await client.query("SELECT original_transaction_id FROM reclaim.offers", logger: logger)
-                var holders: [String] = []
-                for try await otid in offered.decode(String.self) { holders.append(otid) }
-                #expect(holders == [Self.recent])
-                // Each id asked once: Production only, the unknown one not asked again of Sandbox.
-                let asked = standIn.received.filter { $0.path.hasPrefix("/inApps/v1/subscriptions/") }.map(\.path)
-                #expect(asked.filter { $0.hasSuffix(Self.unknown) }.count == 2, "once by the dry run, once by the real run: \(asked)")
-                #expect(asked.count == 6, "\(asked)")
-
-                // Reported apart from live decisions.
-                let sources = try await client.withConnection(logger: logger) {
-                    try await DecisionSourceCounts.load(environment: "Production", campaign: nil, connection: $0, logger: logger)
-                }
-                #expect(sources.map { "\($0.campaignId) \($0.source) \($0.offered)/\($0.skipped)" } == ["winback backfill 1/1"])
-                let report = try await CampaignTasks.report(campaign: nil, environment: "Production", json: false, url: url, logger: logger)
-                #expect(report.contains("winback [com.example.app] backfill: offered 1, held out 0, skipped 1"), "\(report)")
-                let json = try await CampaignTasks.report(campaign: nil, environment: "Production", json: true, url: url, logger: logger)
-                #expect(json.contains("\"kind\" : \"decisions\"") && json.contains("\"source\" : \"backfill\""), "\(json)")
+    @Test("a dry run names the campaign and writes nothing; the real run offers to the one who lapsed 5 days ago, not 700; Production only")
+    func importBase() async throws {
+        try await withLapsers { standIn, config, client, url in
+            let ids = [Self.recent, Self.old, Self.unknown]
+            let dry = try await Backfill.run(
+                config: config,
+                url: url,
+                app: "com.example.app",
+                transactionIds: ids,
+                evaluate: true,
+                dryRun: true,
+                logger: logger
+            ) { _ in }
+            #expect(dry.seeded == 2 && dry.notFound == 1 && dry.wouldStore == ["expired": 2])
+            #expect(
+                dry.wouldDecide == [
+                    .init(campaign: "winback", variant: "", outcome: "offered", reason: "eligible"): 1,
+                    .init(campaign: "winback", variant: "", outcome: "skipped", reason: "condition not met: lapsedWithin"): 1,
+                ],
+                "\(dry.wouldDecide)"
+            )
+            let summary = Backfill.dryRunSummary(dry, evaluate: true)
+            #expect(summary.contains("campaign winback:") && summary.contains("offer: 1"), "\(summary)")
+            #expect(summary.contains("skip, condition not met: lapsedWithin: 1"), "\(summary)")
+            for table in ["subscriptions", "campaign_decisions", "offers", "backfill_transactions", "notifications", "jobs"] {
+                #expect(try await rows(client, table) == 0, "the dry run wrote to reclaim.\(table)")
             }
+            #expect(try await rows(client, "apple_api_pace") == 1, "the dry run shares the rate budget")
+
+            let counts = try await Backfill.run(
+                config: config,
+                url: url,
+                app: "com.example.app",
+                transactionIds: ids,
+                evaluate: true,
+                logger: logger
+            ) {
+                _ in
+            }
+            #expect(counts.seeded == 2 && counts.notFound == 1)
+            let offered = try await client.query("SELECT original_transaction_id FROM reclaim.offers", logger: logger)
+            var holders: [String] = []
+            for try await otid in offered.decode(String.self) { holders.append(otid) }
+            #expect(holders == [Self.recent])
+            // Each id asked once: Production only, the unknown one not asked again of Sandbox.
+            let asked = standIn.received.filter { $0.path.hasPrefix("/inApps/v1/subscriptions/") }.map(\.path)
+            #expect(asked.filter { $0.hasSuffix(Self.unknown) }.count == 2, "once by the dry run, once by the real run: \(asked)")
+            #expect(asked.count == 6, "\(asked)")
+
+            // Reported apart from live decisions.
+            let sources = try await client.withConnection(logger: logger) {
+                try await DecisionSourceCounts.load(environment: "Production", campaign: nil, connection: $0, logger: logger)
+            }
+            #expect(sources.map { "\($0.campaignId) \($0.source) \($0.offered)/\($0.skipped)" } == ["winback backfill 1/1"])
+            let report = try await CampaignTasks.report(campaign: nil, environment: "Production", json: false, url: url, logger: logger)
+            #expect(report.contains("winback [com.example.app] backfill: offered 1, held out 0, skipped 1"), "\(report)")
+            let json = try await CampaignTasks.report(campaign: nil, environment: "Production", json: true, url: url, logger: logger)
+            #expect(json.contains("\"kind\" : \"decisions\"") && json.contains("\"source\" : \"backfill\""), "\(json)")
         }
     }
 
@@ -289,76 +295,58 @@ struct BackfillImportTests {
     }
     @Test("an id whose subscriber's erasure is under way while Apple answers: nothing of them stored, not even the id (it was stored again)")
     func forgottenMeanwhile() async throws {
-        let setup = try Setup()
-        defer { setup.remove() }
-        let standIn = setup.standIn()
-        try Self.lapsers(setup, into: standIn)
-        let app = Application(router: standIn.router(), configuration: .init(address: .hostname("127.0.0.1", port: 0)))
-        try await app.test(.live) { http in
-            let port = try #require(http.port)
-            try await withTestDatabase { client, url in
-                let config = try config(setup, port: port)
-                let counts = try await whileForgetting(SubscriberLookup(.originalTransactionId(Self.recent)), client: client) {
-                    try await Backfill.run(
-                        config: config,
-                        url: url,
-                        app: "com.example.app",
-                        transactionIds: [Self.recent],
-                        dryRun: false,
-                        logger: logger
-                    ) { _ in }
-                }
-                #expect(counts.forgotten == 1, "\(counts)")
-                for table in ["subscriptions", "notifications", "campaign_decisions", "offers", "backfill_answers"] {
-                    #expect(
-                        try await firstInt(client, "SELECT count(*)::int FROM reclaim.\(table) WHERE original_transaction_id = '\(Self.recent)'")
-                            == 0,
-                        "reclaim.\(table) names the forgotten subscriber"
-                    )
-                }
+        try await withLapsers { standIn, config, client, url in
+            let counts = try await whileForgetting(SubscriberLookup(.originalTransactionId(Self.recent)), client: client) {
+                try await Backfill.run(
+                    config: config,
+                    url: url,
+                    app: "com.example.app",
+                    transactionIds: [Self.recent],
+                    dryRun: false,
+                    logger: logger
+                ) { _ in }
+            }
+            #expect(counts.forgotten == 1, "\(counts)")
+            for table in ["subscriptions", "notifications", "campaign_decisions", "offers", "backfill_answers"] {
                 #expect(
-                    try await firstInt(client, "SELECT count(*)::int FROM reclaim.backfill_transactions WHERE transaction_id = '\(Self.recent)'")
+                    try await firstInt(client, "SELECT count(*)::int FROM reclaim.\(table) WHERE original_transaction_id = '\(Self.recent)'")
                         == 0,
-                    "the forgotten id was recorded"
+                    "reclaim.\(table) names the forgotten subscriber"
                 )
             }
+            #expect(
+                try await firstInt(client, "SELECT count(*)::int FROM reclaim.backfill_transactions WHERE transaction_id = '\(Self.recent)'")
+                    == 0,
+                "the forgotten id was recorded"
+            )
         }
     }
     @Test(
         "forgotten stays forgotten at backfill's edges: a forgotten id Apple does not know is not recorded as not found; forget erases an id given to backfill that only its answer ties to the subscriber"
     )
     func forgottenAtTheEdges() async throws {
-        let setup = try Setup()
-        defer { setup.remove() }
-        let standIn = setup.standIn()
-        try Self.lapsers(setup, into: standIn)
-        let older = "7100000000000009"  // another transaction of `recent`'s subscriber: Apple answers with theirs
-        standIn.statuses.withLock { $0[older] = $0[Self.recent] }
-        let app = Application(router: standIn.router(), configuration: .init(address: .hostname("127.0.0.1", port: 0)))
-        try await app.test(.live) { http in
-            let port = try #require(http.port)
-            try await withTestDatabase { client, url in
-                let config = try config(setup, port: port)
-                func recorded(_ id: String) async throws -> Int? {
-                    try await firstInt(client, "SELECT count(*)::int FROM reclaim.backfill_transactions WHERE transaction_id = '\(id)'")
-                }
-                let unknown = "7199999999999992"
-                _ = try await SubscriberTasks.forget(SubscriberLookup(.originalTransactionId(unknown)), json: false, url: url, logger: logger)
-                let counts = try await Backfill.run(
-                    config: config,
-                    url: url,
-                    app: "com.example.app",
-                    transactionIds: [unknown, older],
-                    logger: logger
-                ) { _ in }
-                #expect(counts.forgotten == 1 && counts.seeded == 1, "\(counts)")
-                #expect(try await recorded(unknown) == 0, "the forgotten id was recorded as not found")
-                #expect(try await recorded(older) == 1)
-
-                _ = try await SubscriberTasks.forget(SubscriberLookup(.originalTransactionId(Self.recent)), json: false, url: url, logger: logger)
-                #expect(try await recorded(older) == 0, "the id given to backfill outlived its subscriber's erasure")
-                #expect(try await firstInt(client, "SELECT count(*)::int FROM reclaim.backfill_answers WHERE transaction_id = '\(older)'") == 0)
+        try await withLapsers { standIn, config, client, url in
+            let older = "7100000000000009"  // another transaction of `recent`'s subscriber: Apple answers with theirs
+            standIn.statuses.withLock { $0[older] = $0[Self.recent] }
+            func recorded(_ id: String) async throws -> Int? {
+                try await firstInt(client, "SELECT count(*)::int FROM reclaim.backfill_transactions WHERE transaction_id = '\(id)'")
             }
+            let unknown = "7199999999999992"
+            _ = try await SubscriberTasks.forget(SubscriberLookup(.originalTransactionId(unknown)), json: false, url: url, logger: logger)
+            let counts = try await Backfill.run(
+                config: config,
+                url: url,
+                app: "com.example.app",
+                transactionIds: [unknown, older],
+                logger: logger
+            ) { _ in }
+            #expect(counts.forgotten == 1 && counts.seeded == 1, "\(counts)")
+            #expect(try await recorded(unknown) == 0, "the forgotten id was recorded as not found")
+            #expect(try await recorded(older) == 1)
+
+            _ = try await SubscriberTasks.forget(SubscriberLookup(.originalTransactionId(Self.recent)), json: false, url: url, logger: logger)
+            #expect(try await recorded(older) == 0, "the id given to backfill outlived its subscriber's erasure")
+            #expect(try await firstInt(client, "SELECT count(*)::int FROM reclaim.backfill_answers WHERE transaction_id = '\(older)'") == 0)
         }
     }
 }
