@@ -26,8 +26,9 @@ struct CancelFlowService: Sendable {
     let stops: AppStops
     var now: @Sendable () -> Date = Date.init
 
-    /// How long the decision may take before it is committed: the subscriber is waiting to cancel.
-    static let deadline: Int64 = 2
+    /// How long the decision may take before it is committed: the subscriber is waiting to cancel
+    /// (``Dependencies/cancelFlowDeadline``).
+    var deadline: Duration = .seconds(2)
 
     /// Who is cancelling.
     enum Subscriber: Sendable {
@@ -64,15 +65,18 @@ struct CancelFlowService: Sendable {
         let flowId = UUID()
         var none = Answer(flowId: flowId, originalTransactionId: nil, reason: intent.reason, decision: nil, offer: nil, environment: nil)
         if case .subscription(let key, _, _) = intent.subscriber { none.originalTransactionId = key.originalTransactionId }
-        let outcome = await DeadlineRace<Answer?>.run(until: .now + .seconds(Self.deadline)) { race in
+        // Read before the transaction: a read of the stops is a connection of its own, and one asked for while the
+        // transaction holds another waited for the pool (all of it, when every connection held a flow) until the deadline.
+        let stop = await stops.stop(of: intent.bundleId, logger: logger)
+        let outcome = await DeadlineRace<Answer?>.run(until: .now + deadline) { race in
             do {
-                return try await postgres.transaction(logger: logger, deadline: .seconds(Self.deadline)) { connection in
+                return try await postgres.transaction(logger: logger, deadline: deadline) { connection in
                     // A row another transaction holds, or a slow statement, ends here rather than at the server's 30 s.
                     try await connection.query(
                         "SELECT set_config('lock_timeout', '2s', true), set_config('statement_timeout', '2s', true)",
                         logger: logger
                     )
-                    let answer = try await decide(intent, flowId: flowId, connection: connection, logger: logger)
+                    let answer = try await decide(intent, flowId: flowId, stop: stop, connection: connection, logger: logger)
                     guard race.commit() else { throw TooLate() }
                     return answer
                 }
@@ -106,7 +110,13 @@ struct CancelFlowService: Sendable {
         return state
     }
 
-    private func decide(_ intent: Intent, flowId: UUID, connection: PostgresConnection, logger: Logger) async throws -> Answer {
+    private func decide(
+        _ intent: Intent,
+        flowId: UUID,
+        stop: AppStopStore.Stop?,
+        connection: PostgresConnection,
+        logger: Logger
+    ) async throws -> Answer {
         var answer = Answer(flowId: flowId, originalTransactionId: nil, reason: intent.reason, decision: nil, offer: nil, environment: nil)
         // First, before any lock: an erasure or a withdrawal under way commits before this reads anything. An erasure
         // of a subscriber never stored has no row to wait on, and this would store them again on Apple's signature.
@@ -164,7 +174,7 @@ struct CancelFlowService: Sendable {
             noneReason: "",
             billingPlanType: state.billingPlanType
         )
-        if let stop = await stops.stop(of: intent.bundleId, logger: logger) {
+        if let stop {
             record.noneReason = "stopped: reclaim stop --app \(intent.bundleId) (\(stop.reason))"
         } else {
             let (decision, skipped) = CancelFlowEvaluator.decide(

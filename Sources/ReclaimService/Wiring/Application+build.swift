@@ -49,7 +49,8 @@ public func buildRouter(_ dependencies: Dependencies, role: ServerRole = .all) -
                 issuer: dependencies.issuer,
                 campaigns: dependencies.campaigns.of(CancelFlowCampaign.self),
                 reasons: dependencies.config.apps.reduce(into: [:]) { reasons, app in reasons[app.bundleId] = app.cancelReasons },
-                stops: dependencies.appStops
+                stops: dependencies.appStops,
+                deadline: dependencies.cancelFlowDeadline
             ),
             userTokens: dependencies.userTokens,
             proof: TransactionProof(verifier: dependencies.verifier, apps: dependencies.config.appIdentities)

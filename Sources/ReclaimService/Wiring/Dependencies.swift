@@ -37,6 +37,10 @@ public struct Dependencies: Sendable {
     public var applePacer: AppleAPIPacer
     /// The apps stopped by `reclaim stop`, as this process knows them (at most a second old).
     let appStops: AppStops
+    /// How long `POST /v1/cancel-flow` may take to decide and commit before it answers `none`: 2 s, the subscriber is
+    /// waiting to cancel. Tests of something else (the client) lengthen it, so that a busy machine's late answer is
+    /// not read as theirs; the cancel flow's own tests keep it.
+    public var cancelFlowDeadline: Duration = .seconds(2)
 
     /// - Parameter verifier: defaults to one trusting Apple's root and the config's extra roots.
     public init(

@@ -461,4 +461,34 @@ struct CancelFlowTests {
             }
         }
     }
+    @Test("a flow needs one connection at a time: with one free in the pool it is answered its offer (it waited for a second until its deadline)")
+    func oneConnection() async throws {
+        let ca = try TestCertificateAuthority()
+        let setup = try CampaignTestSetup(ca: ca, settings: Self.campaigns)
+        defer { setup.remove() }
+        let otid = "3100000000000300"
+        try await withTestDatabase(maxConnections: 2) { client, _ in
+            let dependencies = try await Self.subscribed([], setup: setup, ca: ca, client: client)
+            let appKey = try await TestKeys(client: client).create(scope: .app, bundleId: "GeniusParentingAI", logger: TestPostgres.logger)
+            let app = Application(router: buildRouter(dependencies), configuration: .init(address: .hostname("127.0.0.1", port: 0)))
+            let signed = try ca.sign(json: [
+                "originalTransactionId": otid, "transactionId": otid, "bundleId": "GeniusParentingAI", "productId": Self.monthly,
+                "environment": "Sandbox", "signedDate": Int64(Date().timeIntervalSince1970 * 1000), "type": "Auto-Renewable Subscription",
+                "expiresDate": Self.expires,
+            ])
+            let body = try JSONSerialization.data(withJSONObject: ["signedTransaction": signed, "reason": "too_expensive"])
+            try await app.test(.router) { http in
+                // The other connection is busy elsewhere (the first read of the stops needs one).
+                let text = try await client.withConnection(logger: TestPostgres.logger) { _ in
+                    try await http.execute(
+                        uri: "/v1/cancel-flow",
+                        method: .post,
+                        headers: [.contentType: "application/json", .authorization: "Bearer \(appKey)"],
+                        body: ByteBuffer(bytes: body)
+                    ) { String(buffer: $0.body) }
+                }
+                #expect(text.contains(#""kind":"offer""#), "\(text)")
+            }
+        }
+    }
 }
