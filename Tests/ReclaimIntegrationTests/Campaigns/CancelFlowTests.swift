@@ -84,6 +84,17 @@ struct CancelFlowTests {
         return dependencies
     }
 
+    /// A cancel-flow body naming the subscriber of `otid` by a monthly transaction `ca` signed ("too_expensive").
+    static func intent(_ ca: TestCertificateAuthority, otid: String, token: UUID?) throws -> Data {
+        var transaction: [String: Any] = [
+            "originalTransactionId": otid, "transactionId": otid, "bundleId": "GeniusParentingAI", "productId": monthly,
+            "environment": "Sandbox", "signedDate": Int64(Date().timeIntervalSince1970 * 1000), "type": "Auto-Renewable Subscription",
+            "expiresDate": expires,
+        ]
+        if let token { transaction["appAccountToken"] = token.uuidString.lowercased() }
+        return try JSONSerialization.data(withJSONObject: ["signedTransaction": try ca.sign(json: transaction), "reason": "too_expensive"])
+    }
+
     /// When the subscribers' period ends: in 20 days.
     static let expires = Int64(Date().addingTimeInterval(20 * 86_400).timeIntervalSince1970 * 1000)
 
@@ -431,12 +442,7 @@ struct CancelFlowTests {
             let dependencies = try await Self.subscribed([], setup: setup, ca: ca, client: client)
             let appKey = try await TestKeys(client: client).create(scope: .app, bundleId: "GeniusParentingAI", logger: TestPostgres.logger)
             let app = Application(router: buildRouter(dependencies), configuration: .init(address: .hostname("127.0.0.1", port: 0)))
-            let signed = try ca.sign(json: [
-                "originalTransactionId": otid, "transactionId": otid, "bundleId": "GeniusParentingAI", "productId": Self.monthly,
-                "environment": "Sandbox", "signedDate": Int64(Date().timeIntervalSince1970 * 1000), "type": "Auto-Renewable Subscription",
-                "appAccountToken": token.uuidString.lowercased(), "expiresDate": Self.expires,
-            ])
-            let body = try JSONSerialization.data(withJSONObject: ["signedTransaction": signed, "reason": "too_expensive"])
+            let body = try Self.intent(ca, otid: otid, token: token)
             try await app.test(.ahc(.http)) { http in
                 // The app asks while the subscriber's erasure is not yet committed.
                 let (status, text) = try await whileForgetting(SubscriberLookup(.originalTransactionId(otid)), client: client) {
@@ -461,6 +467,7 @@ struct CancelFlowTests {
             }
         }
     }
+
     @Test("a flow needs one connection at a time: with one free in the pool it is answered its offer (it waited for a second until its deadline)")
     func oneConnection() async throws {
         let ca = try TestCertificateAuthority()
@@ -471,12 +478,7 @@ struct CancelFlowTests {
             let dependencies = try await Self.subscribed([], setup: setup, ca: ca, client: client)
             let appKey = try await TestKeys(client: client).create(scope: .app, bundleId: "GeniusParentingAI", logger: TestPostgres.logger)
             let app = Application(router: buildRouter(dependencies), configuration: .init(address: .hostname("127.0.0.1", port: 0)))
-            let signed = try ca.sign(json: [
-                "originalTransactionId": otid, "transactionId": otid, "bundleId": "GeniusParentingAI", "productId": Self.monthly,
-                "environment": "Sandbox", "signedDate": Int64(Date().timeIntervalSince1970 * 1000), "type": "Auto-Renewable Subscription",
-                "expiresDate": Self.expires,
-            ])
-            let body = try JSONSerialization.data(withJSONObject: ["signedTransaction": signed, "reason": "too_expensive"])
+            let body = try Self.intent(ca, otid: otid, token: nil)
             try await app.test(.router) { http in
                 // The other connection is busy elsewhere (the first read of the stops needs one).
                 let text = try await client.withConnection(logger: TestPostgres.logger) { _ in
